@@ -1,0 +1,34 @@
+# Orange — developer entry points.  `make demo` and `make test` work on a fresh clone
+# with Python 3.11+, git and tmux installed.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: test check demo bench clean
+
+$(BIN)/python:
+	$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "Orange needs Python 3.11+"'
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+$(STAMP): $(BIN)/python pyproject.toml
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+check: $(STAMP)
+	$(BIN)/ruff check orange tests bench
+	$(BIN)/ruff format --check orange tests bench
+	$(BIN)/mypy
+
+test: check
+	$(BIN)/pytest
+
+demo: $(STAMP)
+	$(BIN)/orange demo
+
+bench: $(STAMP)
+	$(BIN)/python bench/store_bench.py
+
+clean:
+	rm -rf $(VENV) build *.egg-info

@@ -1,0 +1,66 @@
+"""One exception root for everything Orange reports to a user.
+
+Every error a user can cause or fix is an `OrangeError`: the CLI prints its message
+(one line) and its hint, and exits 1.  Anything else is a bug: it exits 3 and the
+traceback goes to a log file under ``$ORANGE_HOME``.
+"""
+
+from __future__ import annotations
+
+
+class OrangeError(Exception):
+    """A problem the user can act on.  ``hint`` says what to do, when known."""
+
+    def __init__(self, message: str, *, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+    def __str__(self) -> str:
+        if self.hint:
+            return f"{self.message} ({self.hint})"
+        return self.message
+
+
+class NotFound(OrangeError):
+    """A task, project, workflow or file that does not exist."""
+
+
+class InvalidInput(OrangeError):
+    """A value given on the command line or in a file that Orange cannot accept."""
+
+
+class NotARepository(OrangeError):
+    """A path that is not inside a git repository."""
+
+
+class RefConflict(OrangeError):
+    """The tasks ref kept moving under us and the write could not be applied."""
+
+
+class SchemaTooNew(OrangeError):
+    """The tasks ref was written by a newer Orange than this one."""
+
+
+class BrokenTaskFile(OrangeError):
+    """A TASK.md that does not parse."""
+
+
+class WorkflowError(OrangeError):
+    """A workflow file that is invalid; the message names the file and the key path."""
+
+
+class IllegalTransition(OrangeError):
+    """No transition of the task's workflow leads from its status to the one asked for."""
+
+
+class GuardFailed(OrangeError):
+    """A transition exists but its ``when`` condition does not hold."""
+
+
+class GateFailed(OrangeError):
+    """A transition's artifact gate does not hold on the task body."""
+
+
+class HookFailed(OrangeError):
+    """A hook action failed (before the write: the move is rejected)."""

@@ -1,0 +1,65 @@
+"""Finding the project, store and task a command is about."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from orange import projects
+from orange.errors import InvalidInput, NotARepository, NotFound
+from orange.projects import Project
+from orange.store.store import TaskStore
+
+
+@dataclass(frozen=True)
+class TaskRef:
+    project: Project
+    store: TaskStore
+    task_id: str
+
+
+def store_for(project: Project) -> TaskStore:
+    try:
+        return TaskStore(project.repo())
+    except NotARepository:
+        raise NotFound(
+            f"project {project.name}'s repository is gone ({project.path})",
+            hint=f"remove it with `orange project remove {project.name}`",
+        ) from None
+
+
+def current_project(name: str | None) -> Project | None:
+    """``--project`` if given, else the project around the cwd, else None."""
+    if name:
+        return projects.get(name)
+    try:
+        return projects.infer()
+    except NotFound:
+        return None
+
+
+def locate(task: str | None, project_name: str | None) -> TaskRef:
+    """Resolve a task id (or unique prefix) in this project, else in any project."""
+    if not task:
+        task = os.environ.get("ORANGE_TASK_ID")
+    if not task:
+        raise InvalidInput("no task id given", hint="pass the task id (see `orange task list`)")
+    project = current_project(project_name)
+    if project is not None:
+        store = store_for(project)
+        return TaskRef(project, store, store.resolve(task))
+    found: list[TaskRef] = []
+    for candidate in projects.load_all():
+        try:
+            store = store_for(candidate)
+            found.append(TaskRef(candidate, store, store.resolve(task)))
+        except (NotFound, InvalidInput):
+            continue
+    if not found:
+        raise NotFound(f"no task {task!r} in any registered project", hint="see `orange task list`")
+    if len(found) > 1:
+        names = ", ".join(ref.project.name for ref in found)
+        raise InvalidInput(
+            f"task {task!r} matches in several projects ({names})", hint="use --project"
+        )
+    return found[0]

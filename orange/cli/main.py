@@ -1,0 +1,81 @@
+"""The ``orange`` command: a thin typer layer over the core (STYLE §1)."""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+
+from orange.cli.errors import EXIT_USAGE, report_bug, report_usage_error, report_user_error
+from orange.errors import OrangeError
+
+app = typer.Typer(
+    name="orange",
+    help="Run many coding agents on one project, every transition gated and recorded in git.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+)
+
+
+def _register() -> None:
+    from orange.cli import demo, project, task
+
+    app.add_typer(project.app, name="project")
+    app.add_typer(task.app, name="task")
+    app.command("demo")(demo.demo)
+
+
+_register()
+
+
+def run(argv: list[str] | None = None) -> int:
+    """Entry point: run the command and map every outcome to an exit code."""
+    from typer import Abort, Exit
+    from typer._click import exceptions as click_exc
+
+    args = _optional_values(list(sys.argv[1:] if argv is None else argv))
+    try:
+        result = app(args=args, prog_name="orange", standalone_mode=False)
+    except OrangeError as exc:
+        return report_user_error(exc, args)
+    except click_exc.NoArgsIsHelpError as exc:
+        exc.show()
+        return EXIT_USAGE
+    except click_exc.UsageError as exc:
+        return report_usage_error(exc.format_message(), args)
+    except Abort:
+        print("orange: aborted", file=sys.stderr)
+        return 1
+    except Exit as exc:
+        return int(exc.exit_code)
+    except click_exc.ClickException as exc:
+        return report_usage_error(exc.format_message(), args)
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return 0
+    except Exception as exc:
+        return report_bug(exc, args)
+    return result if isinstance(result, int) else 0
+
+
+# Options whose value may be left out (`task update --branch` adopts the worktree's
+# branch).  click cannot express that directly; an option followed by nothing or by
+# another option gets an empty value.  A branch name can never start with '-'.
+_OPTIONAL_VALUE = ("--branch",)
+
+
+def _optional_values(args: list[str]) -> list[str]:
+    out = []
+    for index, arg in enumerate(args):
+        following = args[index + 1] if index + 1 < len(args) else None
+        if arg in _OPTIONAL_VALUE and (following is None or following.startswith("-")):
+            out.append(f"{arg}=")
+        else:
+            out.append(arg)
+    return out
+
+
+__all__ = ["EXIT_USAGE", "app", "run"]

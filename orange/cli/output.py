@@ -1,0 +1,98 @@
+"""Rendering results for people and for machines (``--json``)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from orange.home import orange_home
+from orange.store.store import HistoryEntry
+from orange.store.task import BrokenTask, Task
+
+
+def emit_json(payload: Mapping[str, Any]) -> None:
+    sys.stdout.write(json.dumps(payload, ensure_ascii=False, default=str) + "\n")
+
+
+def task_object(task: Task, *, body: str | None = None) -> dict[str, Any]:
+    out: dict[str, Any] = dict(task.fields)
+    workspace = task.str_field("workspace")
+    if workspace:
+        out["workspace_path"] = str(orange_home() / "workspaces" / workspace)
+    if body is not None:
+        out["body"] = body
+    return out
+
+
+def broken_object(task: BrokenTask) -> dict[str, Any]:
+    return {"id": task.id, "broken": True, "path": task.path, "error": task.error}
+
+
+def history_object(entry: HistoryEntry) -> dict[str, Any]:
+    return {
+        "event": entry.event,
+        "from": entry.from_status,
+        "to": entry.to_status,
+        "actor": entry.actor,
+        "at": entry.at,
+        "commit": entry.commit,
+        "subject": entry.subject,
+    }
+
+
+def task_table(tasks: Iterable[Task | BrokenTask], *, show_project: bool) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(box=None, pad_edge=False, show_edge=False)
+    table.add_column("ID", style="bold")
+    if show_project:
+        table.add_column("PROJECT")
+    table.add_column("STATUS")
+    table.add_column("BRANCH")
+    table.add_column("SUMMARY", overflow="fold")
+    count = 0
+    for task in tasks:
+        count += 1
+        if isinstance(task, BrokenTask):
+            cells = [task.id, "?"] if show_project else [task.id]
+            cells += ["[red]broken[/red]", task.path, task.error]
+            table.add_row(*cells)
+            continue
+        status = task.status
+        if task.str_field("attention"):
+            status = f"{status} [yellow]![/yellow]"
+        summary = task.summary or "[dim](no summary)[/dim]"
+        if task.str_field("attention"):
+            summary += f"\n[yellow]attention: {task.str_field('attention')}[/yellow]"
+        cells = [task.id] + ([task.project] if show_project else [])
+        table.add_row(*cells, status, task.branch, summary)
+    console = Console(highlight=False)
+    if count == 0:
+        console.print("no tasks")
+    else:
+        console.print(table)
+
+
+def print_task(task: Task, body: str, history: list[HistoryEntry]) -> None:
+    from rich.console import Console
+    from rich.markup import escape
+
+    console = Console(highlight=False)
+    console.print(f"[bold]task {task.id}[/bold]  {escape(task.summary or '(no summary)')}")
+    for key, value in task.fields.items():
+        if value is None or value == "" or key in ("id", "summary"):
+            continue
+        style = "yellow" if key == "attention" else ""
+        text = escape(str(value))
+        console.print(f"  {key}: [{style}]{text}[/{style}]" if style else f"  {key}: {text}")
+    if body.strip():
+        console.print()
+        console.print(escape(body.rstrip("\n")))
+    if history:
+        console.print()
+        console.print("[bold]history[/bold]")
+        for entry in history:
+            console.print(f"  {entry.at}  {entry.actor:<8} {escape(entry.subject)}")

@@ -1,0 +1,83 @@
+"""``orange project ...``: the registry of projects."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from typing import Annotated
+
+import typer
+
+from orange import projects
+from orange.cli.output import emit_json
+
+app = typer.Typer(help="Register and configure projects.", no_args_is_help=True)
+
+
+def _check_workflow(name: str | None) -> None:
+    if name is not None:
+        from orange.engine.catalog import load_named
+
+        load_named(name)
+
+
+@app.command("add")
+def add(
+    path: Annotated[str, typer.Argument(help="A path inside the repository.")] = ".",
+    name: Annotated[str | None, typer.Option("--name", help="Project name.")] = None,
+    pool_size: Annotated[int, typer.Option("--pool-size", help="Worktrees in the pool.")] = 2,
+    workflow: Annotated[str, typer.Option("--workflow", help="Workflow name.")] = "default",
+    json_out: Annotated[bool, typer.Option("--json")] = False,
+) -> None:
+    """Register the repository at PATH as a project."""
+    _check_workflow(workflow)
+    project = projects.add(path, name=name, pool_size=pool_size, workflow=workflow)
+    if json_out:
+        emit_json(asdict(project))
+    else:
+        typer.echo(f"registered {project.name} ({project.path}, branch {project.default_branch})")
+
+
+@app.command("list")
+def list_(json_out: Annotated[bool, typer.Option("--json")] = False) -> None:
+    """List registered projects."""
+    registered = projects.load_all()
+    if json_out:
+        emit_json({"projects": [asdict(p) for p in registered]})
+        return
+    if not registered:
+        typer.echo("no projects registered (add one with `orange project add`)")
+    for p in registered:
+        typer.echo(
+            f"{p.name}\t{p.path}\tbranch={p.default_branch}\tpool={p.pool_size}\t"
+            f"workflow={p.workflow}"
+        )
+
+
+@app.command("update")
+def update(
+    name: Annotated[str | None, typer.Argument(help="Project (default: this one).")] = None,
+    pool_size: Annotated[int | None, typer.Option("--pool-size")] = None,
+    workflow: Annotated[str | None, typer.Option("--workflow")] = None,
+    json_out: Annotated[bool, typer.Option("--json")] = False,
+) -> None:
+    """Change a project's pool size or workflow."""
+    _check_workflow(workflow)
+    target = name or projects.infer().name
+    project = projects.update(target, pool_size=pool_size, workflow=workflow)
+    if json_out:
+        emit_json(asdict(project))
+    else:
+        typer.echo(f"updated {project.name}: pool={project.pool_size} workflow={project.workflow}")
+
+
+@app.command("remove")
+def remove(
+    name: Annotated[str, typer.Argument(help="Project name.")],
+    json_out: Annotated[bool, typer.Option("--json")] = False,
+) -> None:
+    """Forget a project (its repository and tasks are left alone)."""
+    project = projects.remove(name)
+    if json_out:
+        emit_json(asdict(project))
+    else:
+        typer.echo(f"removed {project.name} (its tasks stay in {project.path})")

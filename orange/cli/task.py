@@ -1,0 +1,302 @@
+"""``orange task ...``: create, list, show and change tasks."""
+
+from __future__ import annotations
+
+import sys
+from typing import Annotated
+
+import typer
+
+from orange.cli.context import current_project, locate, store_for
+from orange.cli.output import emit_json
+
+app = typer.Typer(help="Create, list, show and change tasks.", no_args_is_help=True)
+
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object.")]
+ProjectOpt = Annotated[str | None, typer.Option("--project", help="Project name.")]
+
+
+def _read_text(source: str) -> str:
+    if source == "-":
+        return sys.stdin.read()
+    from pathlib import Path
+
+    from orange.errors import NotFound
+
+    path = Path(source)
+    if not path.is_file():
+        raise NotFound(f"no file {source!r}")
+    return path.read_text()
+
+
+@app.command("create")
+def create(
+    branch: Annotated[
+        str | None, typer.Argument(help="Branch (default orange-tasks/<id>).")
+    ] = None,
+    summary: Annotated[str, typer.Argument(help="What to do (empty: clarification).")] = "",
+    context: Annotated[str | None, typer.Option("--context", help="'-' reads stdin.")] = None,
+    status: Annotated[str | None, typer.Option("--status", help="Initial status.")] = None,
+    harness: Annotated[str | None, typer.Option("--harness")] = None,
+    review_harness: Annotated[str | None, typer.Option("--review-harness")] = None,
+    project: ProjectOpt = None,
+    no_spawn: Annotated[bool, typer.Option("--no-spawn", help="Do not start an agent.")] = False,
+    json_out: JsonOpt = False,
+) -> None:
+    """Create a task."""
+    from orange import projects
+    from orange.engine.catalog import load_named
+    from orange.engine.tasks import create_task
+
+    proj = projects.infer(name=project)
+    workflow = load_named(proj.workflow)
+    context_text = _read_text(context) if context is not None else None
+    task = create_task(
+        store_for(proj),
+        proj,
+        workflow,
+        summary=summary,
+        branch=branch or None,
+        context=context_text,
+        status=status,
+        harness=harness or "",
+        review_harness=review_harness or "",
+    )
+    if json_out:
+        from orange.cli.output import task_object
+
+        emit_json(task_object(task))
+    else:
+        typer.echo(f"created task {task.id} [{task.status}] on branch {task.branch}")
+
+
+@app.command("list")
+def list_(
+    status: Annotated[str | None, typer.Option("--status", help="Only this status.")] = None,
+    all_: Annotated[bool, typer.Option("--all", help="Include done and cancelled.")] = False,
+    all_projects: Annotated[bool, typer.Option("--all-projects")] = False,
+    body: Annotated[bool, typer.Option("--body", help="Add bodies to --json.")] = False,
+    project: ProjectOpt = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """List tasks, newest activity first."""
+    from orange import projects
+    from orange.cli.output import broken_object, task_object, task_table
+    from orange.store.task import BrokenTask, Task
+
+    here = None if all_projects else current_project(project)
+    scope = [here] if here is not None else projects.load_all()
+    rows: list[tuple[Task | BrokenTask, str | None]] = []
+    for proj in scope:
+        store = store_for(proj)
+        for task in store.tasks():
+            if isinstance(task, Task):
+                if task.project and task.project != proj.name:
+                    continue
+                if status is not None and task.status != status:
+                    continue
+                if status is None and not all_ and not task.is_active:
+                    continue
+                text = store.body_of(task) if body and json_out else None
+                rows.append((task, text))
+            else:
+                rows.append((task, None))
+    rows.sort(key=lambda row: _activity(row[0]), reverse=True)
+    if json_out:
+        emit_json(
+            {
+                "tasks": [
+                    task_object(t, body=b) if isinstance(t, Task) else broken_object(t)
+                    for t, b in rows
+                ]
+            }
+        )
+    else:
+        task_table([t for t, _ in rows], show_project=len(scope) > 1)
+
+
+def _activity(task: object) -> str:
+    from orange.store.task import Task
+
+    if isinstance(task, Task):
+        return task.str_field("updated_at") or task.str_field("created_at")
+    return "~"  # broken tasks sort first: someone should look at them
+
+
+@app.command("show")
+def show(
+    task: Annotated[str, typer.Argument()], project: ProjectOpt = None, json_out: JsonOpt = False
+) -> None:
+    """Show a task: frontmatter, body and history."""
+    from orange.cli.output import history_object, print_task, task_object
+
+    ref = locate(task, project)
+    current = ref.store.get(ref.task_id)
+    history = ref.store.history(ref.task_id)
+    if json_out:
+        obj = task_object(current, body=current.body)
+        obj["history"] = [history_object(h) for h in history]
+        emit_json(obj)
+    else:
+        print_task(current, current.body, history)
+
+
+@app.command("log")
+def log(
+    task: Annotated[str, typer.Argument()], project: ProjectOpt = None, json_out: JsonOpt = False
+) -> None:
+    """A task's history, from the commits of the tasks ref."""
+    from orange.cli.output import history_object
+
+    ref = locate(task, project)
+    history = ref.store.history(ref.task_id)
+    if json_out:
+        emit_json({"id": ref.task_id, "history": [history_object(h) for h in history]})
+        return
+    for entry in history:
+        typer.echo(f"{entry.commit[:10]}  {entry.at}  {entry.actor:<8} {entry.subject}")
+
+
+@app.command("update")
+def update(
+    task: Annotated[str | None, typer.Argument(help="Task id (default: this workspace's).")] = None,
+    summary: Annotated[str | None, typer.Option("--summary")] = None,
+    branch: Annotated[
+        str | None,
+        typer.Option("--branch", help="New branch; with no value, adopt the worktree's branch."),
+    ] = None,
+    project: ProjectOpt = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Change a task's summary or branch."""
+    from orange.engine.tasks import update_fields
+    from orange.errors import InvalidInput
+
+    ref = locate(task, project)
+    changes: dict[str, object] = {}
+    if summary is not None:
+        changes["summary"] = summary
+    if branch is not None:
+        changes["branch"] = branch or _adopted_branch(ref)
+    if not changes:
+        raise InvalidInput("nothing to update", hint="pass --summary or --branch")
+    updated = update_fields(ref.store, ref.task_id, changes)
+    if json_out:
+        from orange.cli.output import task_object
+
+        emit_json(task_object(updated))
+    else:
+        typer.echo(f"updated task {updated.id}: {', '.join(changes)}")
+
+
+def _adopted_branch(ref: object) -> str:
+    from orange.errors import InvalidInput
+
+    raise InvalidInput(
+        "this task has no worktree to adopt a branch from",
+        hint="pass the branch name: --branch NAME",
+    )
+
+
+@app.command("edit")
+def edit(
+    task: Annotated[str, typer.Argument()],
+    section: Annotated[
+        str | None, typer.Option("--section", help="e.g. Notes or '## Notes'.")
+    ] = None,
+    file: Annotated[str | None, typer.Option("--file", help="New text; '-' reads stdin.")] = None,
+    project: ProjectOpt = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Replace one body section or the whole body (opens $EDITOR without --file)."""
+    from orange.engine.gates import section as get_section
+    from orange.engine.gates import set_section
+    from orange.engine.tasks import edit_body
+
+    ref = locate(task, project)
+    heading = _heading(section) if section else None
+    if file is not None:
+        text = _read_text(file)
+    else:
+        current = ref.store.get(ref.task_id)
+        old = (get_section(current.body, heading) or "") if heading else current.body
+        text = _run_editor(old)
+    what = heading or "body"
+
+    def new_body(current_task: object) -> str:
+        from orange.store.task import Task
+
+        assert isinstance(current_task, Task)
+        if heading is None:
+            return text
+        return set_section(current_task.body, heading, text)
+
+    updated = edit_body(ref.store, ref.task_id, new_body, what=f"{what}")
+    if json_out:
+        from orange.cli.output import task_object
+
+        emit_json(task_object(updated, body=updated.body))
+    else:
+        typer.echo(f"task {updated.id}: {what} saved")
+
+
+def _heading(section: str) -> str:
+    name = section.strip().lstrip("#").strip()
+    from orange.errors import InvalidInput
+
+    if not name or "\n" in name:
+        raise InvalidInput(
+            f"section {section!r} is not a heading name", hint="e.g. --section Notes"
+        )
+    return f"## {name}"
+
+
+def _run_editor(text: str) -> str:
+    import os
+    import shlex
+    import subprocess
+    import tempfile
+
+    from orange.errors import InvalidInput
+
+    editor = os.environ.get("VISUAL") or os.environ.get("EDITOR")
+    if not editor:
+        raise InvalidInput("no $EDITOR set", hint="set EDITOR or pass --file F (or - for stdin)")
+    with tempfile.NamedTemporaryFile("w+", suffix=".md", delete=False) as handle:
+        handle.write(text)
+        path = handle.name
+    try:
+        result = subprocess.run([*shlex.split(editor), path], check=False)
+        if result.returncode != 0:
+            raise InvalidInput(f"editor exited with {result.returncode}; nothing saved")
+        with open(path) as handle:
+            return handle.read()
+    finally:
+        os.unlink(path)
+
+
+@app.command("delete")
+def delete(
+    task: Annotated[str, typer.Argument()],
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask.")] = False,
+    project: ProjectOpt = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Delete a done or cancelled task (its history stays in git)."""
+    from orange.engine.tasks import delete_task
+    from orange.errors import InvalidInput
+
+    ref = locate(task, project)
+    current = ref.store.get(ref.task_id)
+    if current.is_active:
+        delete_task(ref.store, ref.task_id)  # raises with the reason
+    if not yes:
+        if not sys.stdin.isatty():
+            raise InvalidInput("refusing to delete without confirmation", hint="pass --yes")
+        if not typer.confirm(f"delete task {current.id} ({current.summary})?"):
+            raise typer.Exit(1)
+    deleted = delete_task(ref.store, ref.task_id)
+    if json_out:
+        emit_json({"deleted": deleted.id})
+    else:
+        typer.echo(f"deleted task {deleted.id} (its history stays in refs/orange/tasks)")

@@ -1,0 +1,39 @@
+"""``$ORANGE_HOME`` (default ``~/orange``): projects, user workflows, config, logs."""
+
+from __future__ import annotations
+
+import os
+import socket
+from pathlib import Path
+from typing import Any
+
+
+def orange_home() -> Path:
+    raw = os.environ.get("ORANGE_HOME")
+    return Path(raw).expanduser() if raw else Path.home() / "orange"
+
+
+def host_name() -> str:
+    """This machine's name for runtime fields (``ORANGE_HOST`` overrides it)."""
+    return os.environ.get("ORANGE_HOST") or socket.gethostname()
+
+
+def load_config() -> dict[str, Any]:
+    """``$ORANGE_HOME/config.yml`` as a mapping ({} when absent)."""
+    from orange.errors import InvalidInput
+
+    path = orange_home() / "config.yml"
+    if not path.is_file():
+        return {}
+    import yaml
+
+    try:
+        data = yaml.safe_load(path.read_text())
+    except yaml.YAMLError as exc:
+        reason = " ".join(str(exc).split())
+        raise InvalidInput(f"{path}: not valid YAML: {reason}") from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise InvalidInput(f"{path}: must be a mapping of settings")
+    return data

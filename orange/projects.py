@@ -1,0 +1,215 @@
+"""The project registry: ``$ORANGE_HOME/projects.json``.
+
+Entries are ``{name, path, default_branch, pool_size, workflow}``.  Commands run
+anywhere inside a registered repository (main checkout, linked worktree, any
+subdirectory) find their project from the repository's common git dir.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+
+from orange.errors import InvalidInput, NotARepository, NotFound
+from orange.home import orange_home
+from orange.store.lock import exclusive
+from orange.store.repo import GitRepo, open_repo
+
+_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
+
+
+@dataclass(frozen=True)
+class Project:
+    name: str
+    path: str
+    default_branch: str
+    pool_size: int = 2
+    workflow: str = "default"
+
+    def repo(self) -> GitRepo:
+        return open_repo(self.path)
+
+
+def registry_path() -> Path:
+    return orange_home() / "projects.json"
+
+
+def load_all() -> list[Project]:
+    path = registry_path()
+    if not path.is_file():
+        return []
+    try:
+        raw = json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError) as exc:
+        raise InvalidInput(
+            f"{path}: cannot read the project registry ({exc})",
+            hint="fix or remove the file",
+        ) from None
+    entries = raw.get("projects", raw) if isinstance(raw, dict) else raw
+    if not isinstance(entries, list):
+        raise InvalidInput(f"{path}: expected a list of projects")
+    projects = []
+    for entry in entries:
+        try:
+            projects.append(
+                Project(
+                    name=str(entry["name"]),
+                    path=str(entry["path"]),
+                    default_branch=str(entry.get("default_branch") or "main"),
+                    pool_size=int(entry.get("pool_size", 2)),
+                    workflow=str(entry.get("workflow") or "default"),
+                )
+            )
+        except (KeyError, TypeError, ValueError):
+            raise InvalidInput(f"{path}: malformed project entry {entry!r}") from None
+    return projects
+
+
+@contextmanager
+def _editing() -> Iterator[list[Project]]:
+    """Load, let the caller edit the list in place, then write it atomically."""
+    home = orange_home()
+    home.mkdir(parents=True, exist_ok=True)
+    with exclusive(home / ".projects.lock"):
+        projects = load_all()
+        yield projects
+        data = json.dumps({"projects": [asdict(p) for p in projects]}, indent=2) + "\n"
+        fd, tmp = tempfile.mkstemp(dir=home, prefix=".projects.", suffix=".json")
+        with os.fdopen(fd, "w") as handle:
+            handle.write(data)
+        os.replace(tmp, registry_path())
+
+
+def get(name: str) -> Project:
+    for project in load_all():
+        if project.name == name:
+            return project
+    known = ", ".join(p.name for p in load_all()) or "none registered"
+    raise NotFound(f"no project named {name!r} (known: {known})", hint="see `orange project list`")
+
+
+def find_for_repo(repo: GitRepo) -> Project | None:
+    """The registered project this repository (or worktree of it) belongs to."""
+    for project in load_all():
+        try:
+            if open_repo(project.path).common_dir == repo.common_dir:
+                return project
+        except NotARepository:
+            continue
+    return None
+
+
+def infer(cwd: str | os.PathLike[str] = ".", name: str | None = None) -> Project:
+    """``--project`` if given, else the project of the repository around ``cwd``."""
+    if name:
+        return get(name)
+    try:
+        repo = open_repo(cwd)
+    except NotARepository:
+        raise NotFound(
+            "not inside a registered project",
+            hint="cd into one, pass --project NAME, or register one with `orange project add`",
+        ) from None
+    project = find_for_repo(repo)
+    if project is None:
+        raise NotFound(
+            f"{repo.main_workdir or repo.common_dir} is not a registered project",
+            hint="register it with `orange project add`",
+        )
+    return project
+
+
+def default_branch_of(repo: GitRepo) -> str:
+    """``origin/HEAD``'s branch, else the current branch, else ``main``."""
+    pygit = repo.pygit
+    origin_head = pygit.references.get("refs/remotes/origin/HEAD")
+    if origin_head is not None:
+        target = origin_head.target
+        if isinstance(target, str) and target.startswith("refs/remotes/origin/"):
+            return target.removeprefix("refs/remotes/origin/")
+    if not pygit.head_is_detached:
+        head = pygit.references.get("HEAD")
+        if head is not None and isinstance(head.target, str):
+            return head.target.removeprefix("refs/heads/")
+    return "main"
+
+
+def add(
+    path: str | os.PathLike[str] = ".",
+    *,
+    name: str | None = None,
+    pool_size: int = 2,
+    workflow: str = "default",
+) -> Project:
+    repo = open_repo(path)
+    if repo.is_bare or repo.main_workdir is None:
+        raise InvalidInput(f"{repo.common_dir} is a bare repository", hint="add a checkout")
+    main = repo.main_workdir
+    name = name or main.name
+    _check_name(name)
+    _check_pool(pool_size)
+    project = Project(
+        name=name,
+        path=str(main),
+        default_branch=default_branch_of(repo),
+        pool_size=pool_size,
+        workflow=workflow,
+    )
+    with _editing() as projects:
+        for other in projects:
+            if other.name == name:
+                raise InvalidInput(
+                    f"a project named {name!r} is already registered ({other.path})",
+                    hint="choose another with --name",
+                )
+            if Path(other.path).resolve() == main:
+                raise InvalidInput(
+                    f"{main} is already registered as {other.name!r}",
+                    hint="see `orange project list`",
+                )
+        projects.append(project)
+    return project
+
+
+def update(name: str, *, pool_size: int | None = None, workflow: str | None = None) -> Project:
+    if pool_size is not None:
+        _check_pool(pool_size)
+    with _editing() as projects:
+        for index, project in enumerate(projects):
+            if project.name == name:
+                changed = replace(
+                    project,
+                    pool_size=project.pool_size if pool_size is None else pool_size,
+                    workflow=project.workflow if workflow is None else workflow,
+                )
+                projects[index] = changed
+                return changed
+    raise NotFound(f"no project named {name!r}", hint="see `orange project list`")
+
+
+def remove(name: str) -> Project:
+    with _editing() as projects:
+        for index, project in enumerate(projects):
+            if project.name == name:
+                del projects[index]
+                return project
+    raise NotFound(f"no project named {name!r}", hint="see `orange project list`")
+
+
+def _check_name(name: str) -> None:
+    if not _NAME_RE.match(name):
+        raise InvalidInput(
+            f"project name {name!r} is not allowed",
+            hint="use letters, digits, '-' and '_' (it names tmux sessions and worktrees)",
+        )
+
+
+def _check_pool(pool_size: int) -> None:
+    if pool_size < 1:
+        raise InvalidInput(f"pool size must be at least 1 (got {pool_size})")

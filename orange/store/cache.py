@@ -1,0 +1,157 @@
+"""The listing cache: parsed frontmatter keyed by blob id, indexed by shard tree id.
+
+A blob id never changes meaning, so cached entries never need invalidating.  Listing
+compares the shard trees of the current ``tasks/`` tree with the ones last indexed and
+walks only the shards that changed — so a ref moved by plain git (``update-ref``,
+``fetch``) is picked up like one moved by Orange.  The cache is a convenience: a
+missing, locked or corrupt database is rebuilt (or bypassed) silently.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Callable, Iterator
+from contextlib import closing
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import pygit2
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS blobs (blob TEXT PRIMARY KEY, data TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS shards (shard TEXT PRIMARY KEY, tree TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS entries (
+    shard TEXT NOT NULL, task TEXT NOT NULL, blob TEXT NOT NULL,
+    PRIMARY KEY (shard, task)
+);
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+"""
+_VERSION = "1"
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One task directory in the ref: its path, blob and parsed frontmatter or error."""
+
+    task_dir: str
+    blob: str
+    fields: dict[str, Any] | None
+    error: str | None
+
+
+# Parses one TASK.md blob into (fields, None) or (None, error).
+Parser = Callable[[bytes, str], tuple[dict[str, Any] | None, str | None]]
+
+
+def list_entries(
+    db_path: Path, repo: pygit2.Repository, tasks_tree: pygit2.Tree | None, parse: Parser
+) -> list[Entry]:
+    """Every task directory under ``tasks_tree``, using and refreshing the cache."""
+    for _attempt in range(2):
+        try:
+            with closing(_connect(db_path)) as db, db:
+                return _refresh(db, repo, tasks_tree, parse)
+        except (sqlite3.DatabaseError, OSError):
+            _discard(db_path)
+    with closing(sqlite3.connect(":memory:")) as db:  # unusable on disk: work uncached
+        db.executescript(_SCHEMA)
+        return _refresh(db, repo, tasks_tree, parse)
+
+
+def _connect(db_path: Path) -> sqlite3.Connection:
+    db = sqlite3.connect(db_path, timeout=10, isolation_level=None)
+    db.execute("PRAGMA journal_mode=WAL")
+    db.execute("PRAGMA synchronous=NORMAL")
+    db.executescript(_SCHEMA)
+    row = db.execute("SELECT value FROM meta WHERE key='version'").fetchone()
+    if row is None or row[0] != _VERSION:
+        db.executescript("DELETE FROM blobs; DELETE FROM shards; DELETE FROM entries;")
+        db.execute("INSERT OR REPLACE INTO meta VALUES ('version', ?)", (_VERSION,))
+    db.execute("BEGIN IMMEDIATE")
+    return db
+
+
+def _discard(db_path: Path) -> None:
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{db_path}{suffix}").unlink(missing_ok=True)
+
+
+def _refresh(
+    db: sqlite3.Connection,
+    repo: pygit2.Repository,
+    tasks_tree: pygit2.Tree | None,
+    parse: Parser,
+) -> list[Entry]:
+    indexed = dict(db.execute("SELECT shard, tree FROM shards").fetchall())
+    import pygit2
+
+    current: dict[str, pygit2.Tree] = {}
+    if tasks_tree is not None:
+        for obj in tasks_tree:
+            if isinstance(obj, pygit2.Tree):
+                current[str(obj.name)] = obj
+    for shard in indexed.keys() - current.keys():
+        db.execute("DELETE FROM entries WHERE shard=?", (shard,))
+        db.execute("DELETE FROM shards WHERE shard=?", (shard,))
+    for shard, tree in current.items():
+        if indexed.get(shard) != str(tree.id):
+            _index_shard(db, repo, shard, tree, parse)
+    rows = db.execute(
+        "SELECT e.shard, e.task, e.blob, b.data FROM entries e JOIN blobs b ON b.blob = e.blob"
+    ).fetchall()
+    return [_entry(shard, task, blob, data) for shard, task, blob, data in rows]
+
+
+def _index_shard(
+    db: sqlite3.Connection, repo: pygit2.Repository, shard: str, tree: pygit2.Tree, parse: Parser
+) -> None:
+    db.execute("DELETE FROM entries WHERE shard=?", (shard,))
+    task_blobs = list(_task_blobs(tree))
+    known = _known_blobs(db, [blob for _name, blob in task_blobs])
+    for name, blob_id in task_blobs:
+        path = f"tasks/{shard}/{name}/TASK.md"
+        if blob_id not in known:
+            if blob_id.startswith("missing:"):
+                data = json.dumps({"error": f"{path}: TASK.md is missing"})
+            else:
+                fields, error = parse(repo[blob_id].read_raw(), path)
+                data = json.dumps(
+                    {"fields": fields} if error is None else {"error": error}, default=str
+                )
+            db.execute("INSERT OR REPLACE INTO blobs VALUES (?, ?)", (blob_id, data))
+            known.add(blob_id)
+        db.execute("INSERT OR REPLACE INTO entries VALUES (?, ?, ?)", (shard, name, blob_id))
+    db.execute("INSERT OR REPLACE INTO shards VALUES (?, ?)", (shard, str(tree.id)))
+
+
+def _task_blobs(tree: pygit2.Tree) -> Iterator[tuple[str, str]]:
+    import pygit2
+
+    for task_tree in tree:
+        if not isinstance(task_tree, pygit2.Tree):
+            continue
+        blob = None
+        for child in task_tree:
+            if child.name == "TASK.md" and isinstance(child, pygit2.Blob):
+                blob = str(child.id)
+        yield str(task_tree.name), blob or f"missing:{task_tree.id}"
+
+
+def _known_blobs(db: sqlite3.Connection, blob_ids: list[str]) -> set[str]:
+    known: set[str] = set()
+    for start in range(0, len(blob_ids), 500):
+        chunk = blob_ids[start : start + 500]
+        marks = ",".join("?" * len(chunk))
+        known.update(
+            row[0] for row in db.execute(f"SELECT blob FROM blobs WHERE blob IN ({marks})", chunk)
+        )
+    return known
+
+
+def _entry(shard: str, task: str, blob: str, data: str) -> Entry:
+    decoded = json.loads(data)
+    task_dir = f"tasks/{shard}/{task}"
+    return Entry(task_dir, blob, decoded.get("fields"), decoded.get("error"))

@@ -1,0 +1,42 @@
+"""Where things live in the tree of ``refs/orange/tasks`` (DESIGN §2)."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import secrets
+
+TASKS_REF = "refs/orange/tasks"
+SNAPSHOTS_PREFIX = "refs/orange/snapshots"
+SCHEMA_PATH = "meta/schema"
+WORKFLOWS_DIR = "meta/workflows"
+SCHEMA_VERSION = 1
+
+_ID_ALPHABET = "0123456789abcdefghijklmnopqrstuvwxyz"
+_ID_RE = re.compile(r"^[0-9a-z][0-9a-z_-]{0,63}$")
+ID_LENGTH = 8
+
+
+def valid_task_id(task_id: str) -> bool:
+    """Ids are url-safe and cannot escape their directory."""
+    return bool(_ID_RE.match(task_id))
+
+
+def new_task_id() -> str:
+    return "".join(secrets.choice(_ID_ALPHABET) for _ in range(ID_LENGTH))
+
+
+def shard(task_id: str) -> str:
+    return hashlib.sha1(task_id.encode()).hexdigest()[:2]
+
+
+def task_dir(task_id: str) -> str:
+    return f"tasks/{shard(task_id)}/{task_id}"
+
+
+def task_path(task_id: str) -> str:
+    return f"{task_dir(task_id)}/TASK.md"
+
+
+def workflow_path(name: str) -> str:
+    return f"{WORKFLOWS_DIR}/{name}.yml"

@@ -1,0 +1,306 @@
+"""The task store: every task is a TASK.md on ``refs/orange/tasks`` (DESIGN §2).
+
+The only code that reads or writes ``refs/orange/*``.  Writes never touch the user's
+HEAD, index or working tree: trees are built with TreeBuilder and the ref is moved by
+compare-and-swap under a flock, retrying with jittered back-off when another writer
+(plain git, another host's fetch) moved it first.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from pathlib import Path
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+from orange.errors import BrokenTaskFile, InvalidInput, NotFound, RefConflict, SchemaTooNew
+from orange.store import cache, events, layout, taskfile
+from orange.store.lock import exclusive
+from orange.store.repo import GitRepo, open_repo
+from orange.store.task import BrokenTask, Task
+from orange.store.tree import apply_writes, read_blob
+
+if TYPE_CHECKING:
+    import os
+
+    import pygit2
+
+_MAX_ATTEMPTS = 50
+
+
+@dataclass(frozen=True)
+class HistoryEntry:
+    commit: str
+    event: str
+    subject: str
+    actor: str
+    at: str
+    from_status: str | None
+    to_status: str | None
+    trailers: dict[str, str]
+
+
+class Snapshot:
+    """A read-only view of the tasks ref at one commit (None: the ref does not exist)."""
+
+    def __init__(self, store: TaskStore, commit: pygit2.Commit | None) -> None:
+        self.store = store
+        self.commit = commit
+        self.tree: pygit2.Tree | None = commit.tree if commit is not None else None
+
+    def read(self, path: str) -> bytes | None:
+        blob = read_blob(self.tree, path)
+        return None if blob is None else bytes(blob.data)
+
+    def task(self, task_id: str) -> Task | None:
+        """The task with exactly this id; raises BrokenTaskFile if it does not parse."""
+        if not layout.valid_task_id(task_id):
+            return None
+        path = layout.task_path(task_id)
+        blob = read_blob(self.tree, path)
+        if blob is None:
+            return None
+        return Task.parse(_decode(blob.data, path), where=path, blob_id=str(blob.id))
+
+    def entries(self) -> list[cache.Entry]:
+        import pygit2
+
+        tasks_tree = None
+        if self.tree is not None and "tasks" in self.tree:
+            obj = self.tree / "tasks"
+            tasks_tree = obj if isinstance(obj, pygit2.Tree) else None
+        db_path = self.store.repo.orange_dir() / "cache.sqlite3"
+        return cache.list_entries(db_path, self.store.pygit, tasks_tree, _parse_for_cache)
+
+    def tasks(self) -> list[Task | BrokenTask]:
+        """Every task in the ref (frontmatter only: bodies are not loaded)."""
+        out: list[Task | BrokenTask] = []
+        for entry in self.entries():
+            if entry.fields is not None:
+                out.append(Task(fields=entry.fields, body="", blob_id=entry.blob))
+            else:
+                name = entry.task_dir.rsplit("/", 1)[-1]
+                out.append(
+                    BrokenTask(
+                        path=f"{entry.task_dir}/TASK.md",
+                        error=entry.error or "unreadable",
+                        blob_id=entry.blob,
+                        id=name,
+                    )
+                )
+        return out
+
+    def schema(self) -> int:
+        raw = self.read(layout.SCHEMA_PATH)
+        if raw is None:
+            return 0
+        try:
+            return int(raw.decode().strip())
+        except ValueError:
+            return 10**6  # unreadable: assume something newer than we know
+
+
+class TaskStore:
+    """Tasks of one repository."""
+
+    def __init__(self, repo: GitRepo) -> None:
+        self.repo = repo
+
+    @classmethod
+    def open(cls, path: str | os.PathLike[str] = ".") -> TaskStore:
+        return cls(open_repo(path))
+
+    @property
+    def pygit(self) -> pygit2.Repository:
+        return self.repo.pygit
+
+    # Reading -------------------------------------------------------------------------
+    def snapshot(self) -> Snapshot:
+        ref = self.pygit.references.get(layout.TASKS_REF)
+        commit = None if ref is None else self.pygit[ref.target].peel(_commit_type())
+        return Snapshot(self, commit)
+
+    def resolve(self, prefix: str, snapshot: Snapshot | None = None) -> str:
+        """A full task id from an id or a unique prefix of one."""
+        snap = snapshot or self.snapshot()
+        prefix = prefix.strip()
+        if not prefix:
+            raise InvalidInput("no task id given", hint="pass a task id (see `orange task list`)")
+        if layout.valid_task_id(prefix) and snap.read(layout.task_path(prefix)) is not None:
+            return prefix
+        matches = sorted(
+            entry.task_dir.rsplit("/", 1)[-1]
+            for entry in snap.entries()
+            if entry.task_dir.rsplit("/", 1)[-1].startswith(prefix)
+        )
+        if not matches:
+            raise NotFound(f"no task {prefix!r}", hint="see `orange task list --all`")
+        if len(matches) > 1:
+            shown = ", ".join(matches[:5]) + (" ..." if len(matches) > 5 else "")
+            raise InvalidInput(f"task id {prefix!r} is ambiguous: {shown}", hint="type more of it")
+        return matches[0]
+
+    def get(self, prefix: str) -> Task:
+        snap = self.snapshot()
+        task_id = self.resolve(prefix, snap)
+        task = snap.task(task_id)
+        if task is None:  # pragma: no cover - resolve() found it a moment ago
+            raise NotFound(f"no task {prefix!r}")
+        return task
+
+    def tasks(self) -> list[Task | BrokenTask]:
+        return self.snapshot().tasks()
+
+    def body_of(self, task: Task | BrokenTask) -> str:
+        if not task.blob_id or task.blob_id.startswith("missing:"):
+            return ""
+        return _decode(self.pygit[task.blob_id].read_raw(), task.blob_id)
+
+    def history(self, task_id: str) -> list[HistoryEntry]:
+        """The commits about one task, oldest first."""
+        import pygit2
+
+        ref = self.pygit.references.get(layout.TASKS_REF)
+        if ref is None:
+            return []
+        out: list[HistoryEntry] = []
+        for commit in self.pygit.walk(ref.target, pygit2.enums.SortMode.TOPOLOGICAL):
+            trailers = events.parse_trailers(commit.message)
+            if trailers.get("Orange-Task") != task_id:
+                continue
+            out.append(
+                HistoryEntry(
+                    commit=str(commit.id),
+                    event=trailers.get("Orange-Event", ""),
+                    subject=commit.message.split("\n", 1)[0],
+                    actor=trailers.get("Orange-Actor", ""),
+                    at=_iso(commit.commit_time),
+                    from_status=trailers.get("Orange-From"),
+                    to_status=trailers.get("Orange-To"),
+                    trailers=trailers,
+                )
+            )
+        out.reverse()
+        return out
+
+    # Writing -------------------------------------------------------------------------
+    def commit(self, compute: Callable[[Snapshot], events.Change | None]) -> str | None:
+        """Apply ``compute`` to the current tip and commit its change atomically.
+
+        ``compute`` is re-run on the new tip whenever the ref moved under us, so it must
+        re-check its preconditions there.  Returns the new commit id, or None when
+        ``compute`` decided there is nothing to write.
+        """
+        repo = self.pygit
+        with exclusive(self.repo.orange_dir() / "tasks.lock"):
+            for attempt in range(_MAX_ATTEMPTS):
+                ref = repo.references.get(layout.TASKS_REF)
+                commit = None if ref is None else repo[ref.target].peel(_commit_type())
+                snap = Snapshot(self, commit)
+                schema = snap.schema()
+                if schema > layout.SCHEMA_VERSION:
+                    raise SchemaTooNew(
+                        f"the tasks in this repository use schema {schema}; this Orange "
+                        f"knows schema {layout.SCHEMA_VERSION}",
+                        hint="upgrade Orange to change them",
+                    )
+                change = compute(snap)
+                if change is None:
+                    return None
+                writes = dict(change.writes)
+                if schema < layout.SCHEMA_VERSION:
+                    writes[layout.SCHEMA_PATH] = f"{layout.SCHEMA_VERSION}\n".encode()
+                tree_id = apply_writes(repo, snap.tree, writes)
+                if tree_id is None:
+                    tree_id = repo.TreeBuilder().write()
+                if commit is not None and tree_id == commit.tree_id:
+                    return None
+                signature = _signature(repo)
+                parents = [] if commit is None else [commit.id]
+                new = repo.create_commit(
+                    None, signature, signature, events.message(change), tree_id, parents
+                )
+                if _move_ref(repo, ref, new, change.subject):
+                    return str(new)
+                _clear_stale_ref_lock(self.repo.common_dir)
+                time.sleep(random.uniform(0.001, 0.005) * (attempt + 1))
+        raise RefConflict(
+            f"{layout.TASKS_REF} kept moving; gave up after {_MAX_ATTEMPTS} attempts",
+            hint="try again",
+        )
+
+
+def _move_ref(
+    repo: pygit2.Repository, ref: pygit2.Reference | None, new: pygit2.Oid, why: str
+) -> bool:
+    """Compare-and-swap: move the ref only if it still points where we read it."""
+    import pygit2
+
+    try:
+        if ref is None:
+            repo.references.create(layout.TASKS_REF, new)
+        else:
+            ref.set_target(new, f"orange: {why}")
+    except (pygit2.GitError, pygit2.AlreadyExistsError, ValueError):
+        return False
+    return True
+
+
+def _clear_stale_ref_lock(common_dir: Path) -> None:
+    """Remove git's ``<ref>.lock`` left by a writer killed inside libgit2's ref update.
+
+    We hold Orange's flock, so no Orange writer owns it; plain git holds such a lock for
+    milliseconds, so one older than a few seconds is stale.
+    """
+    lock = common_dir / f"{layout.TASKS_REF}.lock"
+    try:
+        if time.time() - lock.stat().st_mtime > 5:
+            lock.unlink()
+    except FileNotFoundError:
+        pass
+
+
+def _signature(repo: pygit2.Repository) -> pygit2.Signature:
+    import pygit2
+
+    try:
+        return repo.default_signature
+    except (KeyError, pygit2.GitError):
+        return pygit2.Signature("Orange", "orange@localhost")
+
+
+def _commit_type() -> Any:
+    import pygit2
+
+    return pygit2.Commit
+
+
+def _decode(data: bytes, where: str) -> str:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise BrokenTaskFile(f"{where}: not UTF-8 text ({exc.reason})") from None
+
+
+def _parse_for_cache(data: bytes, path: str) -> tuple[dict[str, Any] | None, str | None]:
+    try:
+        task = Task.parse(_decode(data, path), where=path)
+    except BrokenTaskFile as exc:
+        return None, exc.message
+    if not path.startswith(f"{layout.task_dir(task.id)}/"):
+        return None, f"{path}: id {task.id!r} does not match its directory"
+    return dict(task.fields), None
+
+
+def _iso(timestamp: int) -> str:
+    return datetime.fromtimestamp(timestamp, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def now_iso() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+__all__ = ["HistoryEntry", "Snapshot", "TaskStore", "now_iso", "taskfile"]

@@ -1,0 +1,142 @@
+"""The task value: ordered frontmatter plus a markdown body, and its broken twin."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from orange.errors import BrokenTaskFile
+from orange.store import taskfile
+from orange.store.layout import task_path, valid_task_id
+
+# Frontmatter keys in the order a new task writes them (DESIGN §3).  Keys a workflow
+# or a human adds come after these and keep their own order.
+FIELD_ORDER = (
+    "id",
+    "project",
+    "branch",
+    "workflow",
+    "harness",
+    "review_harness",
+    "status",
+    "review_round",
+    "crash_count",
+    "summary",
+    "host",
+    "workspace",
+    "tmux_session",
+    "attention",
+    "pr_url",
+    "created_at",
+    "updated_at",
+)
+
+STRING_FIELDS = frozenset(FIELD_ORDER) - {"review_round", "crash_count"}
+INT_FIELDS = frozenset({"review_round", "crash_count"})
+TERMINAL_STATUSES = frozenset({"done", "cancelled"})
+
+
+@dataclass(frozen=True)
+class Task:
+    """One TASK.md.  ``fields`` keeps key order; treat it as read-only."""
+
+    fields: Mapping[str, Any]
+    body: str
+    blob_id: str = ""
+
+    @classmethod
+    def parse(cls, text: str, *, where: str, blob_id: str = "") -> Task:
+        data, body = taskfile.split(text, where=where)
+        task_id = data.get("id")
+        if not isinstance(task_id, str) or not task_id:
+            raise BrokenTaskFile(f"{where}: frontmatter has no 'id'")
+        if not valid_task_id(task_id):
+            raise BrokenTaskFile(f"{where}: id {task_id!r} is not a valid task id")
+        return cls(fields=_normalise(data), body=body, blob_id=blob_id)
+
+    def render(self) -> str:
+        return taskfile.join(self.fields, self.body)
+
+    # Typed views of the well-known fields.
+    @property
+    def id(self) -> str:
+        return str(self.fields["id"])
+
+    @property
+    def path(self) -> str:
+        return task_path(self.id)
+
+    @property
+    def status(self) -> str:
+        return self.str_field("status")
+
+    @property
+    def project(self) -> str:
+        return self.str_field("project")
+
+    @property
+    def branch(self) -> str:
+        return self.str_field("branch")
+
+    @property
+    def summary(self) -> str:
+        return self.str_field("summary")
+
+    @property
+    def workflow(self) -> str:
+        return self.str_field("workflow") or "default"
+
+    @property
+    def is_active(self) -> bool:
+        return self.status not in TERMINAL_STATUSES
+
+    def str_field(self, name: str) -> str:
+        value = self.fields.get(name)
+        return "" if value is None else str(value)
+
+    def int_field(self, name: str) -> int:
+        value = self.fields.get(name)
+        if isinstance(value, bool):
+            return int(value)
+        if isinstance(value, int):
+            return value
+        try:
+            return int(str(value))
+        except ValueError:
+            return 0
+
+    def with_fields(self, **changes: Any) -> Task:
+        """A copy with ``changes`` applied; existing keys keep their position."""
+        merged = dict(self.fields)
+        merged.update(changes)
+        return Task(fields=merged, body=self.body)
+
+    def with_body(self, body: str) -> Task:
+        return Task(fields=dict(self.fields), body=body)
+
+
+@dataclass(frozen=True)
+class BrokenTask:
+    """A TASK.md in the ref that does not parse; listed, never hidden."""
+
+    path: str
+    error: str
+    blob_id: str = ""
+    id: str = field(default="")
+
+
+def _normalise(data: dict[str, Any]) -> dict[str, Any]:
+    """Known string fields read back as strings even when written as bare numbers."""
+    for key in STRING_FIELDS:
+        value = data.get(key)
+        if value is not None and not isinstance(value, str):
+            data[key] = "true" if value is True else "false" if value is False else str(value)
+    return data
+
+
+def ordered(fields: Mapping[str, Any]) -> dict[str, Any]:
+    """Fields in canonical order first, then the others in their given order."""
+    out = {key: fields[key] for key in FIELD_ORDER if key in fields}
+    out.update((key, value) for key, value in fields.items() if key not in out)
+    return out

@@ -1,0 +1,68 @@
+"""Building a new tree from an old one plus a few path writes, without an index."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import pygit2
+
+BLOB_MODE = 0o100644
+TREE_MODE = 0o040000
+
+
+def apply_writes(
+    repo: pygit2.Repository, base: pygit2.Tree | None, writes: Mapping[str, bytes | None]
+) -> pygit2.Oid | None:
+    """Write ``writes`` (path → content, None deletes) over ``base``.
+
+    Only the trees along the written paths are rebuilt; everything else is shared with
+    ``base``.  Returns the new tree id, or None if the tree became empty.
+    """
+    import pygit2
+
+    leaves: dict[str, bytes | None] = {}
+    nested: dict[str, dict[str, bytes | None]] = {}
+    for path, data in writes.items():
+        head, _, rest = path.partition("/")
+        if rest:
+            nested.setdefault(head, {})[rest] = data
+        else:
+            leaves[head] = data
+
+    builder = repo.TreeBuilder(base) if base is not None else repo.TreeBuilder()
+    for name, data in leaves.items():
+        if data is None:
+            if builder.get(name) is not None:
+                builder.remove(name)
+        else:
+            builder.insert(name, repo.create_blob(data), BLOB_MODE)
+    for name, sub_writes in nested.items():
+        subtree = None
+        if base is not None and name in base:
+            entry = base[name]
+            if isinstance(entry, pygit2.Tree):
+                subtree = entry
+        new_id = apply_writes(repo, subtree, sub_writes)
+        if new_id is None:
+            if builder.get(name) is not None:
+                builder.remove(name)
+        else:
+            builder.insert(name, new_id, TREE_MODE)
+    if len(builder) == 0:
+        return None
+    return builder.write()
+
+
+def read_blob(tree: pygit2.Tree | None, path: str) -> pygit2.Blob | None:
+    """The blob at ``path`` in ``tree``, or None."""
+    import pygit2
+
+    if tree is None:
+        return None
+    try:
+        obj = tree[path]
+    except KeyError:
+        return None
+    return obj if isinstance(obj, pygit2.Blob) else None

@@ -1,0 +1,126 @@
+"""Hermetic test environment: each test gets its own HOME, ORANGE_HOME and git identity."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from orange.cli.main import run as cli_run
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(autouse=True)
+def hermetic(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    home = tmp_path / "home"
+    home.mkdir()
+    for key in list(os.environ):
+        if key.startswith(("GIT_", "ORANGE_")):
+            monkeypatch.delenv(key)
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("ORANGE_HOME", str(home / "orange"))
+    monkeypatch.setenv("ORANGE_HOST", "testhost")
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(home / ".gitconfig"))
+    monkeypatch.setenv("GIT_AUTHOR_NAME", "Test User")
+    monkeypatch.setenv("GIT_AUTHOR_EMAIL", "test@example.com")
+    monkeypatch.setenv("GIT_COMMITTER_NAME", "Test User")
+    monkeypatch.setenv("GIT_COMMITTER_EMAIL", "test@example.com")
+    monkeypatch.delenv("EDITOR", raising=False)
+    monkeypatch.delenv("VISUAL", raising=False)
+    (home / ".gitconfig").write_text(
+        "[user]\n\tname = Test User\n\temail = test@example.com\n"
+        "[init]\n\tdefaultBranch = main\n[advice]\n\tdetachedHead = false\n"
+    )
+    yield home
+
+
+def git(cwd: Path | str, *args: str, check: bool = True) -> str:
+    result = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=False)
+    if check and result.returncode != 0:
+        raise AssertionError(f"git {' '.join(args)} failed: {result.stderr}")
+    return result.stdout
+
+
+def make_repo(path: Path) -> Path:
+    path.mkdir(parents=True, exist_ok=True)
+    git(path, "init", "-q", "-b", "main")
+    (path / "README.md").write_text("# project\n")
+    git(path, "add", "README.md")
+    git(path, "commit", "-q", "-m", "initial commit")
+    return path
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    return make_repo(tmp_path / "proj")
+
+
+@dataclass
+class Result:
+    code: int
+    out: str
+    err: str
+
+    def json(self) -> object:
+        import json
+
+        return json.loads(self.out)
+
+
+class Cli:
+    """Runs ``orange`` in-process (fast) with a working directory."""
+
+    def __init__(self, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch):
+        self.capsys = capsys
+        self.monkeypatch = monkeypatch
+
+    def __call__(self, *args: str, cwd: Path | None = None, stdin: str | None = None) -> Result:
+        import io
+
+        if cwd is not None:
+            self.monkeypatch.chdir(cwd)
+        if stdin is not None:
+            self.monkeypatch.setattr(sys, "stdin", io.StringIO(stdin))
+        self.capsys.readouterr()
+        code = cli_run(list(args))
+        captured = self.capsys.readouterr()
+        return Result(code, captured.out, captured.err)
+
+    def ok(self, *args: str, cwd: Path | None = None, stdin: str | None = None) -> Result:
+        result = self(*args, cwd=cwd, stdin=stdin)
+        assert result.code == 0, (
+            f"orange {' '.join(args)} -> {result.code}\n{result.err}{result.out}"
+        )
+        return result
+
+
+@pytest.fixture
+def cli(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> Cli:
+    return Cli(capsys, monkeypatch)
+
+
+def orange_bin() -> str:
+    return str(Path(sys.executable).with_name("orange"))
+
+
+def run_orange(
+    *args: str, cwd: Path, stdin: str | None = None, env: dict[str, str] | None = None
+) -> Result:
+    """Runs ``orange`` as a real process."""
+    result = subprocess.run(
+        [orange_bin(), *args],
+        cwd=cwd,
+        input=stdin,
+        capture_output=True,
+        text=True,
+        env={**os.environ, **(env or {})},
+        check=False,
+    )
+    return Result(result.returncode, result.stdout, result.stderr)

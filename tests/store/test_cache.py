@@ -1,0 +1,77 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+from orange.store import layout
+from orange.store.store import TaskStore
+from orange.store.task import Task
+from tests.conftest import git
+from tests.store.helpers import put_task, set_field
+
+
+def _summaries(store: TaskStore) -> dict[str, str]:
+    return {t.id: t.summary for t in store.tasks() if isinstance(t, Task)}
+
+
+def test_listing_follows_update_ref_by_plain_git(repo: Path) -> None:
+    store = TaskStore.open(repo)
+    put_task(store, "aaa111", summary="first")
+    old = git(repo, "rev-parse", layout.TASKS_REF).strip()
+    set_field(store, "aaa111", "summary", "second")
+    put_task(store, "bbb222", summary="other")
+    assert _summaries(store) == {"aaa111": "second", "bbb222": "other"}
+    git(repo, "update-ref", layout.TASKS_REF, old)
+    assert _summaries(store) == {"aaa111": "first"}
+
+
+def test_listing_follows_fetch(repo: Path, tmp_path: Path) -> None:
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", str(repo), str(clone))
+    put_task(TaskStore.open(clone), "ccc333", summary="from clone")
+    mine = TaskStore.open(repo)
+    put_task(mine, "ddd444", summary="mine")
+    assert set(_summaries(mine)) == {"ddd444"}
+    git(repo, "fetch", "-q", str(clone), f"+{layout.TASKS_REF}:{layout.TASKS_REF}")
+    assert _summaries(mine) == {"ccc333": "from clone"}
+
+
+def test_corrupt_or_missing_cache_is_rebuilt_silently(repo: Path) -> None:
+    store = TaskStore.open(repo)
+    for n in range(5):
+        put_task(store, f"task{n:02d}", summary=f"s{n}")
+    expected = _summaries(store)
+    db = repo / ".git" / "orange" / "cache.sqlite3"
+    assert db.exists()
+    for suffix in ("-wal", "-shm"):
+        Path(f"{db}{suffix}").unlink(missing_ok=True)
+    db.write_bytes(b"this is not a database" * 100)
+    assert _summaries(store) == expected
+    db.unlink()
+    assert _summaries(store) == expected
+
+
+def test_cache_is_incremental_by_shard(repo: Path, monkeypatch: object) -> None:
+    store = TaskStore.open(repo)
+    for n in range(40):
+        put_task(store, f"t{n:03d}")
+    store.tasks()
+    parsed: list[str] = []
+    from orange.store import store as store_mod
+
+    original = store_mod._parse_for_cache
+
+    def counting(data: bytes, path: str) -> tuple[object, object]:
+        parsed.append(path)
+        return original(data, path)
+
+    import pytest
+
+    mp = pytest.MonkeyPatch()
+    mp.setattr(store_mod, "_parse_for_cache", counting)
+    try:
+        set_field(store, "t007", "summary", "changed")
+        listed = _summaries(store)
+    finally:
+        mp.undo()
+    assert listed["t007"] == "changed"
+    assert parsed == [layout.task_path("t007")]

@@ -1,0 +1,125 @@
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import pytest
+
+from orange.errors import SchemaTooNew
+from orange.store import layout
+from orange.store.events import Change
+from orange.store.store import TaskStore
+from orange.store.task import BrokenTask, Task
+from tests.conftest import git
+from tests.store.helpers import put_task, set_field
+
+
+def test_task_lives_in_a_sharded_path_with_schema(repo: Path) -> None:
+    store = TaskStore.open(repo)
+    put_task(store, "abc123", body="\n## Context\n\nhello\n")
+    shard = hashlib.sha1(b"abc123").hexdigest()[:2]
+    files = git(repo, "ls-tree", "-r", "--name-only", layout.TASKS_REF).split()
+    assert f"tasks/{shard}/abc123/TASK.md" in files
+    assert git(repo, "show", f"{layout.TASKS_REF}:meta/schema").strip() == "1"
+    text = git(repo, "show", f"{layout.TASKS_REF}:tasks/{shard}/abc123/TASK.md")
+    assert text.endswith("\n## Context\n\nhello\n")
+
+
+def test_commit_has_readable_subject_and_trailers(repo: Path) -> None:
+    store = TaskStore.open(repo)
+    put_task(store, "abc123")
+    set_field(store, "abc123", "summary", "new words")
+    message = git(repo, "log", "-1", "--format=%B", layout.TASKS_REF)
+    assert message.splitlines()[0] == "task abc123: updated summary"
+    assert "Orange-Task: abc123" in message
+    assert "Orange-Event: task.updated" in message
+    assert "Orange-Actor: cli" in message
+    assert "Orange-Fields: summary" in message
+    history = store.history("abc123")
+    assert [h.event for h in history] == ["task.created", "task.updated"]
+
+
+def test_writes_never_touch_head_index_or_worktree(repo: Path) -> None:
+    (repo / "dirty.txt").write_text("uncommitted\n")
+    (repo / "staged.txt").write_text("staged\n")
+    git(repo, "add", "staged.txt")
+    head = git(repo, "rev-parse", "HEAD")
+    status = git(repo, "status", "--porcelain")
+    index = (repo / ".git" / "index").read_bytes()
+    store = TaskStore.open(repo)
+    put_task(store, "abc123")
+    set_field(store, "abc123", "summary", "changed")
+    assert git(repo, "rev-parse", "HEAD") == head
+    assert git(repo, "status", "--porcelain") == status
+    assert (repo / ".git" / "index").read_bytes() == index
+    assert not (repo / "tasks").exists()
+
+
+def test_works_from_linked_worktree_and_subdirectory(repo: Path, tmp_path: Path) -> None:
+    wt = tmp_path / "linked"
+    git(repo, "worktree", "add", "-q", "-b", "side", str(wt))
+    (repo / "sub" / "deeper").mkdir(parents=True)
+    put_task(TaskStore.open(wt), "fromwt")
+    put_task(TaskStore.open(repo / "sub" / "deeper"), "fromsub")
+    ids = {t.id for t in TaskStore.open(repo).tasks()}
+    assert ids == {"fromwt", "fromsub"}
+    assert TaskStore.open(wt).repo.common_dir == TaskStore.open(repo).repo.common_dir
+
+
+def test_newer_schema_refuses_to_write(repo: Path) -> None:
+    store = TaskStore.open(repo)
+    put_task(store, "abc123")
+
+    def bump(snap: object) -> Change:
+        return Change(
+            task_id="-", event="test", subject="future", writes={layout.SCHEMA_PATH: b"99\n"}
+        )
+
+    store.commit(bump)
+    before = git(repo, "rev-parse", layout.TASKS_REF)
+    with pytest.raises(SchemaTooNew, match="upgrade Orange"):
+        set_field(store, "abc123", "summary", "x")
+    assert git(repo, "rev-parse", layout.TASKS_REF) == before
+
+
+def test_resolve_by_unique_prefix(repo: Path) -> None:
+    store = TaskStore.open(repo)
+    put_task(store, "abc111")
+    put_task(store, "abd222")
+    assert store.resolve("abc") == "abc111"
+    assert store.resolve("abd222") == "abd222"
+    with pytest.raises(Exception, match="ambiguous"):
+        store.resolve("ab")
+    with pytest.raises(Exception, match="no task"):
+        store.resolve("zzz")
+
+
+def test_broken_task_is_listed_with_its_path_and_others_still_list(repo: Path) -> None:
+    store = TaskStore.open(repo)
+    put_task(store, "good01")
+    bad_path = layout.task_path("bad001")
+
+    def corrupt(snap: object) -> Change:
+        return Change(
+            task_id="bad001",
+            event="test",
+            subject="corrupt",
+            writes={bad_path: b"---\nid: [oops\n---\nbody\n"},
+        )
+
+    store.commit(corrupt)
+    listed = store.tasks()
+    good = [t for t in listed if isinstance(t, Task)]
+    broken = [t for t in listed if isinstance(t, BrokenTask)]
+    assert [t.id for t in good] == ["good01"]
+    assert len(broken) == 1
+    assert broken[0].path == bad_path
+    assert "not valid YAML" in broken[0].error
+
+
+def test_no_op_write_makes_no_commit(repo: Path) -> None:
+    store = TaskStore.open(repo)
+    put_task(store, "abc123")
+    before = git(repo, "rev-parse", layout.TASKS_REF)
+    assert set_field(store, "abc123", "status", "pending") is None
+    assert git(repo, "rev-parse", layout.TASKS_REF) == before

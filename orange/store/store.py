@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import random
 import time
-from pathlib import Path
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from orange.errors import BrokenTaskFile, InvalidInput, NotFound, RefConflict, SchemaTooNew

@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from orange import projects
 from orange.errors import InvalidInput, NotARepository, NotFound
 from orange.projects import Project
 from orange.store.store import TaskStore
+
+if TYPE_CHECKING:
+    from orange.engine.engine import Engine
 
 
 @dataclass(frozen=True)
@@ -63,3 +67,15 @@ def locate(task: str | None, project_name: str | None) -> TaskRef:
             f"task {task!r} matches in several projects ({names})", hint="use --project"
         )
     return found[0]
+
+
+def engine_for(ref: TaskRef, *, actor: str | None = None) -> Engine:
+    """The engine for a task's repository, with the runtime's adapters when present."""
+    from orange.engine.engine import Engine
+
+    try:
+        from orange.hooks.runtime import runtime_adapters
+    except ImportError:
+        return Engine(ref.store, ref.project, actor=actor)
+    copies, probe = runtime_adapters(ref.project)
+    return Engine(ref.store, ref.project, copies=copies, probe=probe, actor=actor)

@@ -20,10 +20,13 @@ app = typer.Typer(
 
 
 def _register() -> None:
-    from orange.cli import demo, project, task
+    from orange.cli import demo, moves, project, task, workflow
+
+    del moves  # registers its commands on task.app
 
     app.add_typer(project.app, name="project")
     app.add_typer(task.app, name="task")
+    app.add_typer(workflow.app, name="workflow")
     app.command("demo")(demo.demo)
 
 

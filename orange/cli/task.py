@@ -161,6 +161,7 @@ def log(
 def update(
     task: Annotated[str | None, typer.Argument(help="Task id (default: this workspace's).")] = None,
     summary: Annotated[str | None, typer.Option("--summary")] = None,
+    status: Annotated[str | None, typer.Option("--status", help="Move to this status.")] = None,
     branch: Annotated[
         str | None,
         typer.Option("--branch", help="New branch; with no value, adopt the worktree's branch."),
@@ -168,18 +169,27 @@ def update(
     project: ProjectOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
-    """Change a task's summary or branch."""
+    """Change a task's summary or branch, or move it (--status) through its workflow."""
     from orange.engine.tasks import update_fields
     from orange.errors import InvalidInput
 
     ref = locate(task, project)
+    if status is not None:
+        if summary is not None or branch is not None:
+            raise InvalidInput(
+                "--status cannot be combined with other changes", hint="run two commands"
+            )
+        from orange.cli.moves import move
+
+        move(ref, status, json_out)
+        return
     changes: dict[str, object] = {}
     if summary is not None:
         changes["summary"] = summary
     if branch is not None:
         changes["branch"] = branch or _adopted_branch(ref)
     if not changes:
-        raise InvalidInput("nothing to update", hint="pass --summary or --branch")
+        raise InvalidInput("nothing to update", hint="pass --summary, --branch or --status")
     updated = update_fields(ref.store, ref.task_id, changes)
     if json_out:
         from orange.cli.output import task_object

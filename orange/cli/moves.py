@@ -1,0 +1,151 @@
+"""Status changes from the command line; every one goes through the engine."""
+
+from __future__ import annotations
+
+import sys
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from orange.cli.context import TaskRef, engine_for, locate
+from orange.cli.output import emit_json
+from orange.cli.task import JsonOpt, ProjectOpt, app
+
+if TYPE_CHECKING:
+    from orange.engine.engine import Outcome
+
+TaskArg = Annotated[str | None, typer.Argument(help="Task id (default: this workspace's).")]
+
+
+def report(outcome: Outcome, json_out: bool) -> None:
+    """Print what a move did: the move, messages, and hook failures (the move stands)."""
+    if json_out:
+        from orange.cli.output import task_object
+
+        obj = task_object(outcome.task)
+        obj.update(
+            {
+                "from": outcome.from_status,
+                "to": outcome.to_status,
+                "hook_errors": outcome.hook_errors,
+                "messages": outcome.messages,
+            }
+        )
+        emit_json(obj)
+    else:
+        task = outcome.task
+        if outcome.from_status != outcome.to_status:
+            typer.echo(f"task {task.id}: {outcome.from_status} -> {outcome.to_status}")
+        for line in outcome.messages:
+            typer.echo(line)
+    for error in outcome.hook_errors:
+        print(
+            f"orange: warning: {error} (the task is {outcome.to_status} and needs attention; "
+            f"clear it with `orange task ack {outcome.task.id}`)",
+            file=sys.stderr,
+        )
+
+
+def move(ref: TaskRef, to: str, json_out: bool, **options: object) -> None:
+    engine = engine_for(ref)
+    report(engine.transition(ref.task_id, to, options=options), json_out)
+
+
+@app.command("spawn")
+def spawn(task: TaskArg = None, project: ProjectOpt = None, json_out: JsonOpt = False) -> None:
+    """Start a task's agent (its workflow's move out of pending, or its state's entry)."""
+    ref = locate(task, project)
+    report(engine_for(ref).spawn(ref.task_id, options={"explicit": True}), json_out)
+
+
+@app.command("respawn")
+def respawn(task: TaskArg = None, project: ProjectOpt = None, json_out: JsonOpt = False) -> None:
+    """Restart the agent of a task's current state after it died."""
+    ref = locate(task, project)
+    report(engine_for(ref).respawn(ref.task_id), json_out)
+
+
+@app.command("cancel")
+def cancel(
+    task: TaskArg = None,
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask.")] = False,
+    force: Annotated[
+        bool, typer.Option("--force", help="Snapshot unsaved work, then release anyway.")
+    ] = False,
+    project: ProjectOpt = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Cancel a task (kills its agent, releases its worktree; never loses work)."""
+    from orange.errors import InvalidInput
+
+    ref = locate(task, project)
+    if not yes and sys.stdin.isatty():
+        current = ref.store.get(ref.task_id)
+        if not typer.confirm(f"cancel task {current.id} ({current.summary})?"):
+            raise typer.Exit(1)
+    elif not yes and not json_out and not sys.stdin.isatty():
+        raise InvalidInput("refusing to cancel without confirmation", hint="pass --yes")
+    move(ref, "cancelled", json_out, force=force)
+
+
+@app.command("request-changes")
+def request_changes(
+    task: TaskArg = None,
+    message: Annotated[str | None, typer.Option("--message", "-m", help="What to change.")] = None,
+    project: ProjectOpt = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Send a task in review back to its worker, with your feedback in ## Feedback."""
+    from orange.engine.gates import append_to_section
+    from orange.store.store import now_iso
+
+    ref = locate(task, project)
+    text = (message or "").strip()
+
+    def add_feedback(body: str) -> str:
+        if not text:
+            return body
+        return append_to_section(body, "## Feedback", f"{now_iso()} (human):\n{text}")
+
+    engine = engine_for(ref)
+    outcome = engine.transition(ref.task_id, "working", body_edit=add_feedback)
+    report(outcome, json_out)
+
+
+@app.command("complete")
+def complete(task: TaskArg = None, project: ProjectOpt = None, json_out: JsonOpt = False) -> None:
+    """Self-review workflow: the agent is done; hand the task to a human (reviewing)."""
+    move(locate(task, project), "reviewing", json_out)
+
+
+@app.command("stuck")
+def stuck(
+    task: TaskArg = None,
+    reason: Annotated[str | None, typer.Option("--reason", help="Why.")] = None,
+    project: ProjectOpt = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Self-review workflow: the agent cannot finish; ask a human for help."""
+    from orange.engine.gates import append_to_section
+    from orange.store.store import now_iso
+
+    ref = locate(task, project)
+    text = (reason or "").strip()
+
+    def add_reason(body: str) -> str:
+        return append_to_section(body, "## Stuck", f"{now_iso()}: {text}") if text else body
+
+    report(engine_for(ref).transition(ref.task_id, "stuck", body_edit=add_reason), json_out)
+
+
+@app.command("ack")
+def ack(task: TaskArg = None, project: ProjectOpt = None, json_out: JsonOpt = False) -> None:
+    """Clear a task's attention flag."""
+    ref = locate(task, project)
+    updated = engine_for(ref).ack(ref.task_id)
+    if json_out:
+        from orange.cli.output import task_object
+
+        emit_json(task_object(updated))
+    else:
+        typer.echo(f"task {updated.id}: attention cleared")

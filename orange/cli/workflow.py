@@ -1,0 +1,65 @@
+"""``orange workflow ...``: list, show and validate workflows."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from orange.cli.output import emit_json
+
+app = typer.Typer(help="List, show and validate workflows.", no_args_is_help=True)
+
+
+@app.command("list")
+def list_(json_out: Annotated[bool, typer.Option("--json")] = False) -> None:
+    """Shipped and user workflows."""
+    from orange.engine.catalog import list_workflows
+
+    entries = list_workflows()
+    if json_out:
+        emit_json({"workflows": [e._asdict() for e in entries]})
+        return
+    for entry in entries:
+        origin = "user" if entry.is_user else "shipped"
+        typer.echo(f"{entry.name}\t{origin}\t{entry.path}")
+
+
+@app.command("show")
+def show(
+    name: Annotated[str, typer.Argument()],
+    fmt: Annotated[str, typer.Option("--format", help="table or mermaid.")] = "table",
+) -> None:
+    """States and transitions (with gates and hooks) of a workflow."""
+    from orange.engine.catalog import load_named
+    from orange.errors import InvalidInput
+
+    workflow = load_named(name)
+    if fmt == "mermaid":
+        from orange.engine.mermaid import to_mermaid
+
+        typer.echo(to_mermaid(workflow))
+        return
+    if fmt != "table":
+        raise InvalidInput(f"unknown format {fmt!r}", hint="use --format table or --format mermaid")
+    from orange.cli.workflow_table import print_workflow
+
+    print_workflow(workflow)
+
+
+@app.command("validate")
+def validate(file: Annotated[str, typer.Argument(help="A workflow YAML file.")]) -> None:
+    """Check a workflow file; says what is wrong, with the key path."""
+    from pathlib import Path
+
+    from orange.engine.loader import load_workflow_file
+    from orange.errors import NotFound
+
+    path = Path(file)
+    if not path.is_file():
+        raise NotFound(f"no file {file!r}")
+    workflow = load_workflow_file(path, source=str(path))
+    typer.echo(
+        f"{path}: valid workflow {workflow.name!r} "
+        f"({len(workflow.states)} states, {len(workflow.transitions)} transitions)"
+    )

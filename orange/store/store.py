@@ -300,7 +300,8 @@ def _iso(timestamp: int) -> str:
 
 
 def now_iso() -> str:
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    """UTC with milliseconds, so "newest activity first" orders quick successive writes."""
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 __all__ = ["HistoryEntry", "Snapshot", "TaskStore", "now_iso", "taskfile"]

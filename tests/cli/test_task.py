@@ -1,0 +1,206 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from orange.store import layout
+from orange.store.events import Change
+from orange.store.store import TaskStore
+from tests.conftest import Cli, git, run_orange
+
+
+@pytest.fixture
+def project(cli: Cli, repo: Path) -> Path:
+    cli.ok("project", "add", cwd=repo)
+    return repo
+
+
+def create(cli: Cli, *args: str) -> dict[str, object]:
+    result = cli.ok("task", "create", *args, "--no-spawn", "--json")
+    data = result.json()
+    assert isinstance(data, dict)
+    return data
+
+
+def test_create_defaults(cli: Cli, project: Path) -> None:
+    task = create(cli, "", "Add dark mode")
+    assert task["status"] == "pending"
+    assert task["branch"] == f"orange-tasks/{task['id']}"
+    assert task["project"] == "proj"
+    assert task["workflow"] == "default"
+    assert task["review_round"] == 0 and task["crash_count"] == 0
+    assert task["host"] == "testhost"
+    assert len(str(task["id"])) == 8
+
+
+def test_empty_summary_means_clarification(cli: Cli, project: Path) -> None:
+    assert create(cli)["status"] == "clarification"
+
+
+def test_context_from_stdin_becomes_a_section(cli: Cli, project: Path) -> None:
+    result = cli.ok("task", "create", "ctx", "with context", "--context", "-", "--no-spawn",
+                    "--json", stdin="line one\n$(not run) `nor this`\n")  # fmt: skip
+    task_id = result.json()["id"]
+    shown = cli.ok("task", "show", task_id, "--json").json()
+    assert "## Context\n\nline one\n$(not run) `nor this`\n" in shown["body"]
+
+
+@pytest.mark.parametrize(
+    "branch", ["bad..name", "-leading", "has space", "semi;colon:x", "trailing/", "a~b", "x.lock"]
+)
+def test_invalid_branch_names_are_rejected(cli: Cli, project: Path, branch: str) -> None:
+    before = git(project, "for-each-ref", "refs/orange")
+    result = cli("task", "create", branch, "s", "--no-spawn")
+    assert result.code in (1, 2)
+    assert "branch" in result.err or "Usage" in result.err or "No such option" in result.err
+    assert git(project, "for-each-ref", "refs/orange") == before
+
+
+def test_branch_must_be_unique_in_project(cli: Cli, project: Path) -> None:
+    create(cli, "feature-x", "one")
+    result = cli("task", "create", "feature-x", "two", "--no-spawn")
+    assert result.code == 1
+    assert "already used by task" in result.err
+
+
+def test_list_filters_and_sorts_by_activity(cli: Cli, project: Path) -> None:
+    a = create(cli, "a", "first")
+    b = create(cli, "b", "second")
+    c = create(cli, "c", "third")
+    cli.ok("task", "update", str(a["id"]), "--summary", "first, touched last")
+    cli.ok("task", "cancel", str(b["id"]), "--yes")
+    ids = [t["id"] for t in cli.ok("task", "list", "--json").json()["tasks"]]
+    assert ids == [a["id"], c["id"]]
+    all_ids = [t["id"] for t in cli.ok("task", "list", "--all", "--json").json()["tasks"]]
+    assert set(all_ids) == {a["id"], b["id"], c["id"]}
+    only = cli.ok("task", "list", "--status", "cancelled", "--json").json()["tasks"]
+    assert [t["id"] for t in only] == [b["id"]]
+    assert "body" not in only[0]
+    with_body = cli.ok("task", "list", "--json", "--body").json()["tasks"]
+    assert all("body" in t for t in with_body)
+
+
+def test_list_all_projects(cli: Cli, project: Path, tmp_path: Path) -> None:
+    from tests.conftest import make_repo
+
+    other = make_repo(tmp_path / "other")
+    cli.ok("project", "add", cwd=other)
+    cli.ok("task", "create", "here", "in proj", "--no-spawn", cwd=project)
+    cli.ok("task", "create", "there", "in other", "--no-spawn", cwd=other)
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    listed = cli.ok("task", "list", "--json", cwd=outside).json()["tasks"]
+    assert {t["project"] for t in listed} == {"proj", "other"}
+    mine = cli.ok("task", "list", "--json", cwd=project).json()["tasks"]
+    assert {t["project"] for t in mine} == {"proj"}
+    both = cli.ok("task", "list", "--all-projects", "--json", cwd=project).json()["tasks"]
+    assert len(both) == 2
+
+
+def test_show_has_history_with_events(cli: Cli, project: Path) -> None:
+    task = create(cli, "hist", "history please")
+    cli.ok("task", "update", str(task["id"])[:5], "--summary", "changed")
+    shown = cli.ok("task", "show", str(task["id"]), "--json").json()
+    events = [(h["event"], h["actor"]) for h in shown["history"]]
+    assert events == [("task.created", "cli"), ("task.updated", "cli")]
+    assert all(len(h["commit"]) == 40 and h["at"].endswith("Z") for h in shown["history"])
+    log = cli.ok("task", "log", str(task["id"])).out
+    assert "updated summary" in log
+
+
+def test_update_summary_and_branch(cli: Cli, project: Path) -> None:
+    task = create(cli, "old-branch", "s")
+    out = cli.ok("task", "update", str(task["id"]), "--branch", "new-branch", "--json").json()
+    assert out["branch"] == "new-branch"
+    bad = cli("task", "update", str(task["id"]), "--branch", "no..dots")
+    assert bad.code == 1
+    no_wt = cli("task", "update", str(task["id"]), "--branch")
+    assert no_wt.code == 1 and "no worktree" in no_wt.err
+
+
+def test_edit_section_and_whole_body(cli: Cli, project: Path) -> None:
+    task_id = str(create(cli, "e", "edit me")["id"])
+    cli.ok("task", "edit", task_id, "--section", "Notes", "--file", "-", stdin="note 1\n")
+    cli.ok("task", "edit", task_id, "--section", "## Plan", "--file", "-", stdin="APPROACH: x\n")
+    body = cli.ok("task", "show", task_id, "--json").json()["body"]
+    assert "## Notes\n\nnote 1\n" in body and "## Plan\n\nAPPROACH: x\n" in body
+    cli.ok("task", "edit", task_id, "--file", "-", stdin="whole\nbody\n")
+    assert cli.ok("task", "show", task_id, "--json").json()["body"] == "whole\nbody\n"
+
+
+def test_edit_with_editor(
+    cli: Cli, project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    task_id = str(create(cli, "ed", "editor")["id"])
+    script = tmp_path / "fake-editor"
+    script.write_text("#!/bin/sh\nprintf 'from the editor\\n' >> \"$1\"\n")
+    script.chmod(0o755)
+    monkeypatch.setenv("EDITOR", str(script))
+    cli.ok("task", "edit", task_id, "--section", "Notes")
+    assert "from the editor" in cli.ok("task", "show", task_id, "--json").json()["body"]
+
+
+def test_delete_only_ended_tasks(cli: Cli, project: Path) -> None:
+    task_id = str(create(cli, "d", "delete me")["id"])
+    refused = cli("task", "delete", task_id, "--yes")
+    assert refused.code == 1 and "only done or cancelled" in refused.err
+    no_yes = cli("task", "delete", task_id)
+    assert no_yes.code == 1
+    cli.ok("task", "cancel", task_id, "--yes")
+    assert cli("task", "delete", task_id).code == 1  # no terminal to ask on: needs --yes
+    cli.ok("task", "delete", task_id, "--yes")
+    assert cli("task", "show", task_id).code == 1
+    assert "deleted" in git(project, "log", "-1", "--format=%s", layout.TASKS_REF)
+
+
+def test_json_errors_and_exit_codes(cli: Cli, project: Path) -> None:
+    missing = cli("task", "show", "nosuchid", "--json")
+    assert missing.code == 1
+    assert "error" in missing.json()
+    usage = cli("task", "show")
+    assert usage.code == 2
+
+
+def test_broken_task_is_listed_and_show_names_file_and_error(cli: Cli, project: Path) -> None:
+    good = create(cli, "g", "good")
+    store = TaskStore.open(project)
+    path = layout.task_path("broken1")
+    store.commit(lambda snap: Change("broken1", "test", "break", {path: b"---\nid: [x\n---\n"}))
+    listed = cli.ok("task", "list", "--json").json()["tasks"]
+    assert any(t.get("broken") and t["path"] == path for t in listed)
+    assert any(t.get("id") == good["id"] for t in listed)
+    human = cli.ok("task", "list")
+    assert "broken" in human.out
+    shown = cli("task", "show", "broken1")
+    assert shown.code == 1
+    assert path in shown.err and "not valid YAML" in shown.err
+    assert "Traceback" not in shown.err
+
+
+def test_unexpected_errors_exit_3_with_a_log(
+    cli: Cli, project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from orange.home import orange_home
+    from orange.store import store as store_mod
+
+    def explode(self: object) -> object:
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(store_mod.TaskStore, "tasks", explode)
+    result = cli("task", "list")
+    assert result.code == 3
+    assert "internal error" in result.err and "Traceback" not in result.err
+    logs = list((orange_home() / "logs").glob("crash-*.log"))
+    assert logs and "RuntimeError: boom" in logs[0].read_text()
+
+
+def test_real_process_round_trip(project: Path) -> None:
+    created = run_orange(
+        "task", "create", "real", "real process", "--no-spawn", "--json", cwd=project
+    )
+    assert created.code == 0, created.err
+    listed = run_orange("task", "list", "--json", cwd=project)
+    assert listed.code == 0 and "real process" in listed.out
+    bad = run_orange("task", "show", "zzzz", cwd=project)
+    assert bad.code == 1 and bad.err.count("\n") == 1

@@ -89,9 +89,8 @@ def run_demo(*, keep: bool = False) -> None:
         print(_git("log", "--oneline", "refs/orange/tasks", cwd=project), end="")
         _say("And the task list")
         _orange("task", "list", "--all", cwd=project)
-        print(
-            f"\nUntouched working tree: `git status` says {_git('status', '--short', cwd=project)!r}"
-        )
+        status = _git("status", "--short", cwd=project)
+        print(f"\nThe working tree is untouched: `git status --short` prints {status!r}")
     finally:
         if keep:
             print(f"\nkept: {root} (ORANGE_HOME={root / 'orange-home'})")

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from orange.engine.actions import HookContext, Registry, default_registry
+from orange.engine.exitrules import Advance, Crash, MarkDead, Respawn, decide_dead_session
 from orange.engine.gates import archive_section, check_gate, fingerprints
 from orange.engine.loader import load_workflow
 from orange.engine.prompts import build_prompt
@@ -44,6 +45,8 @@ if TYPE_CHECKING:
     from orange.projects import Project
 
 BASELINE_FIELD = "gate_baseline"
+RUN_FIELD = "agent_run"  # a token per agent start: deaths are handled once per run
+DEAD_FIELD = "dead_run"  # "<run>@<status>": the death last handled
 
 
 class WorkingCopies(Protocol):
@@ -217,6 +220,8 @@ class Engine:
             after = after.with_fields(
                 **{BASELINE_FIELD: fingerprints(after.body, workflow.gated_sections(to))}
             )
+            if _spawns(transition.hooks):
+                after = after.with_fields(**{RUN_FIELD: _run_token()})
             state.update(
                 before=before,
                 after=after,
@@ -290,6 +295,80 @@ class Engine:
             )
         spec = respawn_spec(workflow, task.status)
         return self._run_actions(task.id, (spec,), "agent.respawned", options or {})
+
+    def handle_dead_session(self, task_id: str, *, expect_status: str | None = None) -> str:
+        """Apply the workflow's exit-monitoring rules to a task whose agent has died.
+
+        Idempotent: the death of one agent run (``agent_run``) is handled once, however
+        many monitors race; a task that moved meanwhile is left alone.  Returns a short
+        description of what was done (for the monitor's log).
+        """
+        decided: dict[str, Any] = {}
+
+        def compute(snap: Snapshot) -> Change | None:
+            task = self._require(snap, task_id)
+            workflow = workflow_of(snap, task)
+            if workflow.is_terminal(task.status):
+                return None
+            if expect_status is not None and task.status != expect_status:
+                return None
+            run = f"{task.str_field(RUN_FIELD)}@{task.status}"
+            if task.str_field(DEAD_FIELD) == run:
+                return None  # this run's death in this status was handled already
+            body = self._body_for_write(task)
+            decision = decide_dead_session(workflow, task.fields, body, _baseline(task))
+            decided.update(decision=decision, status=task.status)
+            if isinstance(decision, Advance):
+                return None  # the transition below writes
+            fields: dict[str, Any] = {DEAD_FIELD: run, "updated_at": now_iso()}
+            if isinstance(decision, Crash) or (
+                isinstance(decision, Respawn) and decision.count_crash
+            ):
+                fields["crash_count"] = decision.crash_count
+                event = "agent.crashed"
+                what = f"agent crashed in {task.status} ({decision.reason})"
+            else:
+                event = "agent.dead"
+                what = f"agent exited in {task.status} ({decision.reason})"
+            if isinstance(decision, MarkDead | Crash) and not getattr(
+                decision, "escalate_to", None
+            ):
+                fields["attention"] = f"{what}; respawn with `orange task respawn {task.id}`"
+            new = task.with_body(body).with_fields(**fields)
+            return Change(
+                task_id=task.id,
+                event=event,
+                subject=f"task {task.id}: {what}",
+                writes={task.path: new.render().encode()},
+                trailers=(("Orange-Fields", ", ".join(k for k in fields if k != "updated_at")),),
+                actor=self.actor or "monitor",
+            )
+
+        self.store.commit(compute)
+        decision = decided.get("decision")
+        status = decided.get("status", "")
+        if decision is None:
+            return "nothing to do"
+        actor = self.actor or "monitor"
+        try:
+            if isinstance(decision, Advance):
+                self.transition(task_id, decision.to, expect_from=status, actor=actor)
+                return f"advanced {status} -> {decision.to} ({decision.reason})"
+            target = getattr(decision, "escalate_to", None)
+            if target:
+                self.transition(task_id, target, expect_from=status, escalation=True, actor=actor)
+                return f"escalated {status} -> {target} ({decision.reason})"
+            if isinstance(decision, Respawn):
+                task = self.store.get(task_id)
+                spec = respawn_spec(self.workflow(task), task.status)
+                self._run_actions(task_id, (spec,), "agent.respawned", {})
+                return f"respawned the agent of {status} ({decision.reason})"
+        except IllegalTransition:
+            return "the task moved meanwhile"
+        except OrangeError as exc:
+            self.set_attention(task_id, f"monitor could not act: {exc}", event="monitor.failed")
+            return f"failed: {exc}"
+        return f"marked dead in {status} ({decision.reason})"
 
     def ack(self, task_id: str) -> Task:
         """Clear ``attention``."""
@@ -366,6 +445,8 @@ class Engine:
                 updates = self.registry.get(spec.action).prepare(ctx)
                 if updates:
                     after = after.with_fields(**updates)
+            if _spawns(specs):
+                after = after.with_fields(**{RUN_FIELD: _run_token()})
             state.update(before=before, after=after, workflow=workflow, messages=messages)
             return Change(
                 task_id=task.id,
@@ -416,6 +497,12 @@ def respawn_spec(workflow: Workflow, status: str) -> HookSpec:
         return HookSpec("spawn_reviewer", MappingProxyType(params))
     params = {"prompt": prompt, "harness": "task", "permissions": "full", "window": "worker"}
     return HookSpec("spawn_agent", MappingProxyType(params))
+
+
+def _run_token() -> str:
+    import secrets
+
+    return f"{now_iso()}-{secrets.token_hex(3)}"
 
 
 def _spawns(hooks: Iterable[HookSpec]) -> bool:

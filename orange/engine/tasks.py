@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from orange.errors import InvalidInput, NotFound
 from orange.home import host_name
@@ -51,7 +51,11 @@ def workflow_writes(snap: Snapshot, workflow: Workflow) -> dict[str, bytes | Non
     return {} if snap.read(variant) is not None else {variant: text}
 
 
-def committed_workflow_text(snap: Snapshot, task: Task) -> str | None:
+class TreeReader(Protocol):
+    def read(self, path: str) -> bytes | None: ...
+
+
+def committed_workflow_text(snap: TreeReader, task: Task) -> str | None:
     """The definition a task was created under, from the ref."""
     name = task.workflow
     rev = task.str_field("workflow_rev")

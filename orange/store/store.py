@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 
     import pygit2
 
-_MAX_ATTEMPTS = 50
+_MAX_ATTEMPTS = 100
 
 
 @dataclass(frozen=True)
@@ -226,7 +226,7 @@ class TaskStore:
                 if _move_ref(repo, ref, new, change.subject):
                     return str(new)
                 _clear_stale_ref_lock(self.repo.common_dir)
-                time.sleep(random.uniform(0.001, 0.005) * (attempt + 1))
+                time.sleep(random.uniform(0.001, 0.005) * min(attempt + 1, 10))
         raise RefConflict(
             f"{layout.TASKS_REF} kept moving; gave up after {_MAX_ATTEMPTS} attempts",
             hint="try again",
@@ -244,7 +244,7 @@ def _move_ref(
             repo.references.create(layout.TASKS_REF, new)
         else:
             ref.set_target(new, f"orange: {why}")
-    except (pygit2.GitError, pygit2.AlreadyExistsError, ValueError):
+    except (pygit2.GitError, pygit2.AlreadyExistsError, ValueError, OSError):
         return False
     return True
 
@@ -253,11 +253,11 @@ def _clear_stale_ref_lock(common_dir: Path) -> None:
     """Remove git's ``<ref>.lock`` left by a writer killed inside libgit2's ref update.
 
     We hold Orange's flock, so no Orange writer owns it; plain git holds such a lock for
-    milliseconds, so one older than a few seconds is stale.
+    milliseconds, so one older than a second is stale.
     """
     lock = common_dir / f"{layout.TASKS_REF}.lock"
     try:
-        if time.time() - lock.stat().st_mtime > 5:
+        if time.time() - lock.stat().st_mtime > 1:
             lock.unlink()
     except FileNotFoundError:
         pass

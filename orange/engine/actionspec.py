@@ -1,0 +1,65 @@
+"""The hook-action vocabulary a workflow may name, and each action's parameters.
+
+`ACTION_PARAMS` is the single table the loader validates hook lists against; the
+runtime registry in `orange.hooks` must provide exactly these names.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Literal
+
+ParamKind = Literal["prompt", "text", "field", "choice", "argv", "scalar"]
+
+# Frontmatter fields only the engine may change: `increment`/`set_field` refuse them.
+PROTECTED_FIELDS = frozenset({"id", "status", "workflow"})
+
+
+@dataclass(frozen=True)
+class Param:
+    """One parameter of an action.
+
+    ``kind``: ``prompt`` (a key of the workflow's ``prompts``), ``text`` (a string),
+    ``field`` (a frontmatter field name), ``choice`` (one of ``choices``), ``argv`` (a
+    non-empty list of strings) or ``scalar`` (string, integer, boolean or null).
+    ``default`` is filled into `HookSpec.params` when the file omits the parameter.
+    """
+
+    kind: ParamKind
+    required: bool = False
+    choices: tuple[str, ...] = ()
+    default: object = None
+
+
+_NONE: Mapping[str, Param] = {}
+_HARNESS = ("task", "review")
+_PERMISSIONS = ("full", "reduced")
+
+ACTION_PARAMS: Mapping[str, Mapping[str, Param]] = {
+    "acquire_workspace": _NONE,
+    "release_workspace": _NONE,
+    "kill_session": _NONE,
+    "spawn_next": _NONE,
+    "push_branch": _NONE,
+    "delete_remote_branch": _NONE,
+    "create_pr": _NONE,
+    "kill_reviewer": _NONE,
+    "spawn_agent": {
+        "prompt": Param("prompt", required=True),
+        "harness": Param("choice", choices=_HARNESS, default="task"),
+        "permissions": Param("choice", choices=_PERMISSIONS, default="full"),
+        "increment": Param("field"),
+        "window": Param("text", default="worker"),
+    },
+    "spawn_reviewer": {
+        "prompt": Param("prompt", required=True),
+        "harness": Param("choice", choices=_HARNESS, default="review"),
+        "permissions": Param("choice", choices=_PERMISSIONS, default="reduced"),
+    },
+    "notify_worker": {"message": Param("prompt", required=True)},
+    "increment": {"field": Param("field", required=True)},
+    "set_field": {"field": Param("field", required=True), "value": Param("scalar", required=True)},
+    "notify": {"message": Param("text")},
+    "run_command": {"argv": Param("argv", required=True)},
+}

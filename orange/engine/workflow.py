@@ -1,0 +1,179 @@
+"""A loaded workflow as frozen values: states, transitions, gates, hooks, exit rules.
+
+`orange.engine.loader` builds these from YAML once, validated; nothing else in Orange
+reads workflow YAML.  Mappings are read-only views that keep the file's order (the
+first state is where tasks start by default).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Literal
+
+from orange.engine.when import When
+
+Verdict = Literal["PASS", "FAIL"]
+AgentWindow = Literal["worker", "reviewer", "none"]
+RuleAction = Literal["crash", "mark_dead", "respawn"]
+
+
+@dataclass(frozen=True)
+class HookSpec:
+    """One hook list item: an action name and its parameters.
+
+    ``params`` holds every parameter the action declares a default for (defaults filled
+    in) plus the optional ones the file gave; see `orange.engine.actionspec`.
+    """
+
+    action: str
+    params: Mapping[str, object] = field(default_factory=dict, hash=False)
+
+    def get(self, name: str, default: object = None) -> object:
+        return self.params.get(name, default)
+
+
+@dataclass(frozen=True)
+class Gate:
+    """An artifact requirement on the task body (also the shape of ``has_artifact``).
+
+    ``section`` is the heading as written, ``"## Handoff"``.  ``required`` false lets
+    the section be empty (it must still exist); ``fields`` asks for at least one line
+    ``FIELD: text``; ``verdict`` asks the first line of the section to be that verdict.
+    """
+
+    section: str
+    required: bool = True
+    fields: tuple[str, ...] = ()
+    verdict: Verdict | None = None
+
+
+@dataclass(frozen=True)
+class State:
+    """A status.  ``agent`` names the tmux window whose agent runs in this state.
+
+    ``on_enter`` runs when a task is created directly in this state (for example in
+    ``clarification`` or ``agent-review``), never on a transition into it.
+    """
+
+    name: str
+    terminal: bool = False
+    respawn_prompt: str | None = None
+    agent: AgentWindow = "none"
+    on_enter: tuple[HookSpec, ...] = ()
+
+
+@dataclass(frozen=True)
+class Transition:
+    """A legal move ``from_ -> to``; ``when`` guards it, ``gate`` checks the body."""
+
+    from_: str
+    to: str
+    when: When | None = None
+    gate: Gate | None = None
+    hooks: tuple[HookSpec, ...] = ()
+
+
+@dataclass(frozen=True)
+class Branch:
+    """One ``then_when`` item: advance to ``then`` when ``when`` holds."""
+
+    when: When
+    then: str
+
+
+@dataclass(frozen=True)
+class ExitRule:
+    """What the monitor does when the agent of a task in ``status`` has died.
+
+    Exactly one of three kinds: ``has_artifact`` set (matches when that gate holds on a
+    fresh artifact), ``no_artifact`` true (matches when no ``has_artifact`` rule of the
+    status matched) or neither (matches whenever the status does).  Exactly one
+    outcome: ``then``, ``then_when`` or ``action``.  ``stuck_after`` is the crash count
+    at which a ``crash`` (or counting ``respawn``) escalates.
+    """
+
+    status: str
+    has_artifact: Gate | None = None
+    no_artifact: bool = False
+    then: str | None = None
+    then_when: tuple[Branch, ...] = ()
+    action: RuleAction | None = None
+    stuck_after: int | None = None
+
+    @property
+    def is_fallback(self) -> bool:
+        """True for ``no_artifact`` and status-only rules."""
+        return self.has_artifact is None
+
+
+@dataclass(frozen=True)
+class ExitMonitoring:
+    poll_interval: int = 30
+    rules: tuple[ExitRule, ...] = ()
+
+
+@dataclass(frozen=True)
+class Escalation:
+    """The crash rule's monitor-only move to ``to`` from any active state."""
+
+    to: str
+    hooks: tuple[HookSpec, ...] = ()
+
+
+@dataclass(frozen=True)
+class Workflow:
+    """A validated workflow.  ``source_text`` is the exact YAML it was loaded from."""
+
+    name: str
+    version: int
+    description: str
+    states: Mapping[str, State]
+    transitions: tuple[Transition, ...]
+    exit_monitoring: ExitMonitoring
+    prompts: Mapping[str, str]
+    initial_statuses: tuple[str, ...]
+    empty_summary_status: str | None
+    escalation: Escalation | None
+    source: str
+    source_text: str = field(repr=False)
+
+    @property
+    def initial_status(self) -> str:
+        """Where ``task create`` puts a task unless told otherwise."""
+        return self.initial_statuses[0]
+
+    def transitions_between(self, from_: str, to: str) -> tuple[Transition, ...]:
+        """All transitions ``from_ -> to`` in file order (several when ``when`` splits)."""
+        return tuple(t for t in self.transitions if t.from_ == from_ and t.to == to)
+
+    def has_transition(self, from_: str, to: str) -> bool:
+        return any(t.from_ == from_ and t.to == to for t in self.transitions)
+
+    def targets_from(self, status: str) -> list[str]:
+        """The statuses ``task update`` may move to from ``status``, in file order."""
+        return list(dict.fromkeys(t.to for t in self.transitions if t.from_ == status))
+
+    def is_terminal(self, status: str) -> bool:
+        """True for a terminal state; False for an active or unknown one."""
+        state = self.states.get(status)
+        return state is not None and state.terminal
+
+    def active_states(self) -> tuple[str, ...]:
+        """The non-terminal states, in file order."""
+        return tuple(name for name, state in self.states.items() if not state.terminal)
+
+    def rules_for(self, status: str) -> tuple[ExitRule, ...]:
+        """Exit-monitoring rules of ``status``, in file order."""
+        return tuple(r for r in self.exit_monitoring.rules if r.status == status)
+
+    def gated_sections(self, status: str) -> tuple[str, ...]:
+        """Headings whose freshness matters in ``status``.
+
+        Those named by gates of transitions out of ``status`` and by its
+        ``has_artifact`` rules; the engine fingerprints them when a task enters
+        ``status``.
+        """
+        headings = [t.gate.section for t in self.transitions if t.from_ == status and t.gate]
+        headings += [r.has_artifact.section for r in self.rules_for(status) if r.has_artifact]
+        return tuple(dict.fromkeys(headings))

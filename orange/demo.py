@@ -1,7 +1,9 @@
-"""``orange demo``: Orange's store walked through in a throwaway repository.
+"""``orange demo``: two tasks driven through the default workflow by scripted agents.
 
-Everything happens under a temporary directory with its own ``ORANGE_HOME``; nothing of
-the user's is touched.  ``--keep`` leaves the directory for a look.
+Everything happens in a temporary directory with its own ``ORANGE_HOME`` and its own
+tmux server; nothing of the user's is touched.  The demo agent (`orange.demo_agent`)
+plans, implements and commits, a reviewer fails round 1 and passes round 2, the worker
+is notified and fixes, and both tasks are merged.  ``--keep`` leaves it all for a look.
 """
 
 from __future__ import annotations
@@ -11,18 +13,10 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
-
-def _say(text: str) -> None:
-    print(f"\n\033[1;33m==> {text}\033[0m", flush=True)
-
-
-def _orange(*args: str, cwd: Path, stdin: str | None = None) -> None:
-    print(f"$ orange {' '.join(args)}", flush=True)
-    subprocess.run(
-        [sys.executable, "-m", "orange", *args], cwd=cwd, input=stdin, text=True, check=True
-    )
+TIMEOUT = 90.0
 
 
 def _git(*args: str, cwd: Path) -> str:
@@ -31,68 +25,148 @@ def _git(*args: str, cwd: Path) -> str:
     ).stdout
 
 
+def _orange(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "orange", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+
+def _setup(root: Path) -> Path:
+    home = root / "orange-home"
+    home.mkdir()
+    agent = [sys.executable, "-m", "orange.demo_agent"]
+    config = {
+        "harnesses": {
+            "demo": {
+                "command": [*agent, "--role", "worker", "{prompt}"],
+                "review_command": [
+                    *agent,
+                    "--role",
+                    "reviewer",
+                    "--reviews",
+                    "FAIL,PASS",
+                    "{prompt}",
+                ],
+            }
+        }
+    }
+    import yaml
+
+    (home / "config.yml").write_text(yaml.safe_dump(config))
+    os.environ.update(
+        ORANGE_HOME=str(home),
+        ORANGE_TMUX_SOCKET=f"orange-demo-{os.getpid()}",
+        GIT_AUTHOR_NAME="Orange Demo",
+        GIT_AUTHOR_EMAIL="demo@orange.invalid",
+        GIT_COMMITTER_NAME="Orange Demo",
+        GIT_COMMITTER_EMAIL="demo@orange.invalid",
+    )
+    project = root / "coffee"
+    project.mkdir()
+    _git("init", "-q", "-b", "main", cwd=project)
+    (project / "README.md").write_text("# coffee\n")
+    _git("add", "README.md", cwd=project)
+    _git("commit", "-q", "-m", "initial commit", cwd=project)
+    return project
+
+
 def run_demo(*, keep: bool = False) -> None:
+    from rich.console import Console
+
+    console = Console(highlight=False)
     root = Path(tempfile.mkdtemp(prefix="orange-demo-"))
-    os.environ["ORANGE_HOME"] = str(root / "orange-home")
+    started = time.monotonic()
+    project = _setup(root)
     try:
-        project = root / "coffee"
-        project.mkdir()
-        _git("init", "-q", "-b", "main", cwd=project)
-        _git(
-            "-c",
-            "user.name=Orange Demo",
-            "-c",
-            "user.email=demo@orange.invalid",
-            "commit",
-            "-q",
-            "--allow-empty",
-            "-m",
-            "initial commit",
-            cwd=project,
-        )
-        _say("Register a project")
-        _orange("project", "add", "--pool-size", "2", cwd=project)
-        _say("Create tasks (they are TASK.md files committed on refs/orange/tasks)")
-        _orange("task", "create", "dark-mode", "Add a dark mode toggle", "--no-spawn", cwd=project)
-        _orange(
-            "task",
-            "create",
-            "fix-login",
-            "Fix the login redirect loop",
-            "--context",
-            "-",
-            "--no-spawn",
-            cwd=project,
-            stdin="Users land on /login again after signing in.\n",
-        )
-        _orange("task", "create", "--no-spawn", cwd=project)
-        _say("Change them")
-        listing = _git("log", "--format=%s", "refs/orange/tasks", cwd=project)
-        first = listing.splitlines()[-1].split()[1].rstrip(":")
-        _orange(
-            "task", "update", first, "--summary", "Add a dark mode toggle to settings", cwd=project
-        )
-        _orange(
-            "task",
-            "edit",
-            first,
-            "--section",
-            "Notes",
-            "--file",
-            "-",
-            cwd=project,
-            stdin="Follow the system theme by default.\n",
-        )
-        _orange("task", "cancel", first, "--yes", cwd=project)
-        _say("The audit trail is plain git")
-        print("$ git log --oneline refs/orange/tasks")
-        print(_git("log", "--oneline", "refs/orange/tasks", cwd=project), end="")
-        _say("And the task list")
-        _orange("task", "list", "--all", cwd=project)
-        status = _git("status", "--short", cwd=project)
-        print(f"\nThe working tree is untouched: `git status --short` prints {status!r}")
+        console.rule("[bold orange3]Orange demo")
+        console.print(f"throwaway project: {project}")
+        for args in (
+            ["project", "add", "--pool-size", "2"],
+            ["task", "create", "dark-mode", "Add a dark mode toggle", "--harness", "demo"],
+            ["task", "create", "fix-login", "Fix the login redirect", "--harness", "demo"],
+        ):
+            result = _orange(*args, cwd=project)
+            console.print(f"[dim]$ orange {' '.join(args)}[/dim]\n{result.stdout.strip()}")
+            if result.returncode != 0:
+                raise SystemExit(f"demo failed: {result.stderr.strip()}")
+        _watch(console, project)
+        for task_id in _task_ids(project):
+            result = _orange("task", "merge", task_id, "--local", cwd=project)
+            console.print(
+                f"[dim]$ orange task merge {task_id} --local[/dim]\n"
+                f"{result.stdout.strip()}{result.stderr.strip()}"
+            )
+        console.rule("git log --oneline refs/orange/tasks")
+        console.print(_git("log", "--oneline", "refs/orange/tasks", cwd=project).rstrip())
+        console.rule("git log --oneline main (the merged work)")
+        console.print(_git("log", "--oneline", "main", cwd=project).rstrip())
+        console.print(f"\ndone in {time.monotonic() - started:.1f} s")
     finally:
         if keep:
-            print(f"\nkept: {root} (ORANGE_HOME={root / 'orange-home'})")
+            console.print(
+                f"kept: {root}  (ORANGE_HOME={os.environ['ORANGE_HOME']}, "
+                f"tmux -L {os.environ['ORANGE_TMUX_SOCKET']})"
+            )
         else:
+            from orange.hooks.tmux import Tmux
+
+            Tmux().kill_server()
             shutil.rmtree(root, ignore_errors=True)
+
+
+def _task_ids(project: Path) -> list[str]:
+    import json
+
+    listed = json.loads(_orange("task", "list", "--all", "--json", cwd=project).stdout)
+    return [t["id"] for t in sorted(listed["tasks"], key=lambda t: t["created_at"])]
+
+
+def _watch(console: object, project: Path) -> None:
+    """Show the tasks' statuses live until both wait for a human (reviewing)."""
+    import json
+
+    from rich.live import Live
+    from rich.table import Table
+
+    deadline = time.monotonic() + TIMEOUT
+
+    def table(tasks: list[dict[str, object]]) -> Table:
+        view = Table(title="tasks (refreshing)", title_justify="left")
+        for column in ("id", "branch", "status", "round", "latest"):
+            view.add_column(column)
+        for t in tasks:
+            view.add_row(
+                str(t["id"]),
+                str(t["branch"]),
+                str(t["status"]),
+                str(t["review_round"]),
+                str(t.get("latest", "")),
+            )
+        return view
+
+    with Live(table([]), refresh_per_second=4, console=console) as live:  # type: ignore[arg-type]
+        while True:
+            listed = json.loads(_orange("task", "list", "--json", cwd=project).stdout)["tasks"]
+            for t in listed:
+                log = _git(
+                    "log",
+                    "-1",
+                    "--format=%s",
+                    "refs/orange/tasks",
+                    "--",
+                    f"tasks/*/{t['id']}/TASK.md",
+                    cwd=project,
+                )
+                t["latest"] = log.strip().split(": ", 1)[-1]
+            live.update(table(listed))
+            if listed and all(t["status"] == "reviewing" for t in listed):
+                return
+            if any(t["status"] in ("stuck", "cancelled") for t in listed):
+                raise SystemExit("demo failed: a task got stuck")
+            if time.monotonic() > deadline:
+                raise SystemExit("demo failed: the agents took too long")
+            time.sleep(0.5)

@@ -20,13 +20,14 @@ app = typer.Typer(
 
 
 def _register() -> None:
-    from orange.cli import demo, moves, project, task, workflow
+    from orange.cli import demo, moves, project, runtime, task, workflow, workspace
 
-    del moves  # registers its commands on task.app
+    del moves, runtime  # they register their commands on task.app
 
     app.add_typer(project.app, name="project")
     app.add_typer(task.app, name="task")
     app.add_typer(workflow.app, name="workflow")
+    app.add_typer(workspace.app, name="workspace")
     app.command("demo")(demo.demo)
 
 

@@ -37,37 +37,33 @@ def create(
     summary: Annotated[str, typer.Argument(help="What to do (empty: clarification).")] = "",
     context: Annotated[str | None, typer.Option("--context", help="'-' reads stdin.")] = None,
     status: Annotated[str | None, typer.Option("--status", help="Initial status.")] = None,
-    harness: Annotated[str | None, typer.Option("--harness")] = None,
+    harness: Annotated[str | None, typer.Option("--harness", help="Agent to run.")] = None,
     review_harness: Annotated[str | None, typer.Option("--review-harness")] = None,
+    effort: Annotated[str | None, typer.Option("--effort", help="Worker effort level.")] = None,
+    review_effort: Annotated[str | None, typer.Option("--review-effort")] = None,
     project: ProjectOpt = None,
     no_spawn: Annotated[bool, typer.Option("--no-spawn", help="Do not start an agent.")] = False,
     json_out: JsonOpt = False,
 ) -> None:
-    """Create a task."""
+    """Create a task, and start its agent unless --no-spawn."""
     from orange import projects
-    from orange.engine.catalog import load_named
-    from orange.engine.tasks import create_task
+    from orange.cli.launch import create_and_spawn
 
     proj = projects.infer(name=project)
-    workflow = load_named(proj.workflow)
     context_text = _read_text(context) if context is not None else None
-    task = create_task(
-        store_for(proj),
+    create_and_spawn(
         proj,
-        workflow,
         summary=summary,
         branch=branch or None,
         context=context_text,
         status=status,
-        harness=harness or "",
-        review_harness=review_harness or "",
+        harness=harness,
+        review_harness=review_harness,
+        effort=effort,
+        review_effort=review_effort,
+        spawn=not no_spawn,
+        json_out=json_out,
     )
-    if json_out:
-        from orange.cli.output import task_object
-
-        emit_json(task_object(task))
-    else:
-        typer.echo(f"created task {task.id} [{task.status}] on branch {task.branch}")
 
 
 @app.command("list")
@@ -186,26 +182,26 @@ def update(
     changes: dict[str, object] = {}
     if summary is not None:
         changes["summary"] = summary
-    if branch is not None:
-        changes["branch"] = branch or _adopted_branch(ref)
-    if not changes:
+    if not changes and branch is None:
         raise InvalidInput("nothing to update", hint="pass --summary, --branch or --status")
-    updated = update_fields(ref.store, ref.task_id, changes)
+    from orange.cli.context import engine_for
+
+    engine = engine_for(ref)
+    updated = ref.store.get(ref.task_id)
+    if changes:
+        updated = update_fields(ref.store, ref.task_id, changes, copies=engine.copies)
+    if branch is not None:
+        from orange.hooks.rename import rename_branch
+
+        changes["branch"] = branch
+        updated = rename_branch(engine, updated, branch or None)
+    engine.sync_copy(updated)
     if json_out:
         from orange.cli.output import task_object
 
         emit_json(task_object(updated))
     else:
         typer.echo(f"updated task {updated.id}: {', '.join(changes)}")
-
-
-def _adopted_branch(ref: object) -> str:
-    from orange.errors import InvalidInput
-
-    raise InvalidInput(
-        "this task has no worktree to adopt a branch from",
-        hint="pass the branch name: --branch NAME",
-    )
 
 
 @app.command("edit")
@@ -241,7 +237,11 @@ def edit(
             return text
         return set_section(current_task.body, heading, text)
 
-    updated = edit_body(ref.store, ref.task_id, new_body, what=f"{what}")
+    from orange.cli.context import engine_for
+
+    engine = engine_for(ref)
+    updated = edit_body(ref.store, ref.task_id, new_body, what=what, copies=engine.copies)
+    engine.sync_copy(updated)
     if json_out:
         from orange.cli.output import task_object
 

@@ -52,16 +52,17 @@ DEAD_FIELD = "dead_run"  # "<run>@<status>": the death last handled
 class WorkingCopies(Protocol):
     """The agent's TASK.md working copy in its worktree (provided by the runtime)."""
 
-    def take_in(self, task: Task) -> str | None:
-        """The body to commit: the working copy merged with the ref, or None."""
+    def take_in(self, task: Task) -> tuple[str, bool] | None:
+        """(body to commit: the working copy merged with the ref, had a conflict), or
+        None when the task has no working copy here."""
 
     def after_write(self, task: Task) -> None:
         """Bring the working copy up to date with the committed task."""
 
 
 class AgentProbe(Protocol):
-    def is_alive(self, task: Task) -> bool:
-        """Whether the agent of the task's current state is running."""
+    def is_alive(self, task: Task, agent: str) -> bool:
+        """Whether the task's agent (``worker`` or ``reviewer`` window) is running."""
 
 
 @dataclass
@@ -147,6 +148,7 @@ class Engine:
         self.copies = copies
         self.probe = probe
         self.actor = actor
+        self._conflicts: set[str] = set()
 
     @property
     def project_path(self) -> str | None:
@@ -251,6 +253,7 @@ class Engine:
         after: Task = state["after"]
         outcome = Outcome(after, state["before"].status, to, commit, messages=state["messages"])
         self._sync_copy(after)
+        self._flag_conflict(after.id, outcome)
         self._run_effects(
             state["transition"].hooks, state["workflow"], state["before"], after, opts, outcome
         )
@@ -288,7 +291,7 @@ class Engine:
                 f"task {task.id} has no workspace",
                 hint=f"start it with `orange task spawn {task.id}`",
             )
-        if self.probe is not None and self.probe.is_alive(task):
+        if self.probe is not None and self.probe.is_alive(task, state.agent):
             raise InvalidInput(
                 f"task {task.id}'s agent is still running",
                 hint=f"attach with `orange task attach {task.id}`",
@@ -385,10 +388,30 @@ class Engine:
         return task
 
     def _body_for_write(self, task: Task) -> str:
+        """The body to validate and commit: the agent's working copy merged in."""
         if self.copies is None:
             return task.body
         merged = self.copies.take_in(task)
-        return task.body if merged is None else merged
+        if merged is None:
+            return task.body
+        body, conflict = merged
+        if conflict:
+            self._conflicts.add(task.id)
+        return body
+
+    def _flag_conflict(self, task_id: str, outcome: Outcome) -> None:
+        if task_id in self._conflicts:
+            self._conflicts.discard(task_id)
+            reason = (
+                "TASK.md changed in the worktree and in Orange at once; both versions are "
+                "kept between conflict markers: resolve them and `orange task ack`"
+            )
+            outcome.messages.append(f"warning: {reason}")
+            outcome.task = self.set_attention(task_id, reason, event="body.conflict")
+
+    def sync_copy(self, task: Task) -> None:
+        """Bring the task's working copy up to date after a write made elsewhere."""
+        self._sync_copy(task)
 
     def _sync_copy(self, task: Task) -> None:
         if self.copies is not None:
@@ -460,8 +483,15 @@ class Engine:
         after: Task = state["after"]
         outcome = Outcome(after, after.status, after.status, commit, messages=state["messages"])
         self._sync_copy(after)
+        self._flag_conflict(after.id, outcome)
         self._run_effects(specs, state["workflow"], state["before"], after, options, outcome)
         return outcome
+
+    def set_fields(self, task_id: str, fields: dict[str, Any], event: str, what: str) -> Task:
+        """Set non-status fields in one commit (a PR url, a rename): for the runtime."""
+        if "status" in fields:
+            raise InvalidInput("status changes go through transition()")
+        return self._set_fields(task_id, fields, event, what)
 
     def _set_fields(self, task_id: str, fields: dict[str, Any], event: str, what: str) -> Task:
         result: list[Task] = []

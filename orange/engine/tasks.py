@@ -20,6 +20,7 @@ from orange.store.store import Snapshot, TaskStore, now_iso
 from orange.store.task import Task, ordered
 
 if TYPE_CHECKING:
+    from orange.engine.engine import WorkingCopies
     from orange.engine.workflow import Workflow
     from orange.projects import Project
 
@@ -131,7 +132,9 @@ def create_task(
     return created[0]
 
 
-def update_fields(store: TaskStore, task_id: str, changes: dict[str, Any]) -> Task:
+def update_fields(
+    store: TaskStore, task_id: str, changes: dict[str, Any], copies: WorkingCopies | None = None
+) -> Task:
     """Set plain frontmatter fields (summary, branch, ...), one ``task.updated`` commit."""
     forbidden = sorted(ENGINE_FIELDS & changes.keys())
     if forbidden:
@@ -151,17 +154,27 @@ def update_fields(store: TaskStore, task_id: str, changes: dict[str, Any]) -> Ta
             return None
         return task.with_fields(**changes)
 
-    return _write(store, task_id, mutate, event="task.updated", what=", ".join(changes))
+    return _write(
+        store, task_id, mutate, event="task.updated", what=", ".join(changes), copies=copies
+    )
 
 
-def edit_body(store: TaskStore, task_id: str, new_body: Callable[[Task], str], what: str) -> Task:
+def edit_body(
+    store: TaskStore,
+    task_id: str,
+    new_body: Callable[[Task], str],
+    what: str,
+    copies: WorkingCopies | None = None,
+) -> Task:
     """Replace the body (or a section of it, via ``new_body``), one commit."""
 
     def mutate(snap: Snapshot, task: Task) -> Task | None:
         body = new_body(task)
         return None if body == task.body else task.with_body(body)
 
-    return _write(store, task_id, mutate, event="task.updated", what=what, field_names="body")
+    return _write(
+        store, task_id, mutate, event="task.updated", what=what, field_names="body", copies=copies
+    )
 
 
 def delete_task(store: TaskStore, task_id: str) -> Task:
@@ -194,11 +207,23 @@ def _write(
     event: str,
     what: str,
     field_names: str | None = None,
+    copies: WorkingCopies | None = None,
 ) -> Task:
+    """One commit of ``mutate``'s change.  With ``copies``, the agent's working copy is
+    taken in first (DESIGN §3): every write from any side keeps the other's words."""
     result: list[Task] = []
 
     def compute(snap: Snapshot) -> Change | None:
         task = _require(snap, task_id)
+        if copies is not None:
+            merged = copies.take_in(task)
+            if merged is not None and merged[0] != task.body:
+                task = task.with_body(merged[0])
+                field_names_now = f"{field_names or what}, body"
+            else:
+                field_names_now = field_names or what
+        else:
+            field_names_now = field_names or what
         changed = mutate(snap, task)
         if changed is None:
             result[:] = [task]
@@ -210,7 +235,7 @@ def _write(
             event=event,
             subject=f"task {task.id}: updated {what}",
             writes={task.path: changed.render().encode()},
-            trailers=(("Orange-Fields", field_names or what),),
+            trailers=(("Orange-Fields", field_names_now),),
         )
 
     store.commit(compute)

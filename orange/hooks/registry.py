@@ -6,5 +6,6 @@ from orange.engine.actions import Action
 
 
 def runtime_actions() -> dict[str, Action]:
-    """Actions that touch the world.  Names missing here stay "not available"."""
-    return {}
+    from orange.hooks.actions import runtime_action_table
+
+    return runtime_action_table()

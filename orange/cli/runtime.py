@@ -1,0 +1,118 @@
+"""Commands that work with the running side of a task: attach, peek, merge, PRs."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from orange.cli.context import engine_for, locate
+from orange.cli.moves import TaskArg, report
+from orange.cli.output import emit_json
+from orange.cli.task import JsonOpt, ProjectOpt, app
+
+
+@app.command("attach")
+def attach(task: TaskArg = None, project: ProjectOpt = None) -> None:
+    """Attach to a task's tmux session (respawning a dead agent first when allowed)."""
+    from orange.errors import InvalidInput
+    from orange.hooks.tmux import Tmux
+
+    ref = locate(task, project)
+    engine = engine_for(ref)
+    current = ref.store.get(ref.task_id)
+    session = current.str_field("tmux_session")
+    workflow = engine.workflow(current)
+    state = workflow.states.get(current.status)
+    if state is not None and state.respawn_prompt and current.str_field("workspace"):
+        probe = engine.probe
+        if probe is not None and not probe.is_alive(current, state.agent):
+            report(engine.respawn(ref.task_id), False)
+            session = ref.store.get(ref.task_id).str_field("tmux_session")
+    if not session or not Tmux().has_session(session):
+        raise InvalidInput(
+            f"task {current.id} has no running tmux session",
+            hint=f"start it with `orange task spawn {current.id}`",
+        )
+    Tmux().attach(session)
+
+
+@app.command("peek")
+def peek(
+    task: TaskArg = None,
+    lines: Annotated[int, typer.Option("--lines", "-n", help="How many lines.")] = 40,
+    project: ProjectOpt = None,
+) -> None:
+    """Print the recent output of the task's agent."""
+    from orange.errors import InvalidInput
+    from orange.hooks.actions import WORKER, reviewer_window
+    from orange.hooks.tmux import Tmux
+
+    ref = locate(task, project)
+    current = ref.store.get(ref.task_id)
+    session = current.str_field("tmux_session")
+    if not session:
+        raise InvalidInput(f"task {current.id} has no tmux session")
+    state = engine_for(ref).workflow(current).states.get(current.status)
+    window = reviewer_window(current) if state and state.agent == "reviewer" else WORKER
+    tmux = Tmux()
+    if tmux.pane(session, window) is None:
+        raise InvalidInput(f"task {current.id} has no {window} window in {session}")
+    typer.echo(tmux.capture(session, window, lines))
+
+
+@app.command("merge")
+def merge(
+    task: TaskArg = None,
+    strategy: Annotated[str | None, typer.Option("--strategy", help="ff or merge.")] = None,
+    local: Annotated[bool, typer.Option("--local", help="Merge here, not via the PR.")] = False,
+    force: Annotated[bool, typer.Option("--force", help="Snapshot unsaved work.")] = False,
+    project: ProjectOpt = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Merge a reviewed task into the default branch and finish it (done)."""
+    from orange.hooks.merge import merge_task
+
+    ref = locate(task, project)
+    engine = engine_for(ref)
+    outcome = merge_task(
+        engine, ref.project, ref.store.get(ref.task_id), strategy=strategy, local=local, force=force
+    )
+    report(outcome, json_out)
+
+
+@app.command("create-pr")
+def create_pr(task: TaskArg = None, project: ProjectOpt = None, json_out: JsonOpt = False) -> None:
+    """Push the task's branch and open a pull request (title: summary; body: ## Handoff)."""
+    from orange.hooks.github import create_pr as open_pr
+
+    ref = locate(task, project)
+    current = ref.store.get(ref.task_id)
+    url = open_pr(ref.project, current)
+    updated = engine_for(ref).set_fields(current.id, {"pr_url": url}, "task.updated", "pr_url")
+    if json_out:
+        from orange.cli.output import task_object
+
+        emit_json(task_object(updated))
+    else:
+        typer.echo(f"task {updated.id}: opened {url}")
+
+
+@app.command("restore")
+def restore(
+    task: Annotated[str, typer.Argument()],
+    snapshot: Annotated[
+        int | None, typer.Option("--snapshot", help="Number (default last).")
+    ] = None,
+    project: ProjectOpt = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Put a task's saved work (from a forced cancel or merge) back on a branch."""
+    from orange.hooks.snapshots import restore as restore_snapshot
+
+    ref = locate(task, project)
+    branch, snap_ref = restore_snapshot(ref.project, ref.store.get(ref.task_id), snapshot)
+    if json_out:
+        emit_json({"id": ref.task_id, "branch": branch, "snapshot": snap_ref})
+    else:
+        typer.echo(f"restored {snap_ref} on branch {branch}")

@@ -1,0 +1,70 @@
+"""``orange workspace ...``: the worktree pool of a project."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from orange.cli.output import emit_json
+
+app = typer.Typer(help="The worktree pool of a project.", no_args_is_help=True)
+ProjectOpt = Annotated[str | None, typer.Option("--project", help="Project name.")]
+JsonOpt = Annotated[bool, typer.Option("--json")]
+
+
+@app.command("init")
+def init(project: ProjectOpt = None, json_out: JsonOpt = False) -> None:
+    """Create all the project's worktrees now (they are otherwise made on first use)."""
+    from orange import projects
+    from orange.hooks.pool import init_pool
+
+    proj = projects.infer(name=project)
+    created = init_pool(proj)
+    if json_out:
+        emit_json({"created": [str(p) for p in created]})
+    else:
+        for path in created:
+            typer.echo(f"created {path}")
+        if not created:
+            typer.echo(f"all {proj.pool_size} workspaces of {proj.name} exist")
+
+
+@app.command("list")
+def list_(project: ProjectOpt = None, json_out: JsonOpt = False) -> None:
+    """Each workspace of the pool and the task that holds it."""
+    from orange import projects
+    from orange.hooks.pool import pool_status
+
+    proj = projects.infer(name=project)
+    rows = pool_status(proj)
+    if json_out:
+        emit_json({"workspaces": rows})
+        return
+    for row in rows:
+        holder = f"task {row['task']} ({row['branch']})" if row["task"] else "free"
+        state = "" if row["exists"] else " (not created yet)"
+        typer.echo(f"{row['name']}\t{holder}{state}")
+
+
+@app.command("gc")
+def gc(
+    project: ProjectOpt = None,
+    force: Annotated[bool, typer.Option("--force", help="Snapshot unsaved work.")] = False,
+    json_out: JsonOpt = False,
+) -> None:
+    """Release worktrees whose task has ended or no longer exists (never losing work)."""
+    from orange import projects
+    from orange.hooks.pool import gc_pool
+
+    proj = projects.infer(name=project)
+    released, kept = gc_pool(proj, force=force)
+    if json_out:
+        emit_json({"released": released, "kept": kept})
+        return
+    for line in released:
+        typer.echo(f"released {line}")
+    for line in kept:
+        typer.echo(f"kept {line}")
+    if not released and not kept:
+        typer.echo("nothing to clean")

@@ -1,0 +1,156 @@
+"""A scripted coding agent for ``orange demo`` and the end-to-end tests.
+
+It plays the part a real agent (Claude Code, codex ...) plays: it runs in its tmux
+pane with the prompt as its one argument, reads and writes the TASK.md working copy
+in its worktree, commits code, and calls ``orange task update --status ...``.  As a
+persistent worker it waits for notifications on stdin (typed by ``notify_worker``).
+
+Every prompt it receives is saved under ``$ORANGE_HOME/agent-log/`` so tests can check
+it arrived byte for byte.
+
+Options: ``--role worker|reviewer``; ``--reviews FAIL,PASS`` (the verdict of each
+review round); ``--die STEP`` to exit early for exit-monitoring tests: ``start``
+(exit 3 at once), ``after-plan`` (write the plan, exit without moving),
+``after-handoff`` (write the handoff, exit without moving), ``after-review`` (write
+the review, exit without moving), ``before-review`` (exit without a verdict).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from orange.engine.gates import section, set_section, verdict
+
+COPY = "ORANGE-TASK.md" if Path("ORANGE-TASK.md").exists() else "TASK.md"
+
+
+def orange(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["orange", *args], capture_output=True, text=True, check=False)
+
+
+def show() -> dict[str, object]:
+    result = orange("task", "show", os.environ["ORANGE_TASK_ID"], "--json")
+    data = json.loads(result.stdout) if result.stdout.strip() else {}
+    return data if isinstance(data, dict) else {}
+
+
+def move(status: str) -> None:
+    result = orange("task", "update", "--status", status)
+    print(result.stdout.strip() or result.stderr.strip(), flush=True)
+
+
+def write_section(heading: str, content: str) -> None:
+    path = Path(COPY)
+    text = path.read_text()
+    head, sep, body = _split(text)
+    path.write_text(head + sep + set_section(body, heading, content))
+
+
+def read_body() -> str:
+    return _split(Path(COPY).read_text())[2]
+
+
+def _split(text: str) -> tuple[str, str, str]:
+    lines = text.splitlines(keepends=True)
+    fences = [i for i, line in enumerate(lines) if line.rstrip("\r\n") == "---"]
+    if len(fences) >= 2 and fences[0] == 0:
+        cut = fences[1] + 1
+        return "".join(lines[:cut]), "", "".join(lines[cut:])
+    return "", "", text
+
+
+def git(*args: str) -> None:
+    subprocess.run(["git", *args], capture_output=True, text=True, check=True)
+
+
+def log_prompt(role: str, prompt: str) -> None:
+    home = Path(os.environ.get("ORANGE_HOME", "."))
+    folder = home / "agent-log"
+    folder.mkdir(parents=True, exist_ok=True)
+    stamp = f"{time.time():.6f}"
+    (folder / f"{os.environ.get('ORANGE_TASK_ID', 'x')}-{role}-{stamp}.txt").write_text(prompt)
+
+
+def wait_for_notification() -> bool:
+    print("waiting for a notification ...", flush=True)
+    line = sys.stdin.readline()
+    print(f"notified: {line.strip()[:80]}", flush=True)
+    return bool(line)
+
+
+def worker(die: str | None) -> int:
+    while True:
+        task = show()
+        status = str(task.get("status", ""))
+        branch = str(task.get("branch", "work"))
+        rounds = int(str(task.get("review_round") or 0))
+        if status == "planning":
+            write_section(
+                "## Plan", "APPROACH: write the feature in small steps\nTOUCHING: feature.txt"
+            )
+            if die == "after-plan":
+                return 0
+            move("working")
+        elif status == "working":
+            body = read_body()
+            fixing = verdict(body) == "FAIL" or section(body, "## Feedback") is not None
+            name = "feature-" + branch.replace("/", "-") + ".txt"
+            with open(name, "a") as handle:
+                handle.write(f"{'fix' if fixing else 'feature'} for round {rounds + 1}\n")
+            git("add", name)
+            git("commit", "-q", "-m", f"{'Fix review findings' if fixing else 'Add feature'}")
+            write_section(
+                "## Handoff",
+                f"DONE: {'fixed the review findings' if fixing else 'the feature'}"
+                f" (round {rounds + 1})\nUNCERTAIN: nothing",
+            )
+            if die == "after-handoff":
+                return 0
+            move("agent-review")
+            if not wait_for_notification():
+                return 0
+        elif status in ("done", "cancelled", "") or not wait_for_notification():
+            return 0
+
+
+def reviewer(reviews: list[str], die: str | None) -> int:
+    task = show()
+    rounds = int(str(task.get("review_round") or 1))
+    wanted = reviews[rounds - 1] if rounds - 1 < len(reviews) else "PASS"
+    if die == "before-review":
+        return 2
+    feedback = "Looks good." if wanted == "PASS" else "The feature needs a test for the edge case."
+    write_section("## Review", f"Verdict: {wanted}\n\n{feedback}")
+    if die == "after-review":
+        return 0
+    if wanted == "PASS":
+        move("reviewing")
+    else:
+        move("working" if rounds < 2 else "stuck")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="orange-demo-agent")
+    parser.add_argument("--role", choices=["worker", "reviewer"], default="worker")
+    parser.add_argument("--reviews", default="PASS")
+    parser.add_argument("--die", default=None)
+    parser.add_argument("prompt")
+    args = parser.parse_args(argv)
+    log_prompt(args.role, args.prompt)
+    print(f"demo {args.role} agent for task {os.environ.get('ORANGE_TASK_ID')}", flush=True)
+    if args.die == "start":
+        return 3
+    if args.role == "reviewer":
+        return reviewer([r.strip().upper() for r in args.reviews.split(",")], args.die)
+    return worker(args.die)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

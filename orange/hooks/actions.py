@@ -1,0 +1,344 @@
+"""The hook actions that touch the world: worktrees, tmux sessions, agents, remotes.
+
+Each follows the two phases of `orange.engine.actions`: ``prepare`` (before the status
+is written, under the store lock: check, and prepare what is reversible — any failure
+rejects the move with nothing written) and ``apply`` (after the write: take effect).
+All are idempotent.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Any, ClassVar
+
+from orange.engine.actions import Action, HookContext
+from orange.engine.engine import respawn_spec
+from orange.errors import HookFailed, OrangeError
+from orange.home import host_name, orange_home
+from orange.hooks import harness as harnesses
+from orange.hooks import workcopy, workspace
+from orange.hooks.git import git
+from orange.hooks.tmux import Tmux
+from orange.projects import Project
+from orange.store.task import Task
+
+WORKER = "worker"
+
+
+def _project(ctx: HookContext) -> Project:
+    if ctx.engine.project is None:
+        raise HookFailed("this action needs a registered project")
+    return ctx.engine.project
+
+
+def _worktree(task: Task) -> Path:
+    path = workspace.local_workspace(task)
+    if path is None:
+        raise HookFailed(f"task {task.id} has no workspace on this machine")
+    return path
+
+
+def reviewer_window(task: Task) -> str:
+    return f"review-{task.int_field('review_round')}"
+
+
+def agent_env(task: Task) -> dict[str, str]:
+    """What an agent process gets: its task, Orange's home, and `orange` on PATH."""
+    env = {"ORANGE_TASK_ID": task.id, "ORANGE_HOME": str(orange_home())}
+    socket = os.environ.get("ORANGE_TMUX_SOCKET")
+    if socket:
+        env["ORANGE_TMUX_SOCKET"] = socket
+    bin_dir = str(Path(sys.executable).parent)
+    path = os.environ.get("PATH", "")
+    if bin_dir not in path.split(os.pathsep):
+        env["PATH"] = os.pathsep.join(p for p in (bin_dir, path) if p)
+    return env
+
+
+class AcquireWorkspace(Action):
+    name = "acquire_workspace"
+
+    def prepare(self, ctx: HookContext) -> dict[str, Any]:
+        project = _project(ctx)
+        task = ctx.task
+        assert ctx.snapshot is not None
+        choice = workspace.choose(ctx.snapshot, project, task)
+        workspace.ensure_worktree(project, choice.path)
+        workspace.checkout_branch(project, choice.path, task.branch, ctx.messages)
+        excludes = (workcopy.COPY, workcopy.ALT_COPY, *harnesses.EXCLUDES)
+        workspace.add_excludes(project, excludes)
+        bound = task.with_fields(workspace=choice.name, host=host_name())
+        workcopy.write_fresh(bound, choice.path)
+        if workcopy.copy_name(choice.path) != workcopy.COPY:
+            ctx.say(
+                f"note: {project.name} tracks its own TASK.md; Orange's task file in "
+                f"{choice.name} is {workcopy.ALT_COPY}"
+            )
+        for name in {task.str_field("harness"), task.str_field("review_harness")} - {""}:
+            try:
+                harnesses.resolve(name).setup(choice.path)
+            except OrangeError:
+                pass  # spawning reports a missing harness with its own clear error
+        return {"workspace": choice.name, "host": host_name()}
+
+
+class ReleaseWorkspace(Action):
+    """Unbind the worktree; never spawns; never loses work (DESIGN §5)."""
+
+    name = "release_workspace"
+
+    def prepare(self, ctx: HookContext) -> dict[str, Any]:
+        path = workspace.local_workspace(ctx.before)
+        if path is None or not path.is_dir():
+            return {"workspace": None} if ctx.before.str_field("workspace") else {}
+        from orange.hooks import snapshots
+
+        project = _project(ctx)
+        unsaved = snapshots.unsaved_work(project, path, ctx.before.branch)
+        if unsaved:
+            if not ctx.options.get("force"):
+                raise HookFailed(
+                    f"task {ctx.before.id} has unsaved work in {path}: {unsaved}",
+                    hint="commit and merge or push it, or pass --force to save it under "
+                    f"refs/orange/snapshots/{ctx.before.id}/ first",
+                )
+            ref = snapshots.save(project, path, ctx.before)
+            ctx.say(
+                f"saved the work of task {ctx.before.id} as {ref} "
+                f"(restore it with `orange task restore {ctx.before.id}`)"
+            )
+        return {"workspace": None}
+
+    def apply(self, ctx: HookContext) -> None:
+        path = workspace.local_workspace(ctx.before)
+        if path is None or not path.is_dir():
+            return
+        workspace.reset(_project(ctx), path)
+
+
+class SpawnAgent(Action):
+    name = "spawn_agent"
+    role_by_permissions: ClassVar[dict[str, str]] = {"full": "worker", "reduced": "respawn"}
+
+    def _harness(self, ctx: HookContext) -> harnesses.Harness:
+        which = str(ctx.spec.get("harness") or "task")
+        task = ctx.task
+        name = task.str_field("review_harness") if which == "review" else ""
+        return harnesses.resolve(name or task.str_field("harness") or None)
+
+    def window(self, ctx: HookContext) -> str:
+        return str(ctx.spec.get("window") or WORKER)
+
+    def prepare(self, ctx: HookContext) -> dict[str, Any]:
+        task = ctx.task
+        if not task.str_field("workspace"):
+            raise HookFailed(f"task {task.id} has no workspace to run an agent in")
+        harness = self._harness(ctx)
+        updates: dict[str, Any] = {"tmux_session": Tmux.session_name(task.project, task.branch)}
+        if not task.str_field("harness"):
+            updates["harness"] = harness.name
+        increment = ctx.spec.get("increment")
+        if increment:
+            updates[str(increment)] = ctx.before.int_field(str(increment)) + 1
+        return updates
+
+    def apply(self, ctx: HookContext) -> None:
+        task = ctx.task
+        tmux = Tmux()
+        session = task.str_field("tmux_session") or Tmux.session_name(task.project, task.branch)
+        window = self.window(ctx)
+        pane = tmux.pane(session, window)
+        if pane is not None and not pane.dead:
+            return  # already running: idempotent
+        start_agent(ctx, tmux, session, window, self._harness(ctx), self.role(ctx))
+
+    def role(self, ctx: HookContext) -> str:
+        return self.role_by_permissions.get(str(ctx.spec.get("permissions") or "full"), "worker")
+
+
+class SpawnReviewer(SpawnAgent):
+    name = "spawn_reviewer"
+
+    def window(self, ctx: HookContext) -> str:
+        return reviewer_window(ctx.task)
+
+    def _harness(self, ctx: HookContext) -> harnesses.Harness:
+        which = str(ctx.spec.get("harness") or "review")
+        task = ctx.task
+        if which == "review":
+            name = task.str_field("review_harness") or task.str_field("harness")
+        else:
+            name = task.str_field("harness")
+        return harnesses.resolve(name or None)
+
+    def role(self, ctx: HookContext) -> str:
+        return "reviewer"
+
+    def apply(self, ctx: HookContext) -> None:
+        task = ctx.task
+        tmux = Tmux()
+        session = task.str_field("tmux_session") or Tmux.session_name(task.project, task.branch)
+        window = self.window(ctx)
+        pane = tmux.pane(session, window)
+        if pane is not None and not pane.dead:
+            return
+        start_agent(ctx, tmux, session, window, self._harness(ctx), "reviewer")
+
+
+def start_agent(
+    ctx: HookContext, tmux: Tmux, session: str, window: str, harness: harnesses.Harness, role: str
+) -> None:
+    task = ctx.task
+    worktree = _worktree(task)
+    prompt = ctx.engine.build_prompt(task, str(ctx.spec.get("prompt")))
+    if workcopy.copy_path(worktree).name != workcopy.COPY:
+        prompt = (
+            f"(This project tracks its own TASK.md: Orange's task file is "
+            f"{workcopy.ALT_COPY}. Read and write that file wherever this says TASK.md.)\n\n"
+            + prompt
+        )
+    effort_key = "review_effort" if role == "reviewer" else "effort"
+    effort = task.str_field(effort_key) or None
+    argv = harness.command(prompt, role=role, effort=effort)  # type: ignore[arg-type]
+    tmux.start(session, window, argv, cwd=worktree, env=agent_env(task))
+
+
+class KillSession(Action):
+    name = "kill_session"
+
+    def prepare(self, ctx: HookContext) -> dict[str, Any]:
+        return {"tmux_session": None} if ctx.before.str_field("tmux_session") else {}
+
+    def apply(self, ctx: HookContext) -> None:
+        session = ctx.before.str_field("tmux_session")
+        if session and ctx.before.str_field("host") in ("", host_name()):
+            Tmux().kill_session(session)
+
+
+class KillReviewer(Action):
+    name = "kill_reviewer"
+
+    def apply(self, ctx: HookContext) -> None:
+        session = ctx.before.str_field("tmux_session")
+        if session:
+            Tmux().kill_window(session, reviewer_window(ctx.before))
+
+
+class NotifyWorker(Action):
+    """Type a message into the worker; if its pane is dead, respawn it instead."""
+
+    name = "notify_worker"
+
+    def apply(self, ctx: HookContext) -> None:
+        task = ctx.task
+        session = task.str_field("tmux_session")
+        if not session:
+            raise HookFailed(f"task {task.id} has no tmux session to notify")
+        tmux = Tmux()
+        pane = tmux.pane(session, WORKER)
+        if pane is not None and not pane.dead:
+            message = ctx.engine.build_prompt(task, str(ctx.spec.get("message")))
+            tmux.send_text(session, WORKER, message)
+            return
+        state = ctx.workflow.states.get(task.status)
+        if state is None or not state.respawn_prompt:
+            raise HookFailed(f"the worker of task {task.id} is not running")
+        spec = respawn_spec(ctx.workflow, task.status)
+        respawn_ctx = HookContext(
+            ctx.engine, spec, ctx.workflow, ctx.before, task, ctx.options, messages=ctx.messages
+        )
+        start_agent(
+            respawn_ctx,
+            tmux,
+            session,
+            WORKER,
+            harnesses.resolve(task.str_field("harness") or None),
+            "worker",
+        )
+        ctx.say(f"the worker of task {task.id} was not running: respawned it")
+
+
+class SpawnNext(Action):
+    """Start the oldest pending task of the project, if a worktree is free."""
+
+    name = "spawn_next"
+
+    def apply(self, ctx: HookContext) -> None:
+        from orange.hooks.workspace import PoolFull
+
+        engine = ctx.engine
+        project = _project(ctx)
+        snap = engine.store.snapshot()
+        pending = [
+            t
+            for t in snap.tasks()
+            if isinstance(t, Task)
+            and t.project == project.name
+            and t.status == "pending"
+            and t.id != ctx.task.id
+        ]
+        pending.sort(key=lambda t: t.str_field("created_at"))
+        for candidate in pending:
+            try:
+                outcome = engine.spawn(candidate.id)
+            except PoolFull:
+                return
+            except OrangeError as exc:
+                ctx.say(f"could not start pending task {candidate.id}: {exc}")
+                continue
+            ctx.say(f"started the next pending task {candidate.id}")
+            ctx.messages.extend(outcome.messages)
+            return
+
+
+class PushBranch(Action):
+    name = "push_branch"
+
+    def apply(self, ctx: HookContext) -> None:
+        project = _project(ctx)
+        if not workspace.has_origin(project.path):
+            raise HookFailed("no remote named origin to push to")
+        git("push", "--quiet", "origin", f"refs/heads/{ctx.task.branch}", cwd=project.path)
+
+
+class DeleteRemoteBranch(Action):
+    name = "delete_remote_branch"
+
+    def apply(self, ctx: HookContext) -> None:
+        project = _project(ctx)
+        branch = ctx.task.branch
+        if not workspace.has_origin(project.path):
+            return
+        if not git("ls-remote", "--heads", "origin", branch, cwd=project.path):
+            return
+        git("push", "--quiet", "origin", "--delete", branch, cwd=project.path)
+
+
+class CreatePr(Action):
+    name = "create_pr"
+
+    def apply(self, ctx: HookContext) -> None:
+        from orange.hooks.github import create_pr
+
+        url = create_pr(_project(ctx), ctx.task)
+        ctx.engine.set_fields(ctx.task.id, {"pr_url": url}, "task.updated", "pr_url")
+        ctx.say(f"opened {url}")
+
+
+def runtime_action_table() -> dict[str, Action]:
+    actions: list[Action] = [
+        AcquireWorkspace(),
+        ReleaseWorkspace(),
+        SpawnAgent(),
+        SpawnReviewer(),
+        KillSession(),
+        KillReviewer(),
+        NotifyWorker(),
+        SpawnNext(),
+        PushBranch(),
+        DeleteRemoteBranch(),
+        CreatePr(),
+    ]
+    return {action.name: action for action in actions}

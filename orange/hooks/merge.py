@@ -1,0 +1,146 @@
+"""``orange task merge`` (seed 001 "The Merge Command"): merge, then move to done.
+
+The command is the engine's caller, not a hook: it does the merge (or sees that the PR
+was merged on GitHub), pushes the default branch, then asks the engine for the move to
+``done``, whose hooks release the worktree, delete the remote branch and start the
+next task.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from orange.engine.engine import Engine, Outcome
+from orange.errors import InvalidInput
+from orange.hooks import github, workspace
+from orange.hooks.git import GitFailed, git, git_ok
+from orange.hooks.snapshots import unsaved_work
+from orange.projects import Project
+from orange.store.task import Task
+
+STRATEGIES = ("ff", "merge")
+
+
+def merge_task(
+    engine: Engine,
+    project: Project,
+    task: Task,
+    *,
+    strategy: str | None,
+    local: bool,
+    force: bool,
+) -> Outcome:
+    if strategy is not None and strategy not in STRATEGIES:
+        raise InvalidInput(f"unknown strategy {strategy!r}", hint="use --strategy ff or merge")
+    if not engine.has_transition(task, "done"):
+        targets = ", ".join(engine.workflow(task).targets_from(task.status))
+        raise InvalidInput(
+            f"task {task.id} is {task.status}; it cannot be merged from there",
+            hint=f"from {task.status} it can go to: {targets or 'nowhere'}",
+        )
+    worktree = workspace.local_workspace(task)
+    if worktree is not None and worktree.is_dir() and not force:
+        dirty = unsaved_work(project, worktree, task.branch, commits=False)
+        if dirty:
+            raise InvalidInput(
+                f"task {task.id} has {dirty} in {worktree}",
+                hint="commit them first, or pass --force to snapshot them",
+            )
+    messages: list[str] = []
+    if task.str_field("pr_url") and not local:
+        state = github.pr_state(project, task.str_field("pr_url"))
+        if state == "OPEN":
+            raise InvalidInput(
+                f"the pull request {task.str_field('pr_url')} is still open",
+                hint="merge it on GitHub first, or merge locally with --local",
+            )
+        if state != "MERGED":
+            raise InvalidInput(
+                f"the pull request {task.str_field('pr_url')} is {state.lower()}",
+                hint="reopen it, or merge locally with --local",
+            )
+        messages.append(f"pull request merged on GitHub: {task.str_field('pr_url')}")
+        if workspace.has_origin(project.path):
+            _try_fetch(project, messages)
+    else:
+        messages.append(merge_locally(project, task.branch, strategy))
+        if workspace.has_origin(project.path):
+            git(
+                "push",
+                "--quiet",
+                "origin",
+                f"refs/heads/{project.default_branch}",
+                cwd=project.path,
+            )
+            messages.append(f"pushed {project.default_branch} to origin")
+    outcome = engine.transition(task.id, "done", options={"force": force})
+    outcome.messages[:0] = messages
+    return outcome
+
+
+def _try_fetch(project: Project, messages: list[str]) -> None:
+    try:
+        git("fetch", "--quiet", "origin", cwd=project.path)
+    except GitFailed as exc:
+        messages.append(f"warning: could not fetch origin: {exc.message}")
+
+
+def merge_locally(project: Project, branch: str, strategy: str | None) -> str:
+    """Merge ``branch`` into the default branch; returns what was done."""
+    repo = project.path
+    default = project.default_branch
+    if not git_ok("rev-parse", "--verify", "--quiet", f"refs/heads/{branch}", cwd=repo):
+        raise InvalidInput(f"branch {branch} does not exist here", hint="nothing to merge")
+    target = f"refs/heads/{default}"
+    if not git_ok("rev-parse", "--verify", "--quiet", target, cwd=repo):
+        raise InvalidInput(f"the default branch {default} does not exist here")
+    old = git("rev-parse", target, cwd=repo)
+    tip = git("rev-parse", f"refs/heads/{branch}", cwd=repo)
+    if git_ok("merge-base", "--is-ancestor", tip, old, cwd=repo):
+        return f"{branch} is already merged into {default}"
+    can_ff = git_ok("merge-base", "--is-ancestor", old, tip, cwd=repo)
+    fast_forward = strategy == "ff" or (strategy is None and can_ff)
+    if fast_forward and not can_ff:
+        raise InvalidInput(
+            f"{default} cannot be fast-forwarded to {branch} (they have diverged)",
+            hint="use --strategy merge, or rebase the branch",
+        )
+    message = f"Merge branch '{branch}'"
+    checkout = workspace.checked_out_in(project, default)
+    if checkout is not None:
+        return _merge_in_checkout(checkout, branch, default, fast_forward, message)
+    if fast_forward:
+        git("update-ref", "-m", f"orange: fast-forward to {branch}", target, tip, old, cwd=repo)
+        return f"fast-forwarded {default} to {branch}"
+    result = git("merge-tree", "--write-tree", "--no-messages", old, tip, cwd=repo, check=False)
+    tree = result.splitlines()[0] if result else ""
+    if not tree or len(result.splitlines()) > 1:
+        raise InvalidInput(
+            f"{branch} does not merge cleanly into {default}",
+            hint="merge or rebase it in the task's worktree first",
+        )
+    commit = git("commit-tree", tree, "-p", old, "-p", tip, "-m", message, cwd=repo)
+    git("update-ref", "-m", f"orange: merge {branch}", target, commit, old, cwd=repo)
+    return f"merged {branch} into {default} ({commit[:10]})"
+
+
+def _merge_in_checkout(
+    checkout: Path, branch: str, default: str, fast_forward: bool, message: str
+) -> str:
+    if git("status", "--porcelain", "--untracked-files=no", cwd=checkout):
+        raise InvalidInput(
+            f"{default} is checked out in {checkout} with uncommitted changes",
+            hint="commit or stash them, then merge again",
+        )
+    if fast_forward:
+        git("merge", "--quiet", "--ff-only", branch, cwd=checkout)
+        return f"fast-forwarded {default} to {branch} in {checkout}"
+    try:
+        git("merge", "--quiet", "--no-ff", "-m", message, branch, cwd=checkout)
+    except GitFailed:
+        git("merge", "--abort", cwd=checkout, check=False)
+        raise InvalidInput(
+            f"{branch} does not merge cleanly into {default}",
+            hint="merge or rebase it in the task's worktree first",
+        ) from None
+    return f"merged {branch} into {default} in {checkout}"

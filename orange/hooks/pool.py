@@ -1,0 +1,94 @@
+"""``orange workspace init|list|gc``: looking after a project's worktree pool."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from orange.hooks import workcopy, workspace
+from orange.hooks.git import git
+from orange.hooks.snapshots import save, unsaved_work
+from orange.projects import Project
+from orange.store.store import TaskStore
+from orange.store.task import Task
+
+
+def _members(project: Project) -> list[tuple[str, Path]]:
+    """Pool names up to the pool size, plus any leftover beyond it (after a shrink)."""
+    names = {workspace.pool_name(project.name, n) for n in range(1, project.pool_size + 1)}
+    root = workspace.workspaces_root()
+    if root.is_dir():
+        prefix = f"{project.name}--"
+        names |= {
+            p.name
+            for p in root.iterdir()
+            if p.name.startswith(prefix) and p.name.removeprefix(prefix).isdigit()
+        }
+    return sorted(
+        ((n, workspace.workspace_path(n)) for n in names),
+        key=lambda item: int(item[0].rsplit("--", 1)[1]),
+    )
+
+
+def init_pool(project: Project) -> list[Path]:
+    created = []
+    for n in range(1, project.pool_size + 1):
+        path = workspace.workspace_path(workspace.pool_name(project.name, n))
+        if not (path / ".git").exists():
+            workspace.ensure_worktree(project, path)
+            created.append(path)
+    return created
+
+
+def pool_status(project: Project) -> list[dict[str, Any]]:
+    snap = TaskStore(project.repo()).snapshot()
+    held = workspace.holders(snap, project.name)
+    branches = {t.id: t.branch for t in snap.tasks() if isinstance(t, Task)}
+    return [
+        {
+            "name": name,
+            "path": str(path),
+            "exists": (path / ".git").exists(),
+            "task": held.get(name),
+            "branch": branches.get(held.get(name, "")),
+        }
+        for name, path in _members(project)
+    ]
+
+
+def gc_pool(project: Project, *, force: bool) -> tuple[list[str], list[str]]:
+    """Release worktrees no active task holds; keep (or with ``force`` snapshot) work."""
+    snap = TaskStore(project.repo()).snapshot()
+    held = workspace.holders(snap, project.name)
+    released: list[str] = []
+    kept: list[str] = []
+    for name, path in _members(project):
+        if name in held or not (path / ".git").exists():
+            continue
+        branch = git("symbolic-ref", "--quiet", "--short", "HEAD", cwd=path, check=False)
+        has_copy = workcopy.copy_path(path).is_file()
+        if not branch and not has_copy and not git("status", "--porcelain", cwd=path):
+            continue  # already clean and detached
+        unsaved = unsaved_work(project, path, branch or "HEAD")
+        if unsaved:
+            owner = _owner(path)
+            if not force or owner is None:
+                kept.append(f"{name}: {unsaved}" + ("" if force else " (use --force to save it)"))
+                continue
+            ref = save(project, path, owner)
+            released.append(f"{name} (work saved as {ref})")
+        else:
+            released.append(name)
+        workspace.reset(project, path)
+    return released, kept
+
+
+def _owner(path: Path) -> Task | None:
+    """The task whose working copy is still in the worktree, if any."""
+    copy = workcopy.copy_path(path)
+    if not copy.is_file():
+        return None
+    try:
+        return Task.parse(copy.read_text(), where=str(copy))
+    except Exception:
+        return None

@@ -1,0 +1,56 @@
+"""Renaming a task's branch while its worktree and tmux session are live."""
+
+from __future__ import annotations
+
+from orange.engine.engine import Engine
+from orange.engine.tasks import update_fields
+from orange.errors import InvalidInput
+from orange.hooks import workspace
+from orange.hooks.git import git, git_ok
+from orange.hooks.tmux import Tmux
+from orange.store.branches import check_branch_name
+from orange.store.task import Task
+
+
+def rename_branch(engine: Engine, task: Task, new: str | None) -> Task:
+    """Rename (``new``) or adopt (None: the branch checked out in the worktree)."""
+    worktree = workspace.local_workspace(task)
+    live = worktree is not None and worktree.is_dir()
+    if new is None:
+        if not live:
+            raise InvalidInput(
+                "this task has no worktree to adopt a branch from",
+                hint="pass the branch name: --branch NAME",
+            )
+        assert worktree is not None
+        new = git("symbolic-ref", "--quiet", "--short", "HEAD", cwd=worktree, check=False)
+        if not new:
+            raise InvalidInput(f"the worktree {worktree} is not on a branch")
+    check_branch_name(new)
+    if new == task.branch:
+        return task
+    renamed_git = False
+    if live and worktree is not None:
+        current = git("symbolic-ref", "--quiet", "--short", "HEAD", cwd=worktree, check=False)
+        if current == task.branch:
+            if git_ok("rev-parse", "--verify", "--quiet", f"refs/heads/{new}", cwd=worktree):
+                raise InvalidInput(f"branch {new} already exists", hint="choose another name")
+            git("branch", "-m", task.branch, new, cwd=worktree)
+            renamed_git = True
+    changes: dict[str, object] = {"branch": new}
+    old_session = task.str_field("tmux_session")
+    new_session = Tmux.session_name(task.project, new) if old_session else None
+    if old_session and new_session:
+        changes["tmux_session"] = new_session
+    try:
+        updated = update_fields(engine.store, task.id, changes)
+    except Exception:
+        if renamed_git and worktree is not None:
+            git("branch", "-m", new, task.branch, cwd=worktree, check=False)
+        raise
+    if old_session and new_session and old_session != new_session:
+        tmux = Tmux()
+        if tmux.has_session(old_session):
+            tmux.rename_session(old_session, new_session)
+    engine.sync_copy(updated)
+    return updated

@@ -1,0 +1,182 @@
+"""The worktree pool: ``$ORANGE_HOME/workspaces/<project>--<n>``, created lazily.
+
+The pool is derived state (DESIGN §2): a workspace is bound exactly when an active task
+on this host names it, and binding is part of the transition commit, which runs under
+the store's write lock — so two tasks never get one worktree.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from orange.errors import HookFailed
+from orange.home import host_name, orange_home
+from orange.hooks.git import GitFailed, git, git_ok
+from orange.projects import Project
+from orange.store.store import Snapshot
+from orange.store.task import Task
+
+
+def workspaces_root() -> Path:
+    return orange_home() / "workspaces"
+
+
+def workspace_path(name: str) -> Path:
+    return workspaces_root() / name
+
+
+def pool_name(project: str, n: int) -> str:
+    return f"{project}--{n}"
+
+
+def local_workspace(task: Task) -> Path | None:
+    """The task's worktree on this machine, if it has one here."""
+    name = task.str_field("workspace")
+    if not name or task.str_field("host") not in ("", host_name()):
+        return None
+    return workspace_path(name)
+
+
+def holders(snap: Snapshot, project: str) -> dict[str, str]:
+    """Workspace name → id of the active task on this host that holds it."""
+    held: dict[str, str] = {}
+    me = host_name()
+    for task in snap.tasks():
+        if not isinstance(task, Task) or not task.is_active or task.project != project:
+            continue
+        name = task.str_field("workspace")
+        if name and task.str_field("host") in ("", me):
+            held[name] = task.id
+    return held
+
+
+@dataclass(frozen=True)
+class Choice:
+    name: str
+    path: Path
+
+
+def choose(snap: Snapshot, project: Project, task: Task) -> Choice:
+    """The task's workspace: the one it holds, else the first free one in the pool."""
+    current = local_workspace(task)
+    if current is not None:
+        return Choice(current.name, current)
+    held = holders(snap, project.name)
+    for n in range(1, project.pool_size + 1):
+        name = pool_name(project.name, n)
+        if name not in held:
+            return Choice(name, workspace_path(name))
+    taken = ", ".join(f"{name} (task {task_id})" for name, task_id in sorted(held.items()))
+    raise PoolFull(
+        f"all {project.pool_size} workspaces of {project.name} are in use: {taken}",
+        hint="finish or cancel one of those tasks, or raise the pool with "
+        f"`orange project update {project.name} --pool-size N`",
+    )
+
+
+class PoolFull(HookFailed):
+    """No free worktree: the task stays where it was."""
+
+
+def ensure_worktree(project: Project, path: Path) -> None:
+    """Create the pool worktree at ``path`` (detached at the default branch) if missing."""
+    if (path / ".git").exists():
+        return
+    if path.exists() and any(path.iterdir()):
+        raise HookFailed(
+            f"{path} exists but is not a worktree of {project.name}", hint="move it away"
+        )
+    path.parent.mkdir(parents=True, exist_ok=True)
+    git("worktree", "prune", cwd=project.path)
+    base = project.default_branch if _has_ref(project.path, project.default_branch) else "HEAD"
+    git("worktree", "add", "--detach", str(path), base, cwd=project.path)
+
+
+def checkout_branch(project: Project, path: Path, branch: str, say: list[str]) -> None:
+    """Put ``branch`` in the worktree: the local branch, else the remote one, else a new
+    branch from the up-to-date default branch."""
+    current = git("symbolic-ref", "--quiet", "--short", "HEAD", cwd=path, check=False)
+    if current == branch:
+        return
+    elsewhere = checked_out_in(project, branch)
+    if elsewhere is not None and elsewhere.resolve() != path.resolve():
+        raise HookFailed(
+            f"branch {branch} is checked out in {elsewhere}",
+            hint="switch that checkout to another branch first",
+        )
+    if git("status", "--porcelain", "--untracked-files=no", cwd=path):
+        raise HookFailed(
+            f"workspace {path.name} has uncommitted changes; cannot switch to {branch}"
+        )
+    remote = has_origin(project.path)
+    if remote:
+        try:
+            git("fetch", "--quiet", "origin", cwd=project.path)
+        except GitFailed as exc:
+            say.append(f"warning: could not fetch origin ({exc.message}); using local refs")
+    try:
+        if _has_ref(project.path, f"refs/heads/{branch}"):
+            git("checkout", "--quiet", branch, cwd=path)
+        elif remote and _has_ref(project.path, f"refs/remotes/origin/{branch}"):
+            git("checkout", "--quiet", "-b", branch, "--track", f"origin/{branch}", cwd=path)
+        else:
+            base = project.default_branch
+            if remote and _has_ref(project.path, f"refs/remotes/origin/{base}"):
+                base = f"origin/{base}"
+            git("checkout", "--quiet", "--no-track", "-b", branch, base, cwd=path)
+    except GitFailed as exc:
+        raise HookFailed(f"could not check out {branch} in {path.name}: {exc.message}") from None
+
+
+def checked_out_in(project: Project, branch: str) -> Path | None:
+    listing = git("worktree", "list", "--porcelain", cwd=project.path)
+    worktree = None
+    for line in listing.splitlines():
+        if line.startswith("worktree "):
+            worktree = Path(line.removeprefix("worktree "))
+        elif line == f"branch refs/heads/{branch}" and worktree is not None:
+            return worktree
+    return None
+
+
+def has_origin(repo: str | Path) -> bool:
+    return "origin" in git("remote", cwd=repo).split()
+
+
+def _has_ref(repo: str | Path, ref: str) -> bool:
+    return git_ok("rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}", cwd=repo)
+
+
+def add_excludes(project: Project, entries: tuple[str, ...]) -> None:
+    """Add entries to the repository's ``info/exclude``, each once."""
+    common = Path(git("rev-parse", "--git-common-dir", cwd=project.path))
+    if not common.is_absolute():
+        common = Path(project.path) / common
+    exclude = common / "info" / "exclude"
+    exclude.parent.mkdir(parents=True, exist_ok=True)
+    existing = exclude.read_text().splitlines() if exclude.exists() else []
+    missing = [e for e in entries if e not in existing]
+    if missing:
+        text = exclude.read_text() if exclude.exists() else ""
+        if text and not text.endswith("\n"):
+            text += "\n"
+        exclude.write_text(text + "".join(f"{e}\n" for e in missing))
+
+
+def tracks(path: Path, name: str) -> bool:
+    """Whether the project itself tracks ``name`` in this worktree."""
+    return bool(git("ls-files", "--", name, cwd=path))
+
+
+def reset(project: Project, path: Path) -> None:
+    """Return a worktree to the pool: detached at the default branch, clean, no task file.
+
+    Callers make sure nothing unsaved is in it first (never lose work).
+    """
+    from orange.hooks import workcopy
+
+    base = project.default_branch if _has_ref(project.path, project.default_branch) else "HEAD"
+    git("checkout", "--quiet", "--force", "--detach", base, cwd=path)
+    git("clean", "-fdq", cwd=path)
+    workcopy.remove(path)

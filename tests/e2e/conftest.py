@@ -1,0 +1,115 @@
+"""End-to-end fixtures: a registered project, a scripted agent as the harness, and a
+tmux server of its own per test (killed afterwards)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+import pytest
+import yaml
+
+from orange.home import orange_home
+from orange.store.store import TaskStore
+from orange.store.task import Task
+from tests.conftest import Result, git, make_repo, run_orange
+
+T = TypeVar("T")
+AGENT = [sys.executable, "-m", "orange.demo_agent"]
+
+
+def wait_for(check: Callable[[], T], timeout: float = 30.0, what: str = "condition") -> T:
+    """Poll ``check`` until it returns something truthy."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = check()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.1)
+
+
+@dataclass
+class World:
+    repo: Path
+    socket: str
+    harnesses: dict[str, Any] = field(default_factory=dict)
+
+    def orange(self, *args: str, stdin: str | None = None, cwd: Path | None = None) -> Result:
+        return run_orange(*args, cwd=cwd or self.repo, stdin=stdin)
+
+    def ok(self, *args: str, stdin: str | None = None, cwd: Path | None = None) -> Result:
+        result = self.orange(*args, stdin=stdin, cwd=cwd)
+        assert result.code == 0, (
+            f"orange {' '.join(args)} -> {result.code}: {result.err}{result.out}"
+        )
+        return result
+
+    def create(self, *args: str) -> str:
+        out = self.ok("task", "create", *args, "--json").out
+        return str(json.loads(out)["id"])
+
+    def task(self, task_id: str) -> Task:
+        return TaskStore.open(self.repo).get(task_id)
+
+    def status(self, task_id: str) -> str:
+        return self.task(task_id).status
+
+    def wait_status(self, task_id: str, status: str, timeout: float = 40.0) -> Task:
+        def reached() -> Task | None:
+            task = self.task(task_id)
+            return task if task.status == status else None
+
+        try:
+            return wait_for(reached, timeout, f"task {task_id} to reach {status}")
+        except AssertionError:
+            task = self.task(task_id)
+            raise AssertionError(
+                f"task {task_id} is {task.status}, not {status}; attention="
+                f"{task.str_field('attention')!r}\n{self.tmux('list-panes', '-a')}"
+            ) from None
+
+    def set_harness(self, name: str, worker: list[str], reviewer: list[str] | None = None) -> None:
+        self.harnesses[name] = {"command": worker, "review_command": reviewer or worker}
+        (orange_home() / "config.yml").write_text(yaml.safe_dump({"harnesses": self.harnesses}))
+
+    def tmux(self, *args: str) -> str:
+        result = subprocess.run(["tmux", "-L", self.socket, *args], capture_output=True,
+                                text=True, check=False)  # fmt: skip
+        return result.stdout
+
+    def prompts(self, task_id: str, role: str) -> list[str]:
+        folder = orange_home() / "agent-log"
+        files = sorted(folder.glob(f"{task_id}-{role}-*.txt")) if folder.is_dir() else []
+        return [f.read_text() for f in files]
+
+
+@pytest.fixture
+def world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[World]:
+    socket = f"orange-test-{uuid.uuid4().hex[:10]}"
+    monkeypatch.setenv("ORANGE_TMUX_SOCKET", socket)
+    bin_dir = str(Path(sys.executable).parent)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}")
+    repo = make_repo(tmp_path / "proj")
+    w = World(repo=repo, socket=socket)
+    w.set_harness(
+        "fake",
+        [*AGENT, "--role", "worker", "{prompt}"],
+        [*AGENT, "--role", "reviewer", "--reviews", "FAIL,PASS", "{prompt}"],
+    )
+    w.ok("project", "add", "--pool-size", "2")
+    yield w
+    subprocess.run(["tmux", "-L", socket, "kill-server"], capture_output=True, check=False)
+
+
+def commits_on(repo: Path, branch: str) -> list[str]:
+    return git(repo, "log", "--format=%s", branch).splitlines()

@@ -1,0 +1,119 @@
+"""Never lose work; prompts and names that try to break shells and tmux (tests 5–9)."""
+
+from __future__ import annotations
+
+import json
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from orange.store import layout
+from tests.conftest import git
+from tests.e2e.conftest import World, wait_for
+
+HOLD = [sys.executable, "-c", "import sys, time; open('argv.txt', 'w').write(sys.argv[1]); "
+        "time.sleep(600)", "{prompt}"]  # fmt: skip
+
+
+def test_cancel_with_uncommitted_work_is_refused_then_forced_and_restored(world: World) -> None:
+    world.set_harness("hold", HOLD)
+    task_id = world.create("keep-me", "Do not lose this", "--harness", "hold")
+    worktree = Path(json.loads(world.ok("task", "show", task_id, "--json").out)["workspace_path"])
+    (worktree / "precious.txt").write_text("hours of work\n")
+    tip = git(world.repo, "rev-parse", layout.TASKS_REF)
+    refused = world.orange("task", "cancel", task_id, "--yes")
+    assert refused.code == 1 and "unsaved work" in refused.err and "--force" in refused.err
+    assert git(world.repo, "rev-parse", layout.TASKS_REF) == tip
+    assert world.status(task_id) == "planning"
+    forced = world.ok("task", "cancel", task_id, "--yes", "--force")
+    assert f"refs/orange/snapshots/{task_id}/1" in forced.out
+    assert world.status(task_id) == "cancelled"
+    assert not (worktree / "precious.txt").exists()
+    restored = world.ok("task", "restore", task_id)
+    branch = restored.out.split("on branch ")[1].strip()
+    assert git(world.repo, "show", f"{branch}:precious.txt") == "hours of work\n"
+
+
+def test_prompt_reaches_the_agent_byte_for_byte(world: World) -> None:
+    world.set_harness("hold", HOLD)
+    summary = "Fix \"quotes\" 'and' $(touch pwned) `uname` $HOME ünïcødé ; && | > x;"
+    task_id = world.create("prompt-test", summary, "--harness", "hold")
+    worktree = Path(json.loads(world.ok("task", "show", task_id, "--json").out)["workspace_path"])
+    received = wait_for(lambda: (worktree / "argv.txt").exists() and
+                        (worktree / "argv.txt").read_text(), what="the prompt")  # fmt: skip
+    from orange.engine.catalog import load_named
+    from orange.engine.prompts import build_prompt
+
+    expected = build_prompt(load_named("default").prompts["worker"],
+                            dict(world.task(task_id).fields))  # fmt: skip
+    assert received == expected
+    assert summary in received and "\n" in received
+    assert not (worktree / "pwned").exists() and not (world.repo / "pwned").exists()
+
+
+@pytest.mark.parametrize(
+    "branch",
+    ["semi;colon", "$(touch pwned)", "-leading", "dot..dot", "colon:name", "back`tick`"],
+    ids=["semicolon", "subshell", "leading-dash", "double-dot", "colon", "backtick"],
+)
+def test_hostile_branch_names_are_rejected_or_handled(world: World, branch: str) -> None:
+    world.set_harness("hold", HOLD)
+    result = world.orange("task", "create", branch, "s", "--harness", "hold")
+    if result.code == 0:
+        task = json.loads(world.ok("task", "list", "--json").out)["tasks"][0]
+        session = task["tmux_session"]
+        assert "." not in session and ":" not in session
+        assert session in world.tmux("list-sessions", "-F", "#{session_name}")
+    else:
+        assert result.code in (1, 2) and "Traceback" not in result.err
+    assert not (world.repo / "pwned").exists()
+
+
+def test_two_agents_transitioning_at_once_both_land(world: World) -> None:
+    world.set_harness("hold", HOLD)
+    a = world.create("race-a", "A", "--harness", "hold")
+    b = world.create("race-b", "B", "--harness", "hold")
+    for task_id in (a, b):
+        world.ok("task", "edit", task_id, "--section", "Plan", "--file", "-",
+                 stdin="APPROACH: go\nTOUCHING: x\n")  # fmt: skip
+    results = {}
+
+    def go(task_id: str) -> None:
+        results[task_id] = world.orange("task", "update", task_id, "--status", "working")
+
+    threads = [threading.Thread(target=go, args=(t,)) for t in (a, b)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert all(r.code == 0 for r in results.values()), {k: v.err for k, v in results.items()}
+    assert world.status(a) == world.status(b) == "working"
+
+
+def test_request_changes_keeps_the_agents_unsaved_edits(world: World) -> None:
+    world.set_harness("hold", HOLD)
+    task_id = world.create("edits", "Edits", "--harness", "hold")
+    show = json.loads(world.ok("task", "show", task_id, "--json").out)
+    copy = Path(show["workspace_path"]) / "TASK.md"
+    world.ok("task", "edit", task_id, "--section", "Plan", "--file", "-",
+             stdin="APPROACH: a\nTOUCHING: b\n")  # fmt: skip
+    world.ok("task", "update", task_id, "--status", "working")
+    world.ok("task", "edit", task_id, "--section", "Handoff", "--file", "-", stdin="DONE: x\n")
+    world.ok("task", "update", task_id, "--status", "agent-review")
+    world.ok("task", "edit", task_id, "--section", "Review", "--file", "-",
+             stdin="Verdict: PASS\n")  # fmt: skip
+    world.ok("task", "update", task_id, "--status", "reviewing")
+    # The agent is writing notes in its working copy, not yet taken into the ref ...
+    copy.write_text(copy.read_text() + "\n## Notes\n\nagent's unsaved thought\n")
+    # ... when a human requests changes.
+    world.ok("task", "request-changes", task_id, "--message", "Please rename the flag")
+    ref_body = world.task(task_id).body
+    assert "Please rename the flag" in ref_body
+    copy_text = copy.read_text()
+    assert "agent's unsaved thought" in copy_text and "Please rename the flag" in copy_text
+    # The agent's next call takes its copy in: both words are in the ref.
+    world.ok("task", "update", task_id, "--summary", "Edits, renamed")
+    final = world.task(task_id).body
+    assert "agent's unsaved thought" in final and "Please rename the flag" in final

@@ -20,7 +20,18 @@ app = typer.Typer(
 
 
 def _register() -> None:
-    from orange.cli import demo, moves, project, runtime, task, workflow, workspace
+    from orange.cli import (
+        demo,
+        hooks,
+        install,
+        monitor,
+        moves,
+        project,
+        runtime,
+        task,
+        workflow,
+        workspace,
+    )
 
     del moves, runtime  # they register their commands on task.app
 
@@ -28,7 +39,12 @@ def _register() -> None:
     app.add_typer(task.app, name="task")
     app.add_typer(workflow.app, name="workflow")
     app.add_typer(workspace.app, name="workspace")
+    app.add_typer(monitor.app, name="monitor")
     app.command("demo")(demo.demo)
+    app.command("install")(install.install)
+    app.add_typer(hooks.app, name="hooks")
+    app.add_typer(hooks.tasks_app, name="tasks")
+    app.command("hook-impl", hidden=True)(hooks.hook_impl)
 
 
 _register()

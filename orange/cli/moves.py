@@ -14,6 +14,9 @@ from orange.cli.task import JsonOpt, ProjectOpt, app
 if TYPE_CHECKING:
     from orange.engine.engine import Outcome
 
+# Statuses in which a human holds the task and may send it back with feedback.
+HUMAN_STATUSES = ("reviewing", "stuck")
+
 TaskArg = Annotated[str | None, typer.Argument(help="Task id (default: this workspace's).")]
 
 
@@ -95,12 +98,25 @@ def request_changes(
     project: ProjectOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
-    """Send a task in review back to its worker, with your feedback in ## Feedback."""
+    """Send a task in review back to its worker, with your feedback in ## Feedback.
+
+    Only from a status a human holds (``reviewing``, or ``stuck`` where the workflow
+    leads back to working): elsewhere a move to working is the agent's own, gated move
+    (``planning`` with a plan, ``agent-review`` with a failed review), which a human's
+    feedback must not make.
+    """
     from orange.engine.gates import append_to_section
+    from orange.errors import IllegalTransition
     from orange.store.store import now_iso
 
     ref = locate(task, project)
     text = (message or "").strip()
+    current = ref.store.get(ref.task_id)
+    if current.status not in HUMAN_STATUSES:
+        raise IllegalTransition(
+            f"task {current.id} is {current.status}; request-changes sends back only a task "
+            f"in {' or '.join(HUMAN_STATUSES)}"
+        )
 
     def add_feedback(body: str) -> str:
         if not text:
@@ -108,7 +124,9 @@ def request_changes(
         return append_to_section(body, "## Feedback", f"{now_iso()} (human):\n{text}")
 
     engine = engine_for(ref)
-    outcome = engine.transition(ref.task_id, "working", body_edit=add_feedback)
+    outcome = engine.transition(
+        ref.task_id, "working", body_edit=add_feedback, expect_from=current.status
+    )
     report(outcome, json_out)
 
 

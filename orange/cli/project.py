@@ -31,10 +31,19 @@ def add(
     """Register the repository at PATH as a project."""
     _check_workflow(workflow)
     project = projects.add(path, name=name, pool_size=pool_size, workflow=workflow)
+    from orange.errors import OrangeError
+    from orange.hooks.githooks import install_hooks
+
+    try:
+        install_hooks(project.path)
+        hooks_note = "git hooks installed"
+    except OrangeError as exc:
+        hooks_note = f"git hooks not installed: {exc} (run `orange hooks install`)"
     if json_out:
         emit_json(asdict(project))
     else:
         typer.echo(f"registered {project.name} ({project.path}, branch {project.default_branch})")
+        typer.echo(hooks_note)
 
 
 @app.command("list")

@@ -1,8 +1,24 @@
-"""A workflow as rich tables, for ``orange workflow show``."""
+"""A workflow as rich tables, for ``orange workflow show``.
+
+Everything shown comes from a workflow file (untrusted input), so it is rendered as
+plain text, never as rich markup.  Nothing is cut off: on a terminal long cells wrap;
+into a pipe or a file the tables take the width they need.
+"""
 
 from __future__ import annotations
 
+import sys
+from typing import TYPE_CHECKING
+
+from orange.engine.actionspec import ACTION_PARAMS
 from orange.engine.workflow import Gate, HookSpec, Workflow
+
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.table import Table
+
+# Output that is not a terminal is not wrapped to 80 columns (rich's default).
+_PIPE_WIDTH = 10_000
 
 
 def _gate(gate: Gate | None) -> str:
@@ -10,53 +26,83 @@ def _gate(gate: Gate | None) -> str:
         return ""
     text = gate.section
     if gate.fields:
-        text += f" ({'/'.join(gate.fields)})"
+        text += f" ({' / '.join(gate.fields)})"
     if gate.verdict:
         text += f", Verdict: {gate.verdict}"
     return text
 
 
 def _hook(spec: HookSpec) -> str:
-    shown = {k: v for k, v in spec.params.items() if v not in (None, "")}
+    """``spawn_agent(prompt=worker)``: parameters left at their defaults are not shown."""
+    declared = ACTION_PARAMS.get(spec.action, {})
+    shown = {
+        k: v
+        for k, v in spec.params.items()
+        if v not in (None, "") and (k not in declared or declared[k].default != v)
+    }
     if not shown:
         return spec.action
     args = ", ".join(f"{k}={v}" for k, v in shown.items())
     return f"{spec.action}({args})"
 
 
-def print_workflow(workflow: Workflow) -> None:
-    from rich.console import Console
+def _hooks(specs: tuple[HookSpec, ...]) -> str:
+    """One hook per line, so a long list wraps between hooks, not inside a name."""
+    return "\n".join(_hook(h) for h in specs)
+
+
+def _table(title: str, columns: tuple[str, ...]) -> Table:
     from rich.table import Table
 
-    console = Console(highlight=False)
-    console.print(f"[bold]{workflow.name}[/bold] v{workflow.version}  {workflow.description}")
-    states = Table(title="states", title_justify="left")
-    for column in ("state", "terminal", "agent", "respawn prompt", "on enter"):
-        states.add_column(column)
+    table = Table(title=title, title_justify="left")
+    for column in columns:
+        table.add_column(column, overflow="fold")
+    return table
+
+
+def _row(table: Table, *cells: str) -> None:
+    from rich.text import Text
+
+    table.add_row(*(Text(cell) for cell in cells))
+
+
+def _console() -> Console:
+    import os
+
+    from rich.console import Console
+
+    piped = not sys.stdout.isatty() and not os.environ.get("COLUMNS")
+    return Console(highlight=False, width=_PIPE_WIDTH if piped else None)
+
+
+def print_workflow(workflow: Workflow) -> None:
+    from rich.text import Text
+
+    console = _console()
+    header = Text()
+    header.append(workflow.name, style="bold")
+    header.append(f" v{workflow.version}  {workflow.description}")
+    console.print(header)
+    states = _table("states", ("state", "terminal", "agent", "respawn prompt", "on enter"))
     for state in workflow.states.values():
-        states.add_row(
+        _row(
+            states,
             state.name,
             "yes" if state.terminal else "",
             state.agent if state.agent != "none" else "",
             state.respawn_prompt or "",
-            ", ".join(_hook(h) for h in state.on_enter),
+            _hooks(state.on_enter),
         )
     console.print(states)
-    moves = Table(title="transitions", title_justify="left")
-    for column in ("from", "to", "when", "gate", "hooks"):
-        moves.add_column(column)
+    moves = _table("transitions", ("from", "to", "when", "gate", "hooks"))
     for t in workflow.transitions:
-        moves.add_row(
-            t.from_, t.to, str(t.when or ""), _gate(t.gate), ", ".join(_hook(h) for h in t.hooks)
-        )
+        _row(moves, t.from_, t.to, str(t.when or ""), _gate(t.gate), _hooks(t.hooks))
     if workflow.escalation:
-        hooks = ", ".join(_hook(h) for h in workflow.escalation.hooks)
-        moves.add_row("(any active)", workflow.escalation.to, "monitor only", "crash rule", hooks)
+        hooks = _hooks(workflow.escalation.hooks)
+        _row(moves, "(any active)", workflow.escalation.to, "monitor only", "crash rule", hooks)
     console.print(moves)
     if workflow.exit_monitoring.rules:
-        rules = Table(title="exit monitoring", title_justify="left")
-        for column in ("status", "when the agent dies", "then"):
-            rules.add_column(column)
+        rules = _table("exit monitoring", ("status", "when the agent dies", "then"))
         for rule in workflow.exit_monitoring.rules:
             if rule.has_artifact is not None:
                 cond = f"has {_gate(rule.has_artifact)}"
@@ -65,10 +111,10 @@ def print_workflow(workflow: Workflow) -> None:
             if rule.then:
                 then = rule.then
             elif rule.then_when:
-                then = "; ".join(f"{b.when} -> {b.then}" for b in rule.then_when)
+                then = "\n".join(f"{b.when} -> {b.then}" for b in rule.then_when)
             else:
                 then = str(rule.action)
                 if rule.stuck_after:
                     then += f" (stuck after {rule.stuck_after})"
-            rules.add_row(rule.status, cond, then)
+            _row(rules, rule.status, cond, then)
         console.print(rules)

@@ -49,10 +49,16 @@ class HookContext:
     options: Mapping[str, Any] = field(default_factory=dict)
     snapshot: Snapshot | None = None
     messages: list[str] = field(default_factory=list)
+    deferred: list[Callable[[], None]] = field(default_factory=list)
 
     def say(self, message: str) -> None:
         """A line for the user (the CLI prints it)."""
         self.messages.append(message)
+
+    def defer(self, effect: Callable[[], None]) -> None:
+        """Run ``effect`` after every other effect of this move and its records — for an
+        effect that ends the calling process (an agent killing its own window)."""
+        self.deferred.append(effect)
 
 
 class Action:
@@ -122,12 +128,12 @@ class Notify(Action):
         url = _webhook_url()
         if url:
             payload = json.dumps({"task": task.id, "status": task.status, "text": text}).encode()
-            request = urllib.request.Request(
-                url, data=payload, headers={"Content-Type": "application/json"}
-            )
             try:
+                request = urllib.request.Request(
+                    url, data=payload, headers={"Content-Type": "application/json"}
+                )
                 urllib.request.urlopen(request, timeout=3).close()
-            except (OSError, ValueError):
+            except Exception:  # a bad URL, a refused connection, a reply that is not HTTP
                 pass
 
 
@@ -158,8 +164,14 @@ class RunCommand(Action):
             raise HookFailed(f"run_command {argv[0]!r} exited {result.returncode}: {tail}")
 
 
+# Fields the engine keeps for itself besides `PROTECTED_FIELDS`: the task's project and
+# workflow revision (`orange.engine.tasks.ENGINE_FIELDS`) and the engine's bookkeeping
+# (gate freshness baseline, agent run token, last handled death).
+_ENGINE_KEPT = frozenset({"project", "workflow_rev", "gate_baseline", "agent_run", "dead_run"})
+
+
 def _check_writable(name: str) -> None:
-    if name in PROTECTED_FIELDS:
+    if name in PROTECTED_FIELDS or name in _ENGINE_KEPT:
         raise HookFailed(f"a hook may not set {name!r}")
 
 

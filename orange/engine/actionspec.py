@@ -13,7 +13,18 @@ from typing import Literal
 ParamKind = Literal["prompt", "text", "field", "choice", "argv", "scalar"]
 
 # Frontmatter fields only the engine may change: `increment`/`set_field` refuse them.
-PROTECTED_FIELDS = frozenset({"id", "status", "workflow"})
+PROTECTED_FIELDS = frozenset(
+    {
+        "id",
+        "status",
+        "workflow",
+        "project",
+        "workflow_rev",
+        "gate_baseline",
+        "agent_run",
+        "dead_run",
+    }
+)
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ Steps 1–5 run inside the store's write lock on the current tip, so two racing 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -111,10 +111,11 @@ def resolve(workflow: Workflow, task: Task, to: str, *, escalation: bool = False
             f"{to!r} is not a status of workflow {workflow.name}",
             hint=f"statuses: {', '.join(workflow.states)}",
         )
+    if escalation and workflow.escalation and workflow.escalation.to == to:
+        # The crash rule's own move: from any active state, whatever the table says.
+        return Transition(from_=current, to=to, hooks=workflow.escalation.hooks)
     candidates = workflow.transitions_between(current, to)
     if not candidates:
-        if escalation and workflow.escalation and workflow.escalation.to == to:
-            return Transition(from_=current, to=to, hooks=workflow.escalation.hooks)
         targets = workflow.targets_from(current)
         return_hint = f"from {current} you can go to: {', '.join(targets) or 'nowhere'}"
         raise IllegalTransition(f"illegal transition {current} -> {to}", hint=return_hint)
@@ -238,7 +239,7 @@ class Engine:
             trailers = [("Orange-From", task.status), ("Orange-To", to)]
             if changed:
                 trailers.append(("Orange-Fields", ", ".join(changed)))
-            if escalation and not workflow.transitions_between(task.status, to):
+            if escalation:
                 trailers.append(("Orange-Escalation", "yes"))
             return Change(
                 task_id=task.id,
@@ -318,6 +319,14 @@ class Engine:
             run = f"{task.str_field(RUN_FIELD)}@{task.status}"
             if task.str_field(DEAD_FIELD) == run:
                 return None  # this run's death in this status was handled already
+            state = workflow.states.get(task.status)
+            if (
+                self.probe is not None
+                and state is not None
+                and state.agent != "none"
+                and self.probe.is_alive(task, state.agent)
+            ):
+                return None  # respawned meanwhile (a racing monitor): not dead any more
             body = self._body_for_write(task)
             decision = decide_dead_session(workflow, task.fields, body, _baseline(task))
             decided.update(decision=decision, status=task.status)
@@ -372,6 +381,33 @@ class Engine:
             self.set_attention(task_id, f"monitor could not act: {exc}", event="monitor.failed")
             return f"failed: {exc}"
         return f"marked dead in {status} ({decision.reason})"
+
+    def complete_external_move(self, task_id: str, before: Task) -> Outcome | None:
+        """Run the hooks of a status change someone committed with plain git.
+
+        The status is already written (a commit in a tasks checkout, or fetched); the
+        ``pre-commit`` git hook checked it was legal.  Here the move's hook actions
+        prepare (their field changes go in one ``hooks.applied`` commit) and take effect,
+        as they would have for ``task update``.  ``before`` is the task as it was before
+        that commit.  Returns None when the task has moved on since.
+        """
+        current = self.store.get(task_id)
+        if current.status == before.status:
+            return None
+        workflow = self.workflow(current)
+        try:
+            transition = resolve(workflow, before, current.status)
+        except OrangeError:
+            try:  # not a table move: the crash rule's escalation, if anything
+                transition = resolve(workflow, before, current.status, escalation=True)
+            except OrangeError:
+                return None
+        specs = transition.hooks
+        if not specs:
+            return Outcome(current, before.status, current.status, None)
+        outcome = self._run_actions(task_id, specs, "hooks.applied", {}, before=before)
+        outcome.from_status = before.status
+        return outcome
 
     def ack(self, task_id: str) -> Task:
         """Clear ``attention``."""
@@ -429,9 +465,17 @@ class Engine:
         options: Mapping[str, Any],
         outcome: Outcome,
     ) -> None:
+        deferred: list[Callable[[], None]] = []
         for spec in hooks:
             ctx = HookContext(
-                self, spec, workflow, before, after, options, messages=outcome.messages
+                self,
+                spec,
+                workflow,
+                before,
+                after,
+                options,
+                messages=outcome.messages,
+                deferred=deferred,
             )
             try:
                 self.registry.get(spec.action).apply(ctx)
@@ -446,20 +490,30 @@ class Engine:
                 )
             except OrangeError:
                 pass
+        for effect in deferred:  # effects that may end this very process come last
+            try:
+                effect()
+            except Exception:
+                pass
 
     def _run_actions(
-        self, task_id: str, specs: tuple[HookSpec, ...], event: str, options: Mapping[str, Any]
+        self,
+        task_id: str,
+        specs: tuple[HookSpec, ...],
+        event: str,
+        options: Mapping[str, Any],
+        before: Task | None = None,
     ) -> Outcome:
         """Prepare, commit and apply actions without a status change (spawn, respawn)."""
         state: dict[str, Any] = {}
+        previous = before
 
         def compute(snap: Snapshot) -> Change:
             task = self._require(snap, task_id)
             workflow = workflow_of(snap, task)
-            before = task.with_body(self._body_for_write(task))
-            after = before.with_fields(
-                crash_count=task.int_field("crash_count"), attention=None, updated_at=now_iso()
-            )
+            current = task.with_body(self._body_for_write(task))
+            before = current if previous is None else previous.with_body(current.body)
+            after = current.with_fields(attention=None, updated_at=now_iso())
             messages: list[str] = []
             for spec in specs:
                 ctx = HookContext(

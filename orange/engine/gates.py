@@ -191,14 +191,16 @@ def check_gate(gate: Gate, body: str, baseline: Mapping[str, str]) -> GateResult
             )
         if found != gate.verdict:
             return GateResult(
-                False, f"gate failed: {heading} verdict is {found}, this move needs {gate.verdict}"
+                False,
+                f"gate failed: {heading} verdict is {found}, this move needs {gate.verdict} "
+                f'(first line "Verdict: {gate.verdict}")',
             )
     recorded = _baseline(baseline, heading)
     if recorded is not None and recorded == fingerprint(body, heading):
         return GateResult(
             False,
             f"gate failed: {heading} is stale (unchanged since the task entered its current "
-            "state); write it again for this round",
+            f"state); write it again for this round {_example(gate)}",
         )
     return GateResult(True)
 

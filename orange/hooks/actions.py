@@ -57,6 +57,18 @@ def agent_env(task: Task) -> dict[str, str]:
     return env
 
 
+def runs_inside(tmux: Tmux, session: str, window: str | None = None) -> bool:
+    """Whether this process runs in that tmux session (or window): an agent moving its
+    own task.  Killing it then must wait until every other effect is done."""
+    own = os.environ.get("TMUX_PANE")
+    if not own:
+        return False
+    return any(
+        p.pane_id == own and p.session == session and (window is None or p.window == window)
+        for p in tmux.panes()
+    )
+
+
 class AcquireWorkspace(Action):
     name = "acquire_workspace"
 
@@ -203,6 +215,10 @@ def start_agent(
     effort = task.str_field(effort_key) or None
     argv = harness.command(prompt, role=role, effort=effort)  # type: ignore[arg-type]
     tmux.start(session, window, argv, cwd=worktree, env=agent_env(task))
+    from orange.hooks import monitor
+
+    monitor.install_tmux_hooks()
+    monitor.ensure_running()
 
 
 class KillSession(Action):
@@ -214,7 +230,11 @@ class KillSession(Action):
     def apply(self, ctx: HookContext) -> None:
         session = ctx.before.str_field("tmux_session")
         if session and ctx.before.str_field("host") in ("", host_name()):
-            Tmux().kill_session(session)
+            tmux = Tmux()
+            if runs_inside(tmux, session):
+                ctx.defer(lambda: tmux.kill_session(session))
+            else:
+                tmux.kill_session(session)
 
 
 class KillReviewer(Action):
@@ -223,7 +243,12 @@ class KillReviewer(Action):
     def apply(self, ctx: HookContext) -> None:
         session = ctx.before.str_field("tmux_session")
         if session:
-            Tmux().kill_window(session, reviewer_window(ctx.before))
+            tmux = Tmux()
+            window = reviewer_window(ctx.before)
+            if runs_inside(tmux, session, window):
+                ctx.defer(lambda: tmux.kill_window(session, window))
+            else:
+                tmux.kill_window(session, window)
 
 
 class NotifyWorker(Action):

@@ -26,7 +26,7 @@ def add_snapshot(repo: GitRepo, task_id: str, commit: str, message: str) -> str:
         taken = list_snapshots(repo, task_id)
         name = f"{SNAPSHOTS_PREFIX}/{task_id}/{max(taken, default=0) + 1}"
         try:
-            repo.pygit.references.create(name, pygit2.Oid(hex=commit), message=message)
+            repo.pygit.create_reference_direct(name, pygit2.Oid(hex=commit), False, message=message)
         except pygit2.AlreadyExistsError:
             continue  # another writer took that number: take the next
         return name

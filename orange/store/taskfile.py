@@ -48,7 +48,13 @@ class _Dumper(yaml.SafeDumper):
 _NUMBER_LIKE = re.compile(r"^[-+]?(?:\.?[0-9]|\.(?:inf|nan))", re.IGNORECASE)
 
 
+# Characters YAML reads as line breaks, or that a plain/literal scalar cannot carry.
+_NEEDS_DOUBLE_QUOTES = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\ufeff\r]")
+
+
 def _represent_str(dumper: yaml.SafeDumper, data: str) -> yaml.ScalarNode:
+    if _NEEDS_DOUBLE_QUOTES.search(data):
+        return dumper.represent_scalar("tag:yaml.org,2002:str", data, style='"')
     if "\n" in data:
         return dumper.represent_scalar("tag:yaml.org,2002:str", data, style="|")
     if _NUMBER_LIKE.match(data):

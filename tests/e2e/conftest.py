@@ -73,18 +73,27 @@ class World:
             return wait_for(reached, timeout, f"task {task_id} to reach {status}")
         except AssertionError:
             task = self.task(task_id)
+            session = task.str_field("tmux_session")
+            screens = "".join(
+                f"--- {pane}:\n{self.tmux('capture-pane', '-p', '-t', pane)}"
+                for pane in self.tmux(
+                    "list-panes", "-a", "-F", "#{session_name}:#{window_name}"
+                ).split()
+            )
             raise AssertionError(
                 f"task {task_id} is {task.status}, not {status}; attention="
-                f"{task.str_field('attention')!r}\n{self.tmux('list-panes', '-a')}"
+                f"{task.str_field('attention')!r}; session {session}\n{screens}"
             ) from None
 
     def set_harness(self, name: str, worker: list[str], reviewer: list[str] | None = None) -> None:
         self.harnesses[name] = {"command": worker, "review_command": reviewer or worker}
+        orange_home().mkdir(parents=True, exist_ok=True)
         (orange_home() / "config.yml").write_text(yaml.safe_dump({"harnesses": self.harnesses}))
 
     def tmux(self, *args: str) -> str:
-        result = subprocess.run(["tmux", "-L", self.socket, *args], capture_output=True,
-                                text=True, check=False)  # fmt: skip
+        result = subprocess.run(
+            ["tmux", "-L", self.socket, *args], capture_output=True, text=True, check=False
+        )
         return result.stdout
 
     def prompts(self, task_id: str, role: str) -> list[str]:
@@ -108,6 +117,7 @@ def world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[World]:
     )
     w.ok("project", "add", "--pool-size", "2")
     yield w
+    run_orange("monitor", "stop", cwd=repo)
     subprocess.run(["tmux", "-L", socket, "kill-server"], capture_output=True, check=False)
 
 

@@ -44,7 +44,7 @@ def test_review_fail_notifies_the_worker_who_fixes_then_pass(world: World) -> No
     worker_prompts = world.prompts(task_id, "worker")
     assert len(worker_prompts) == 1  # one persistent worker, notified rather than respawned
     reviews = world.prompts(task_id, "reviewer")
-    assert len(reviews) == 2 and "round 1 of 2" in reviews[0] and "round 2 of 2" in reviews[1]
+    assert [r.split("Review round: ")[1].split("\n")[0] for r in reviews] == ["1 of 2", "2 of 2"]
     assert "review-1" not in world.tmux("list-windows", "-t", "proj/feature-b")
 
 

@@ -1,0 +1,19 @@
+"""``orange install``: Orange's skills and settings for the installed coding agents."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+
+def install(
+    harness: Annotated[
+        str | None, typer.Option("--harness", help="Only this harness (default: all found).")
+    ] = None,
+) -> None:
+    """Install Orange's agent skills, permissions and hooks for your coding agents."""
+    from orange.hooks.install import install as install_files
+
+    for path, outcome in install_files(harness):
+        typer.echo(f"{outcome:9} {path}")

@@ -1,0 +1,63 @@
+"""``orange monitor``: react to dead agents (also started in the background)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from orange.cli.output import emit_json
+
+app = typer.Typer(
+    help="Watch agents and apply the workflows' exit rules.", invoke_without_command=True
+)
+
+
+@app.callback()
+def monitor(
+    ctx: typer.Context,
+    once: Annotated[bool, typer.Option("--once", help="One pass, then exit.")] = False,
+    task: Annotated[str | None, typer.Option("--task", help="Only this task.")] = None,
+    json_out: Annotated[bool, typer.Option("--json")] = False,
+) -> None:
+    """Run the monitor loop (one per host), or one pass with --once."""
+    if ctx.invoked_subcommand is not None:
+        return
+    from orange.hooks.monitor import loop, run_pass
+
+    if not once:
+        raise typer.Exit(loop())
+    report = run_pass(task)
+    if json_out:
+        emit_json({"checked": report.checked, "dead": report.dead, "actions": report.actions})
+        return
+    for line in report.actions:
+        typer.echo(line)
+
+
+@app.command("stop")
+def stop_cmd() -> None:
+    """Stop this host's monitor loop (task commands start it again when needed)."""
+    from orange.hooks.monitor import stop
+
+    typer.echo("monitor stopped" if stop() else "monitor: not running")
+
+
+@app.command("status")
+def status(json_out: Annotated[bool, typer.Option("--json")] = False) -> None:
+    """Whether the monitor runs, since when, and what it did last."""
+    from orange.hooks.monitor import read_status
+
+    data = read_status()
+    if json_out:
+        emit_json(data)
+        return
+    if not data.get("running"):
+        typer.echo("monitor: not running")
+        if data.get("last_pass"):
+            typer.echo(f"last pass: {data['last_pass']}")
+    else:
+        typer.echo(f"monitor: running (pid {data.get('pid')}) since {data.get('since')}")
+        typer.echo(f"last pass: {data.get('last_pass')}, active tasks: {data.get('active_tasks')}")
+    for line in data.get("last_actions", [])[-10:]:
+        typer.echo(f"  {line}")

@@ -1,0 +1,317 @@
+"""The harness table: how to start each coding agent, and the files it reads.
+
+A harness is an argv template per role.  An element ``{prompt}`` becomes the whole
+prompt as one argument (it is substituted literally, never split or formatted); an
+empty prompt drops an element that is exactly ``{prompt}``.  The result goes to
+`orange.hooks.tmux.Tmux.start`, which runs it with no shell in between.
+
+Flags of the built-ins, each checked against the tool's documentation (flags change
+between releases; the comment on each table entry says where it comes from).
+User-defined harnesses come from ``$ORANGE_HOME/config.yml``::
+
+    harnesses:
+      mine:
+        command: [my-agent, --yes, "{prompt}"]
+        review_command: [my-agent, --read-only, "{prompt}"]   # default: command
+        respawn_command: [my-agent, --resume, "{prompt}"]     # default: command
+        effort_flag: --effort                                 # optional
+        effort_levels: [low, high]                            # optional
+
+A user-defined harness named like a built-in replaces it.
+
+Effort: a harness with an effort flag gets ``FLAG LEVEL`` right after its binary, and a
+level it does not list is an error; a harness without one (codex, opencode, most
+user-defined ones) ignores the effort, since effort is a hint that a task keeps when it
+moves to another harness.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from orange.errors import InvalidInput
+
+Role = Literal["worker", "reviewer", "respawn"]
+PROMPT = "{prompt}"
+
+# Paths a worktree's info/exclude gets, so agent files never show up as changes.
+EXCLUDES: tuple[str, ...] = (
+    "TASK.md",
+    ".claude/",
+    ".pi/",
+    ".codex/",
+    ".opencode/",
+    "opencode.json",
+    ".orange-task",
+)
+
+# Preference order when no harness is named (HARNESSES.md); user-defined ones follow.
+DEFAULT_ORDER: tuple[str, ...] = ("claude", "pi", "opencode", "codex")
+
+ORANGE_PERMISSION = "Bash(orange:*)"  # Claude Code permission rule for the orange CLI
+
+_NAME = re.compile(r"[a-z0-9][a-z0-9_-]*")
+_KEYS = {"command", "review_command", "respawn_command", "effort_flag", "effort_levels"}
+
+
+@dataclass(frozen=True)
+class Harness:
+    name: str
+    binary: str
+    worker: tuple[str, ...]
+    reviewer: tuple[str, ...]
+    respawn: tuple[str, ...]
+    effort_flag: str | None = None
+    effort_levels: tuple[str, ...] = ()
+    excludes: tuple[str, ...] = ()
+    builtin: bool = True
+
+    def command(
+        self, prompt: str, *, role: Role = "worker", effort: str | None = None
+    ) -> list[str]:
+        """The argv that starts this agent in ``role`` with ``prompt``."""
+        roles = {"worker": self.worker, "reviewer": self.reviewer, "respawn": self.respawn}
+        template = roles[role]
+        argv = [arg.replace(PROMPT, prompt) for arg in template if prompt or arg != PROMPT]
+        if effort and self.effort_flag:
+            if self.effort_levels and effort not in self.effort_levels:
+                raise InvalidInput(
+                    f'harness "{self.name}" has no effort level "{effort}"',
+                    hint=f"use one of {', '.join(self.effort_levels)}",
+                )
+            argv[1:1] = [self.effort_flag, effort]
+        return argv
+
+    def installed(self) -> bool:
+        return shutil.which(self.binary) is not None
+
+    def setup(self, worktree: Path) -> list[Path]:
+        """Write the files this harness reads into ``worktree`` (never over a file the
+        project tracks); returns the files written."""
+        writes: list[Path] = []
+        if self.name == "claude" and self.builtin:
+            # Project-local settings, untracked by convention:
+            # https://code.claude.com/docs/en/settings (.claude/settings.local.json).
+            path = worktree / ".claude" / "settings.local.json"
+            if _merge_json(worktree, path, _allow_orange):
+                writes.append(path)
+        elif self.name == "opencode" and self.builtin:
+            # `"permission": "allow"` sets every permission at once:
+            # https://opencode.ai/docs/permissions ("set all permissions at once").
+            path = worktree / "opencode.json"
+            if _merge_json(worktree, path, _allow_all):
+                writes.append(path)
+        return writes
+
+
+# Built-ins.  Sources:
+#   claude  https://code.claude.com/docs/en/cli-reference (flags table, mirrored at
+#           docs.arantic.com/claude-code/flags): --dangerously-skip-permissions,
+#           --disallowedTools with permission rules like "Bash(git log:*)",
+#           --effort low|medium|high|xhigh|max.  --disallowedTools is variadic and would
+#           swallow the prompt, so "--" ends the options (anthropics/claude-code#25978;
+#           escoffier-labs/brigade#451 verified "--" against Claude Code 2.1.217).
+#   pi      earendil-works/pi packages/coding-agent/docs/cli.md: `pi [options]
+#           [messages...]`, --thinking off|minimal|low|medium|high|xhigh|max.  No "--":
+#           older releases reject it, so a prompt must not start with "-" or "@".
+#   opencode https://opencode.ai/docs/cli: `opencode run [message..]`; no effort flag.
+#   codex   https://developers.openai.com/codex/cli/reference and /codex/noninteractive:
+#           `codex exec PROMPT`, --dangerously-bypass-approvals-and-sandbox; the reduced
+#           respawn uses --sandbox workspace-write (the docs deprecate --full-auto for
+#           it).  No effort flag (codex takes `-c model_reasoning_effort=...`).
+_CLAUDE = ("claude", "--dangerously-skip-permissions")
+_NO_GH_POSTS = ("--disallowedTools", "Bash(gh pr review:*)", "Bash(gh pr comment:*)")
+
+BUILTINS: dict[str, Harness] = {
+    "claude": Harness(
+        name="claude",
+        binary="claude",
+        worker=(*_CLAUDE, "--", PROMPT),
+        reviewer=(*_CLAUDE, *_NO_GH_POSTS, "--", PROMPT),
+        respawn=(*_CLAUDE, "--", PROMPT),
+        effort_flag="--effort",
+        effort_levels=("low", "medium", "high", "xhigh", "max"),
+        excludes=(".claude/",),
+    ),
+    "pi": Harness(
+        name="pi",
+        binary="pi",
+        worker=("pi", PROMPT),
+        reviewer=("pi", PROMPT),
+        respawn=("pi", PROMPT),
+        effort_flag="--thinking",
+        effort_levels=("off", "minimal", "low", "medium", "high", "xhigh", "max"),
+        excludes=(".pi/",),
+    ),
+    "opencode": Harness(
+        name="opencode",
+        binary="opencode",
+        worker=("opencode", "run", PROMPT),
+        reviewer=("opencode", "run", PROMPT),
+        respawn=("opencode", "run", PROMPT),
+        excludes=(".opencode/", "opencode.json"),
+    ),
+    "codex": Harness(
+        name="codex",
+        binary="codex",
+        worker=("codex", "exec", "--dangerously-bypass-approvals-and-sandbox", PROMPT),
+        reviewer=("codex", "exec", "--dangerously-bypass-approvals-and-sandbox", PROMPT),
+        respawn=("codex", "exec", "--sandbox", "workspace-write", PROMPT),
+        excludes=(".codex/",),
+    ),
+}
+
+
+def _config() -> tuple[Path, dict[str, Any]]:
+    from orange.home import load_config, orange_home
+
+    return orange_home() / "config.yml", load_config()
+
+
+def load_harnesses() -> dict[str, Harness]:
+    """Built-ins, then the user's harnesses from config.yml (in file order)."""
+    path, config = _config()
+    table = dict(BUILTINS)
+    raw = config.get("harnesses")
+    if raw is None:
+        return table
+    if not isinstance(raw, Mapping):
+        raise InvalidInput(f"{path}: harnesses: must be a mapping of name to harness")
+    for name, entry in raw.items():
+        table[str(name)] = _parse(path, name, entry)
+    return table
+
+
+def _parse(path: Path, name: object, entry: object) -> Harness:
+    where = f"{path}: harnesses.{name}"
+    if not isinstance(name, str) or not _NAME.fullmatch(name):
+        raise InvalidInput(f"{where}: a harness name uses lowercase letters, digits, - and _")
+    if not isinstance(entry, Mapping):
+        raise InvalidInput(f"{where}: must be a mapping with a command")
+    unknown = sorted(set(map(str, entry)) - _KEYS)
+    if unknown:
+        raise InvalidInput(f"{where}: unknown key {unknown[0]} (known: {', '.join(sorted(_KEYS))})")
+    command = _argv(where, "command", entry.get("command"))
+    if not any(PROMPT in arg for arg in command):
+        raise InvalidInput(f'{where}.command: must contain "{PROMPT}" where the prompt goes')
+    review = entry.get("review_command")
+    respawn = entry.get("respawn_command")
+    flag = entry.get("effort_flag")
+    if flag is not None and (not isinstance(flag, str) or not flag.startswith("-")):
+        raise InvalidInput(f"{where}.effort_flag: must be an option such as --effort")
+    levels = entry.get("effort_levels") or []
+    if not isinstance(levels, list) or not all(isinstance(x, str) for x in levels):
+        raise InvalidInput(f"{where}.effort_levels: must be a list of strings")
+    return Harness(
+        name=name,
+        binary=command[0],
+        worker=command,
+        reviewer=command if review is None else _argv(where, "review_command", review),
+        respawn=command if respawn is None else _argv(where, "respawn_command", respawn),
+        effort_flag=flag,
+        effort_levels=tuple(levels),
+        builtin=False,
+    )
+
+
+def _argv(where: str, key: str, value: object) -> tuple[str, ...]:
+    if (
+        not isinstance(value, list)
+        or not value
+        or not all(isinstance(arg, str) for arg in value)
+        or not value[0]
+    ):
+        raise InvalidInput(
+            f"{where}.{key}: must be a non-empty list of strings (the program, then its "
+            f'arguments, with "{PROMPT}" where the prompt goes)'
+        )
+    return tuple(value)
+
+
+def resolve(name: str | None) -> Harness:
+    """The named harness, or the first installed one in the default order."""
+    table = load_harnesses()
+    if name:
+        harness = table.get(name)
+        if harness is None:
+            raise InvalidInput(f'unknown harness "{name}" (known: {", ".join(table)})')
+        if not harness.installed():
+            raise InvalidInput(
+                f'harness "{name}" is not installed: "{harness.binary}" not found on PATH'
+            )
+        return harness
+    order = [*DEFAULT_ORDER, *(n for n in table if n not in DEFAULT_ORDER)]
+    for candidate in order:
+        if candidate in table and table[candidate].installed():
+            return table[candidate]
+    path, _ = _config()
+    raise InvalidInput(
+        "no coding agent found on PATH (looked for " + ", ".join(order) + ")",
+        hint=f"install one of claude, pi, opencode, codex, or define a harness under "
+        f"`harnesses:` in {path}",
+    )
+
+
+def review_name(explicit: str | None, task_harness: str) -> str:
+    """The reviewer's harness: ``--review-harness``, else config ``review_harness``, else
+    the task's own harness."""
+    if explicit:
+        return explicit
+    path, config = _config()
+    configured = config.get("review_harness")
+    if configured is not None and not isinstance(configured, str):
+        raise InvalidInput(f"{path}: review_harness: must be a harness name")
+    return configured or task_harness
+
+
+# -- worktree files -----------------------------------------------------------------
+
+
+def _allow_orange(data: dict[str, Any]) -> None:
+    permissions = data.setdefault("permissions", {})
+    if not isinstance(permissions, dict):
+        raise ValueError("permissions is not a mapping")
+    allow = permissions.setdefault("allow", [])
+    if not isinstance(allow, list):
+        raise ValueError("permissions.allow is not a list")
+    if ORANGE_PERMISSION not in allow:
+        allow.append(ORANGE_PERMISSION)
+
+
+def _allow_all(data: dict[str, Any]) -> None:
+    data.setdefault("$schema", "https://opencode.ai/config.json")
+    data["permission"] = "allow"
+
+
+def _merge_json(worktree: Path, path: Path, change: Any) -> bool:
+    """Apply ``change`` to the JSON object at ``path`` (created when absent); leaves a
+    file the project tracks, or one that is not a JSON object, alone.  True if written."""
+    from orange.hooks.git import git_ok
+
+    relative = str(path.relative_to(worktree))
+    if git_ok("ls-files", "--error-unmatch", "--", relative, cwd=worktree):
+        return False
+    data: Any = {}
+    if path.exists():
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return False
+    if not isinstance(data, dict):
+        return False
+    before = json.dumps(data, sort_keys=True)
+    try:
+        change(data)
+    except ValueError:
+        return False
+    if path.exists() and json.dumps(data, sort_keys=True) == before:
+        return False
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    return True

@@ -1,0 +1,311 @@
+"""What Orange's git hooks do: ``orange hook-impl NAME ARGS...`` (DESIGN §6).
+
+The shims in ``git-hooks/`` only find ``orange`` and call this.
+
+- ``pre-commit``: in a tasks checkout (HEAD is ``refs/orange/tasks``) the staged tree
+  must be a legal step from the tip: the checkout is not behind the ref, each status
+  change is a transition of the task's committed workflow whose ``when`` and fresh
+  gate hold (the replay checker's rules), only task files change.  In any other
+  checkout of a registered project (a task worktree), Orange's own files (the agent's
+  TASK.md copy, harness settings) may not be committed unless the project tracks them.
+- ``post-commit`` (tasks checkout only): carry out, once, the hooks of the status
+  changes just committed (`Engine.complete_external_move`).
+- ``reference-transaction``: git itself moved ``refs/orange/*``; wake the monitor.
+- ``update``: the server side.  A team shares tasks through a bare repository; on the
+  machine serving it, with Orange installed, run
+  ``orange hooks install --server /srv/git/project.git`` (or copy ``git-hooks/update``
+  to ``hooks/update`` of the bare repository and make it executable: it runs
+  ``orange hook-impl update REF OLD NEW``).  A push of ``refs/orange/tasks`` is then
+  replayed against the workflow definitions committed in the pushed history itself
+  (the server needs no ``projects.json``) and rejected, ref unchanged, if any commit is
+  not a legal step.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from types import SimpleNamespace
+from typing import TYPE_CHECKING, cast
+
+from orange.errors import OrangeError
+from orange.hooks import taskscheckout
+from orange.hooks.git import git
+from orange.store import layout
+from orange.store.lock import exclusive
+from orange.store.repo import GitRepo, open_repo
+from orange.store.task import Task
+
+if TYPE_CHECKING:
+    import pygit2
+
+    from orange.projects import Project
+
+STALE = (
+    "the tasks checkout is behind refs/orange/tasks (Orange wrote since); run: orange tasks refresh"
+)
+ZERO = "0" * 40
+# Files Orange puts in a task worktree (the agent's TASK.md copy, harness settings):
+# never part of the project's history unless the project tracks them itself.
+PROTECTED_FILES = ("TASK.md", "ORANGE-TASK.md", "opencode.json", ".orange-task")
+PROTECTED_DIRS = (".claude/", ".pi/", ".codex/", ".opencode/", ".orange-task/")
+# Frontmatter a hand edit may not change (status may, through the checks).
+_FIXED_FIELDS = ("id", "project", "workflow", "workflow_rev")
+_CONFLICT_MARKERS = ("<<<<<<< ", ">>>>>>> ")
+
+
+def run(name: str, args: Sequence[str], cwd: Path | None = None) -> int:
+    """Run hook ``name``; the exit code for git."""
+    handlers: dict[str, Callable[[Path, Sequence[str]], int]] = {
+        "pre-commit": pre_commit,
+        "post-commit": post_commit,
+        "reference-transaction": reference_transaction,
+        "update": update,
+    }
+    handler = handlers.get(name)
+    if handler is None:
+        print(f"orange hook-impl: unknown hook {name!r}", file=sys.stderr)
+        return 2
+    return handler(cwd or Path.cwd(), args)
+
+
+# Waking the monitor ------------------------------------------------------------------
+def wake_monitor(repo: GitRepo) -> None:
+    """Tell the monitor that git itself moved ``refs/orange/*``.
+
+    For now a line appended to ``<git-common-dir>/orange/wake``.
+    """
+    from orange.store.store import now_iso
+
+    with (repo.orange_dir() / "wake").open("a") as handle:
+        handle.write(f"{now_iso()} {os.getpid()}\n")
+
+
+def reference_transaction(cwd: Path, args: Sequence[str]) -> int:
+    if args and args[0] != "committed":
+        return 0
+    wake_monitor(open_repo(cwd))
+    return 0
+
+
+# pre-commit --------------------------------------------------------------------------
+def pre_commit(cwd: Path, args: Sequence[str] = ()) -> int:
+    repo = open_repo(cwd)
+    if taskscheckout.is_tasks_checkout(repo):
+        problems = check_tasks_commit(repo)
+    else:
+        problems = check_worktree_commit(repo)
+    for problem in problems:
+        print(f"orange: {problem}", file=sys.stderr)
+    return 1 if problems else 0
+
+
+def check_tasks_commit(repo: GitRepo) -> list[str]:
+    """Why the staged tree of a tasks checkout cannot be committed ([] if it can)."""
+    tip = taskscheckout.tasks_tip(repo)
+    if tip != taskscheckout.recorded_tip(repo):
+        return [STALE]
+    import pygit2
+
+    assert repo.workdir is not None
+    pygit = repo.pygit
+    staged = pygit[git("write-tree", cwd=repo.workdir, env=_index_env())].peel(pygit2.Tree)
+    parent = None if tip is None else pygit[tip].peel(pygit2.Tree)
+    return check_tree_change(pygit, parent, staged)
+
+
+def check_tree_change(
+    pygit: pygit2.Repository, parent: pygit2.Tree | None, staged: pygit2.Tree
+) -> list[str]:
+    """The replay checker's rules for one step ``parent`` → ``staged``, plus what a
+    hand edit may not do (touch anything but task files, change fixed fields)."""
+    from orange.engine import replay
+
+    problems: list[str] = []
+    diff = staged.diff_to_tree(swap=True) if parent is None else parent.diff_to_tree(staged)
+    for delta in diff.deltas:
+        for path in sorted({delta.old_file.path, delta.new_file.path}):
+            if not path.startswith("tasks/"):
+                problems.append(f"{path}: only task files (tasks/*/*/TASK.md) can change here")
+    view = cast("pygit2.Commit", SimpleNamespace(tree=staged))  # what replay reads of one
+    for path, old, new in replay._changed_task_files(pygit, parent, staged):
+        task_id = path.split("/")[2] if path.count("/") >= 3 else path
+        try:
+            reason = replay._check_change(view, path, old, new) or _hand_edit_problem(old, new)
+        except OrangeError as exc:
+            reason = exc.message
+        except UnicodeDecodeError:
+            reason = f"{path}: not UTF-8 text"
+        if reason:
+            problems.append(f"task {task_id}: {reason}")
+    return problems
+
+
+def _hand_edit_problem(old: bytes | None, new: bytes | None) -> str | None:
+    if new is None:
+        return None
+    text = new.decode("utf-8")
+    if any(line.startswith(_CONFLICT_MARKERS) for line in text.splitlines()):
+        return "has conflict markers; resolve them first"
+    if old is None:
+        return None
+    before = Task.parse(old.decode("utf-8"), where="before")
+    after = Task.parse(text, where="after")
+    changed = [f for f in _FIXED_FIELDS if before.fields.get(f) != after.fields.get(f)]
+    if changed:
+        return f"{', '.join(changed)} cannot be changed"
+    return None
+
+
+def check_worktree_commit(repo: GitRepo) -> list[str]:
+    """Orange's files staged in a checkout of a registered project ([] if none)."""
+    from orange.projects import find_for_repo
+
+    top = repo.workdir
+    if top is None or find_for_repo(repo) is None:
+        return []
+    env = _index_env()
+    staged = git("diff", "--cached", "--name-only", "-z", "--diff-filter=ACMR", cwd=top, env=env)
+    protected = [p for p in staged.split("\0") if p and _is_protected(p)]
+    if not protected:
+        return []
+    tracked: set[str] = set()
+    if not repo.pygit.head_is_unborn:
+        listed = git("ls-tree", "-r", "-z", "--name-only", "HEAD", "--", *protected, cwd=top)
+        tracked = set(listed.split("\0"))
+    return [
+        f"{path} is Orange's file, not the project's; unstage it: "
+        f"git rm --cached {shlex.quote(path)}"
+        for path in protected
+        if path not in tracked
+    ]
+
+
+def _is_protected(path: str) -> bool:
+    return path in PROTECTED_FILES or path.startswith(PROTECTED_DIRS)
+
+
+def _index_env() -> dict[str, str]:
+    """The index git is committing (``commit -a``/``commit PATHS`` use a temporary one)."""
+    index = os.environ.get("GIT_INDEX_FILE")
+    return {"GIT_INDEX_FILE": os.path.abspath(index)} if index else {}
+
+
+# post-commit -------------------------------------------------------------------------
+def post_commit(cwd: Path, args: Sequence[str] = ()) -> int:
+    repo = open_repo(cwd)
+    if not taskscheckout.is_tasks_checkout(repo):
+        return 0
+    head = taskscheckout.tasks_tip(repo)
+    if head is None:  # pragma: no cover - a commit just made it
+        return 0
+    taskscheckout.record_tip(repo, head)
+    for line in handle_external_moves(repo, head):
+        print(f"orange: {line}", file=sys.stderr)
+    if taskscheckout.tasks_tip(repo) != head:  # the hooks wrote: follow them
+        assert repo.workdir is not None
+        taskscheckout.refresh(repo.workdir)
+    return 0
+
+
+def handle_external_moves(repo: GitRepo, commit_id: str) -> list[str]:
+    """Run, once on this host, the hooks of the status changes made by ``commit_id``
+    (a plain-git commit of the tasks ref).  Returns what was done, for the user."""
+    import pygit2
+
+    from orange.projects import find_for_repo
+
+    project = find_for_repo(repo)
+    if project is None:
+        return []
+    pygit = repo.pygit
+    commit = pygit[commit_id].peel(pygit2.Commit)
+    with exclusive(repo.orange_dir() / "external-moves.lock"):
+        record = repo.orange_dir() / "external-moves"
+        handled = set(record.read_text().split()) if record.is_file() else set()
+        if commit_id in handled:
+            return []
+        moves = moved_tasks(pygit, commit)
+        with record.open("a") as handle:
+            handle.write(f"{commit_id}\n")
+        return [_complete(repo, project, before) for before in moves]
+
+
+def moved_tasks(pygit: pygit2.Repository, commit: pygit2.Commit) -> list[Task]:
+    """The tasks whose status ``commit`` changes, as they were in its first parent."""
+    from orange.engine import replay
+
+    parent = commit.parents[0].tree if commit.parents else None
+    moved = []
+    for path, old, new in replay._changed_task_files(pygit, parent, commit.tree):
+        if old is None or new is None:
+            continue
+        try:
+            before = Task.parse(old.decode("utf-8"), where=path)
+            after = Task.parse(new.decode("utf-8"), where=path)
+        except (OrangeError, UnicodeDecodeError):
+            continue
+        if before.status != after.status:
+            moved.append(before)
+    return moved
+
+
+def _complete(repo: GitRepo, project: Project, before: Task) -> str:
+    from orange.engine.engine import BASELINE_FIELD, Engine
+    from orange.engine.gates import fingerprints
+    from orange.store.store import TaskStore
+
+    store = TaskStore(repo)
+    engine = Engine(store, project, actor="git-hook")
+    try:
+        current = store.get(before.id)
+        # A state entered by hand starts its gates' freshness here, as the engine's
+        # own moves do, so an artifact from an earlier round never counts.
+        sections = engine.workflow(current).gated_sections(current.status)
+        baseline = fingerprints(current.body, sections)
+        if (current.fields.get(BASELINE_FIELD) or {}) != baseline:
+            engine.set_fields(
+                current.id, {BASELINE_FIELD: baseline}, "baseline.set", f"gates of {current.status}"
+            )
+        outcome = engine.complete_external_move(before.id, before)
+    except OrangeError as exc:
+        return f"task {before.id}: could not run the hooks of the move: {exc}"
+    if outcome is None:
+        return f"task {before.id}: no hooks to carry out (it moved on, or the move is not one)"
+    errors = f" (failed: {'; '.join(outcome.hook_errors)})" if outcome.hook_errors else ""
+    return f"task {before.id}: {outcome.from_status} -> {outcome.to_status} carried out{errors}"
+
+
+# update (server) ---------------------------------------------------------------------
+def update(cwd: Path, args: Sequence[str]) -> int:
+    """``update REF OLD NEW``: reject pushed tasks history that breaks its workflows."""
+    if len(args) != 3:
+        print("orange: the update hook takes REF OLD NEW", file=sys.stderr)
+        return 2
+    ref, old, new = args
+    if ref != layout.TASKS_REF:
+        return 0
+    if new == ZERO:
+        print(f"orange: {layout.TASKS_REF} cannot be deleted", file=sys.stderr)
+        return 1
+    from orange.engine.replay import check_history
+
+    repo = open_repo(cwd)
+    if old != ZERO and not repo.pygit.descendant_of(new, old):
+        print(
+            f"orange: {layout.TASKS_REF} is never rewritten: fetch, merge and push again",
+            file=sys.stderr,
+        )
+        return 1
+    violations = check_history(repo.pygit, new, None if old == ZERO else old)
+    for violation in violations:
+        print(
+            f"task {violation.task_id}: {violation.reason} (commit {violation.commit[:10]})",
+            file=sys.stderr,
+        )
+    if violations:
+        print(f"orange: push of {layout.TASKS_REF} rejected", file=sys.stderr)
+    return 1 if violations else 0

@@ -1,0 +1,296 @@
+"""The monitor: notice dead agents and apply the workflow's exit rules (DESIGN §6).
+
+One pass compares agent liveness with active tasks for every registered project on this
+host: one tmux call lists every pane, one snapshot per project lists the tasks (from
+the blob-keyed cache, no git processes).  The agent of a state is the reviewer window
+in states whose agent is the reviewer, the worker window otherwise; it is dead when
+its session is gone or its pane is dead (the exit status is kept by remain-on-exit).
+Dead agents go to `Engine.handle_dead_session`, which takes the agent's TASK.md working
+copy in first and is idempotent, so racing a CLI call or another monitor is harmless.
+
+Reaction is immediate where tmux can tell us (``pane-died`` / ``session-closed`` hooks
+run ``orange monitor --once``) and a ref moved by git wakes the loop; the poll is the
+safety net.  One monitor loop runs per host (a flock); it exits when this host has no
+active tasks left.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import shlex
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from orange import projects
+from orange.engine.engine import Engine, workflow_of
+from orange.errors import OrangeError
+from orange.home import host_name, orange_home
+from orange.hooks.actions import WORKER, reviewer_window
+from orange.hooks.tmux import Tmux
+from orange.store.store import TaskStore, now_iso
+from orange.store.task import Task
+
+DEFAULT_POLL = 30
+TICK = 1.0
+HOOK_INDEX = 4711  # our slot in the global session-closed hook array
+
+
+def state_dir() -> Path:
+    path = orange_home() / "monitor"
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def log(line: str) -> None:
+    logs = orange_home() / "logs"
+    logs.mkdir(parents=True, exist_ok=True)
+    with open(logs / "monitor.log", "a") as handle:
+        handle.write(f"{now_iso()} [{os.getpid()}] {line}\n")
+
+
+@dataclass
+class PassReport:
+    checked: int = 0
+    dead: int = 0
+    actions: list[str] = field(default_factory=list)
+    active: int = 0
+    poll: int = DEFAULT_POLL
+    watch: set[tuple[str, str]] = field(default_factory=set)  # live agent windows
+
+
+def run_pass(task_filter: str | None = None) -> PassReport:
+    """One pass over every registered project on this host."""
+    report = PassReport()
+    panes = {(p.session, p.window): p for p in Tmux().panes()}
+    sessions = {p.session for p in panes.values()}
+    me = host_name()
+    polls = []
+    for project in projects.load_all():
+        try:
+            store = TaskStore(project.repo())
+        except OrangeError:
+            continue
+        engine: Engine | None = None
+        for task in store.snapshot().tasks():
+            if not isinstance(task, Task) or task.project != project.name or not task.is_active:
+                continue
+            if task.str_field("host") not in ("", me):
+                continue
+            report.active += 1
+            session = task.str_field("tmux_session")
+            if not session or (task_filter and not task.id.startswith(task_filter)):
+                continue
+            if engine is None:
+                from orange.hooks.runtime import runtime_adapters
+
+                copies, probe = runtime_adapters(project)
+                engine = Engine(store, project, copies=copies, probe=probe, actor="monitor")
+            workflow = workflow_of(store.snapshot(), task)
+            polls.append(workflow.exit_monitoring.poll_interval)
+            state = workflow.states.get(task.status)
+            if state is None or state.agent == "none":
+                continue
+            report.checked += 1
+            window = reviewer_window(task) if state.agent == "reviewer" else WORKER
+            pane = panes.get((session, window))
+            alive = session in sessions and pane is not None and not pane.dead
+            if alive:
+                report.watch.add((session, window))
+                continue
+            report.dead += 1
+            why = (
+                "session gone"
+                if session not in sessions
+                else (
+                    f"{window} exited with status {pane.dead_status}"
+                    if pane is not None
+                    else f"no {window} window"
+                )
+            )
+            try:
+                done = engine.handle_dead_session(task.id, expect_status=task.status)
+            except OrangeError as exc:
+                done = f"failed: {exc}"
+            if done != "nothing to do":
+                line = f"task {task.id} ({project.name}, {task.status}): {why}: {done}"
+                report.actions.append(line)
+                log(line)
+    report.poll = min(polls, default=DEFAULT_POLL)
+    return report
+
+
+@contextmanager
+def _single(path: Path) -> Iterator[bool]:
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            yield False
+            return
+        yield True
+    finally:
+        os.close(fd)
+
+
+def lock_path() -> Path:
+    return state_dir() / "monitor.lock"
+
+
+def status_path() -> Path:
+    return state_dir() / "status.json"
+
+
+def is_running() -> bool:
+    with _single(lock_path()) as got:
+        return not got
+
+
+def _write_status(data: dict[str, Any]) -> None:
+    path = status_path()
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(data, indent=2))
+    tmp.replace(path)
+
+
+def read_status() -> dict[str, Any]:
+    try:
+        data = json.loads(status_path().read_text())
+    except (OSError, ValueError):
+        data = {}
+    data["running"] = is_running()
+    return data if isinstance(data, dict) else {"running": data}
+
+
+def _wake_stamp() -> float:
+    """The newest change to any project's wake file (touched by git hooks)."""
+    newest = 0.0
+    for project in projects.load_all():
+        try:
+            common = project.repo().common_dir
+        except OrangeError:
+            continue
+        try:
+            newest = max(newest, (common / "orange" / "wake").stat().st_mtime)
+        except OSError:
+            continue
+    return newest
+
+
+def loop(*, max_idle_passes: int = 2) -> int:
+    """The monitor loop.  Returns when another monitor runs or nothing is active."""
+    with _single(lock_path()) as got:
+        if not got:
+            return 0
+        started = now_iso()
+        log(f"monitor started (pid {os.getpid()})")
+        idle = 0
+        last: list[str] = []
+        while True:
+            wake_seen = _wake_stamp()
+            report = run_pass()
+            last = (last + report.actions)[-20:]
+            _write_status(
+                {
+                    "pid": os.getpid(),
+                    "since": started,
+                    "last_pass": now_iso(),
+                    "active_tasks": report.active,
+                    "last_actions": last,
+                    "poll_interval": report.poll,
+                }
+            )
+            idle = idle + 1 if report.active == 0 else 0
+            if idle >= max_idle_passes:
+                log("no active tasks on this host: monitor exits")
+                return 0
+            if not orange_home().is_dir():
+                return 0
+            _wait(report, wake_seen)
+
+
+def _wait(report: PassReport, wake_seen: float) -> None:
+    """Sleep until the next pass is due: the poll interval, a wake-up from a git hook,
+    or a watched agent's death.  The last is checked every second with one tmux call:
+    tmux's own pane-died hook is immediate, but a server that misses a child's exit
+    signal never fires it, and no agent death may wait for the poll."""
+    deadline = time.monotonic() + report.poll
+    tmux = Tmux()
+    seen = {(p.session, p.window) for p in tmux.panes() if not p.dead}
+    while time.monotonic() < deadline:
+        time.sleep(TICK)
+        if _wake_stamp() > wake_seen:
+            return
+        live = {(p.session, p.window) for p in tmux.panes() if not p.dead}
+        if report.watch - live or live - seen:
+            return  # a watched agent died, or new agents started: look now
+
+
+def stop() -> bool:
+    """Stop this host's monitor loop; False when none runs."""
+    import signal
+
+    data = read_status()
+    pid = data.get("pid")
+    if not data.get("running") or not isinstance(pid, int):
+        return False
+    try:
+        os.kill(pid, signal.SIGTERM)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def ensure_running() -> None:
+    """Start the monitor loop in the background unless one runs (or it is disabled)."""
+    if os.environ.get("ORANGE_MONITOR", "").lower() in ("0", "off", "no"):
+        return
+    if is_running():
+        return
+    logs = orange_home() / "logs"
+    logs.mkdir(parents=True, exist_ok=True)
+    with open(logs / "monitor.log", "a") as out:
+        subprocess.Popen(
+            [sys.executable, "-m", "orange", "monitor"],
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=out,
+            start_new_session=True,
+            close_fds=True,
+        )
+
+
+def install_tmux_hooks() -> None:
+    """Make tmux run ``orange monitor --once`` the moment an agent dies.
+
+    Global hooks in our own slot of each hook array, so a user's hooks are kept.
+    ``pane-died`` only fires for panes with ``remain-on-exit`` (our agents), so other
+    panes on the server never start Orange.  The command lives in a small script so no
+    path has to survive two levels of quoting (tmux's and the shell's).
+    """
+    script = state_dir() / "on-agent-exit.sh"
+    env = {
+        "ORANGE_HOME": str(orange_home()),
+        "ORANGE_TMUX_SOCKET": os.environ.get("ORANGE_TMUX_SOCKET", ""),
+        "PATH": os.environ.get("PATH", ""),
+    }
+    lines = ["#!/bin/sh", "# written by orange: react to an agent's exit at once"]
+    lines += [f"export {key}={shlex.quote(value)}" for key, value in env.items()]
+    lines.append(f"exec {shlex.quote(sys.executable)} -m orange monitor --once >/dev/null 2>&1")
+    text = "\n".join(lines) + "\n"
+    if not script.exists() or script.read_text() != text:
+        script.write_text(text)
+        script.chmod(0o755)
+    if '"' in str(script) or "#" in str(script):
+        return  # cannot be quoted for tmux: the monitor loop's tick still notices deaths
+    tmux = Tmux()
+    for hook in ("pane-died", "session-closed"):
+        tmux.set_hook(f"{hook}[{HOOK_INDEX}]", f'run-shell -b "{script}"')

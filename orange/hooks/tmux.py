@@ -1,0 +1,382 @@
+"""The one tmux adapter (STYLE §4): every tmux command Orange runs goes through here.
+
+All commands go through libtmux (`Server.cmd`), one tmux client call each; ``attach``
+alone execs tmux, since it hands the terminal over.
+
+Agents run as the pane's own process, never under a shell.  Their argv (a long prompt
+with newlines, quotes, ``$(...)``, a trailing ``;`` ...) never passes through a shell
+or through tmux's own argument parsing either (tmux reads an argument ending in ``;``
+as a command separator): `Tmux.start` writes argv, env and cwd to a private JSON file
+under ``$ORANGE_HOME/run/`` and has tmux run ``python -P -m orange.hooks.launch FILE``,
+which execs the agent (see `orange.hooks.launch`).
+
+``remain-on-exit`` is set on the agent's window in the same tmux command that creates
+it (``new-window ... ; set-option -w ...``): the server runs both before it handles the
+child's exit, so an agent that exits at once still leaves a dead pane with its status.
+
+Session and window names are matched exactly (``=name``), never as prefixes or
+patterns.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import secrets
+import signal
+import sys
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from libtmux import exc as tmux_exc
+from libtmux.common import tmux_cmd
+from libtmux.server import Server
+
+from orange.errors import HookFailed
+
+SOCKET_ENV = "ORANGE_TMUX_SOCKET"
+
+# Pause between typing a message and pressing Enter.  Agent TUIs (Claude Code, codex:
+# Ink/React) treat an Enter that arrives in the same burst as the text, or inside a
+# bracketed paste they are still digesting, as part of the input instead of a submit
+# (tmux/tmux#1778; Soul-Brews-Studio/maw-js#16; andyrewlee/amux#171).
+SUBMIT_DELAY = 0.5
+
+_SEP = "\x1f"  # list-panes field separator: cannot occur in Orange's names
+_FIELDS = (
+    "pane_id",
+    "pane_dead",
+    "pane_dead_status",
+    "pane_dead_signal",
+    "pane_pid",
+    "window_name",
+    "session_name",  # last: a foreign session's name may hold anything but a newline
+)
+_UNSAFE = re.compile(r"[^A-Za-z0-9/_-]")
+_NAME = re.compile(r"[A-Za-z0-9_/][A-Za-z0-9/_-]*")
+# list-panes errors that mean "no panes": no server, or one without sessions (exiting).
+_NO_SERVER = (
+    "no server running",
+    "error connecting to",
+    "server exited unexpectedly",
+    "no current target",
+    "no sessions",
+)
+
+
+@dataclass(frozen=True)
+class PaneInfo:
+    """One pane as `list-panes` saw it.  ``dead_status`` is set once tmux has reaped the
+    process and it exited normally; ``dead_signal`` when a signal killed it."""
+
+    session: str
+    window: str
+    pane_id: str
+    dead: bool
+    dead_status: int | None
+    dead_signal: int | None
+    pid: int | None
+
+
+def _int(text: str) -> int | None:
+    return int(text) if text.strip().lstrip("-").isdigit() else None
+
+
+class Tmux:
+    """A tmux server: the socket named here, else ``$ORANGE_TMUX_SOCKET``, else the user's
+    default server."""
+
+    def __init__(self, socket_name: str | None = None, *, submit_delay: float = SUBMIT_DELAY):
+        self.socket_name = socket_name or os.environ.get(SOCKET_ENV) or None
+        self.submit_delay = submit_delay
+        self._server = Server(socket_name=self.socket_name)
+
+    # -- names -----------------------------------------------------------------------
+
+    @staticmethod
+    def session_name(project: str, branch: str) -> str:
+        """``<project>/<branch>`` made safe for tmux.
+
+        tmux forbids ``.`` and ``:`` in session names; anything outside
+        ``[A-Za-z0-9/_-]`` becomes ``-`` as well, and a leading ``-`` (which tmux would
+        read as an option) becomes ``_``.  Distinct names can collide (``a.b`` and
+        ``a-b``); branch names are unique per project in practice.
+        """
+        name = _UNSAFE.sub("-", f"{project}/{branch}")
+        if name.startswith("-"):
+            name = "_" + name.lstrip("-")
+        return name or "_"
+
+    # -- queries ---------------------------------------------------------------------
+
+    def has_session(self, name: str) -> bool:
+        _check_name(name, "session")
+        return self._call("has-session", "-t", f"={name}").returncode == 0
+
+    def panes(self) -> list[PaneInfo]:
+        """Every pane of the server, in one tmux call; [] when no server is running.
+
+        tmux 3.3 sometimes misses the SIGCHLD of a process that exits right after it
+        started: the process stays a zombie and its pane shows dead without a status.
+        Only then, the server is sent a SIGCHLD (it reaps every exited child on one,
+        and does nothing else) and the panes are listed again.
+        """
+        found = self._list_panes()
+        if any(p.dead and p.dead_status is None and p.dead_signal is None for p in found):
+            self._reap_children()
+            found = self._list_panes()
+        return found
+
+    def _list_panes(self) -> list[PaneInfo]:
+        fmt = _SEP.join(f"#{{{field}}}" for field in _FIELDS)
+        result = self._call("list-panes", "-a", "-F", fmt)
+        if result.returncode != 0:
+            if _no_server(result.stderr):
+                return []
+            raise HookFailed(f"tmux list-panes failed: {_err(result.stderr)}")
+        found = []
+        for line in result.stdout:
+            parts = line.split(_SEP, len(_FIELDS) - 1)
+            if len(parts) != len(_FIELDS):
+                continue
+            pane_id, dead, status, signal, pid, window, session = parts
+            found.append(
+                PaneInfo(
+                    session=session,
+                    window=window,
+                    pane_id=pane_id,
+                    dead=dead == "1",
+                    dead_status=_int(status),
+                    dead_signal=_int(signal),
+                    pid=_int(pid),
+                )
+            )
+        return found
+
+    def pane(self, session: str, window: str) -> PaneInfo | None:
+        """The (first) pane of that window, or None."""
+        for info in self.panes():
+            if info.session == session and info.window == window:
+                return info
+        return None
+
+    def capture(self, session: str, window: str, lines: int) -> str:
+        """The last ``lines`` lines the pane shows (a dead pane keeps its last output)."""
+        pane = self._require(session, window)
+        result = self._run("capture-pane", "-p", "-J", "-t", pane.pane_id, "-S", f"-{lines}")
+        return "\n".join(result[-lines:]) if lines > 0 else ""
+
+    # -- agents ----------------------------------------------------------------------
+
+    def start(
+        self,
+        session: str,
+        window: str,
+        argv: Sequence[str],
+        cwd: Path | str,
+        env: Mapping[str, str] | None = None,
+    ) -> None:
+        """Run ``argv`` in ``cwd`` as the process of window ``session:window``.
+
+        Creates the session (detached) or the window as needed; respawns the window when
+        its pane is dead; refuses when its agent is still running.  ``env`` is added to
+        the tmux server's environment for that process.
+        """
+        _check_name(session, "session")
+        _check_name(window, "window")
+        if not argv or not all(isinstance(arg, str) for arg in argv):
+            raise HookFailed("no command to start: argv must be a non-empty list of strings")
+        if not Path(cwd).is_dir():
+            raise HookFailed(f"cannot start {argv[0]} in {cwd}: no such directory")
+        pane = self.pane(session, window)
+        if pane is not None and not pane.dead:
+            raise HookFailed(
+                f'tmux window "{session}:{window}" is still running (pid {pane.pid})',
+                hint="kill it first, or wait until it exits",
+            )
+        spec = _write_spec(argv, cwd, env or {})
+        launch = [sys.executable, "-P", "-m", "orange.hooks.launch", str(spec)]
+        keep_dead = ["set-option", "-w", "-t", f"={session}:={window}", "remain-on-exit", "on"]
+        try:
+            if pane is not None:
+                # remain-on-exit is already on for this window.
+                self._run("respawn-pane", "-k", "-t", pane.pane_id, "-c", str(cwd), *launch)
+                return
+            if not self.has_session(session):
+                try:
+                    self._run(
+                        "new-session", "-d", "-s", session, "-n", window, "-c", str(cwd),
+                        *launch, ";", *keep_dead,
+                    )  # fmt: skip
+                    return
+                except HookFailed as error:
+                    if "duplicate session" not in error.message:
+                        raise
+                    # Created meanwhile by someone else: add the window to it.
+            self._run(
+                "new-window", "-d", "-t", f"={session}:", "-n", window, "-c", str(cwd),
+                *launch, ";", *keep_dead,
+            )  # fmt: skip
+        except BaseException:
+            spec.unlink(missing_ok=True)
+            raise
+
+    def send_text(self, session: str, window: str, text: str) -> None:
+        """Type ``text`` into the pane, then press Enter.
+
+        A single line is typed literally (``send-keys -l``).  Text with newlines is
+        pasted as one block (``load-buffer`` + ``paste-buffer -p``): an agent that asked
+        for bracketed paste receives one message with its newlines intact, where typing
+        each line would submit the message at its first newline.  Trailing newlines are
+        dropped (Enter follows anyway).
+        """
+        pane = self._require(session, window)
+        if pane.dead:
+            raise HookFailed(f'tmux window "{session}:{window}" is not running')
+        text = text.replace("\r\n", "\n").rstrip("\n")
+        if "\n" in text:
+            self._paste(pane.pane_id, text)
+        elif text:
+            self._run("send-keys", "-t", pane.pane_id, "-l", "--", _literal(text))
+        if text and self.submit_delay > 0:
+            time.sleep(self.submit_delay)
+        self._run("send-keys", "-t", pane.pane_id, "Enter")
+
+    # -- sessions and windows --------------------------------------------------------
+
+    def kill_session(self, name: str) -> None:
+        """Kill the session; nothing when it is absent."""
+        if self.has_session(name):
+            self._call("kill-session", "-t", f"={name}")
+
+    def kill_window(self, session: str, window: str) -> None:
+        """Kill that window (its session's other windows stay); nothing when absent."""
+        _check_name(window, "window")
+        for pane in self.panes():
+            if pane.session == session and pane.window == window:
+                self._call("kill-window", "-t", f"={session}:={window}")
+                return
+
+    def rename_session(self, old: str, new: str) -> None:
+        _check_name(new, "session")
+        if not self.has_session(old):
+            raise HookFailed(f'no tmux session "{old}" to rename')
+        self._run("rename-session", "-t", f"={old}", new)
+
+    def attach(self, session: str) -> None:
+        """Show the session: ``switch-client`` inside tmux, else exec ``tmux attach``."""
+        if not self.has_session(session):
+            raise HookFailed(f'no tmux session "{session}"')
+        if os.environ.get("TMUX"):
+            self._run("switch-client", "-t", f"={session}")
+            return
+        tmux = self._server.tmux_bin or "tmux"
+        socket = ["-L", self.socket_name] if self.socket_name else []
+        os.execvp(tmux, [tmux, *socket, "attach-session", "-t", f"={session}"])
+
+    # -- server ----------------------------------------------------------------------
+
+    def set_hook(self, name: str, command: str) -> None:
+        """Set a global tmux hook (``pane-died``, ``session-closed`` ...).  ``command`` is
+        a tmux command string: tmux parses it, so it must never carry untrusted text."""
+        self._run("set-hook", "-g", name, command)
+
+    def unset_hook(self, name: str) -> None:
+        self._run("set-hook", "-gu", name)
+
+    def kill_server(self) -> None:
+        """Stop the server and every session on it; nothing when none is running."""
+        self._call("kill-server")
+
+    # -- plumbing --------------------------------------------------------------------
+
+    def _reap_children(self) -> None:
+        result = self._call("display-message", "-p", "#{pid}")
+        pid = _int(result.stdout[0]) if result.returncode == 0 and result.stdout else None
+        if pid:
+            try:
+                os.kill(pid, signal.SIGCHLD)
+            except OSError:
+                pass  # not ours to signal, or gone: the next listing will tell
+
+    def _call(self, *args: str) -> tmux_cmd:
+        try:
+            return self._server.cmd(*args)
+        except tmux_exc.TmuxCommandNotFound:
+            raise HookFailed("tmux is not installed", hint="install tmux 3.0 or newer") from None
+
+    def _run(self, *args: str) -> list[str]:
+        """Run a tmux command; HookFailed (one line) when it fails.  Returns stdout lines."""
+        result = self._call(*args)
+        if result.returncode != 0:
+            raise HookFailed(f"tmux {args[0]} failed: {_err(result.stderr)}")
+        return list(result.stdout)
+
+    def _require(self, session: str, window: str) -> PaneInfo:
+        pane = self.pane(session, window)
+        if pane is None:
+            raise HookFailed(f'no tmux window "{session}:{window}"')
+        return pane
+
+    def _paste(self, pane_id: str, text: str) -> None:
+        buffer = f"orange-{secrets.token_hex(6)}"
+        path = _private_file("paste", ".txt", text)
+        try:
+            self._run(
+                "load-buffer", "-b", buffer, str(path), ";",
+                "paste-buffer", "-d", "-p", "-b", buffer, "-t", pane_id,
+            )  # fmt: skip
+        finally:
+            path.unlink(missing_ok=True)
+
+
+def _check_name(name: str, what: str) -> None:
+    if not _NAME.fullmatch(name):
+        raise HookFailed(
+            f'invalid tmux {what} name "{name}": use letters, digits, "/", "_" and "-"'
+        )
+
+
+def _literal(text: str) -> str:
+    """``text`` as a tmux argument that tmux will not read as a command separator.
+
+    tmux ends a command at an argument ending in ``;`` and turns a final ``\\;`` into
+    a literal ``;``; so a final ``;`` is sent as ``\\;``.
+    """
+    return text[:-1] + "\\;" if text.endswith(";") else text
+
+
+def _err(stderr: Sequence[str]) -> str:
+    return " ".join(" ".join(stderr).split()) or "no error message"
+
+
+def _no_server(stderr: Sequence[str]) -> bool:
+    text = " ".join(stderr)
+    return any(marker in text for marker in _NO_SERVER) or "No such file" in text
+
+
+def _run_dir() -> Path:
+    from orange.home import orange_home
+
+    path = orange_home() / "run"
+    path.mkdir(parents=True, exist_ok=True, mode=0o700)
+    return path
+
+
+def _private_file(prefix: str, suffix: str, content: str) -> Path:
+    path = _run_dir() / f"{prefix}-{secrets.token_hex(8)}{suffix}"
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        handle.write(content)
+    return path
+
+
+def _write_spec(argv: Sequence[str], cwd: Path | str, env: Mapping[str, str]) -> Path:
+    for key, value in env.items():
+        if not key or "=" in key or "\0" in key or not isinstance(value, str) or "\0" in value:
+            raise HookFailed(f"invalid environment variable for the agent: {key!r}")
+    spec = {"argv": list(argv), "env": dict(env), "cwd": str(Path(cwd).resolve())}
+    return _private_file("launch", ".json", json.dumps(spec, ensure_ascii=False))

@@ -1,0 +1,140 @@
+"""Exit monitoring with real tmux: kill an agent in any state and the workflow's rule
+applies within seconds, through tmux's pane-died hook (`orange monitor --once`)."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+
+from tests.e2e.conftest import AGENT, World, wait_for
+
+HOLD = ["sh", "-c", "sleep 600", "{prompt}"]
+
+
+def _harness(
+    world: World,
+    worker_die: str | None = None,
+    review: str = "PASS",
+    reviewer_die: str | None = None,
+) -> None:
+    worker = [*AGENT, "--role", "worker"] + (["--die", worker_die] if worker_die else [])
+    reviewer = [*AGENT, "--role", "reviewer", "--reviews", review]
+    reviewer += ["--die", reviewer_die] if reviewer_die else []
+    world.set_harness("fake", [*worker, "{prompt}"], [*reviewer, "{prompt}"])
+
+
+def test_planning_agent_exits_with_a_plan_is_advanced(world: World) -> None:
+    _harness(world, worker_die="after-plan")
+    task_id = world.create("mon-plan", "Plan then exit", "--harness", "fake")
+    task = world.wait_status(task_id, "working", timeout=20)
+    assert "APPROACH:" in task.body  # the working copy's last edits were taken in
+
+
+def test_planning_agent_exits_without_a_plan_crashes_then_escalates(world: World) -> None:
+    _harness(world, worker_die="start")
+    task_id = world.create("mon-crash", "Crash twice", "--harness", "fake")
+
+    def crashed_once() -> bool:
+        return world.task(task_id).int_field("crash_count") == 1
+
+    wait_for(crashed_once, 20, "the first crash to be counted")
+    task = world.task(task_id)
+    assert task.status == "planning"
+    assert "respawn" in task.str_field("attention")
+    world.ok("task", "respawn", task_id)
+    stuck = world.wait_status(task_id, "stuck", timeout=20)
+    assert stuck.int_field("crash_count") == 0  # reset by the escalation move
+
+
+def test_working_agent_exits_with_handoff_is_advanced_to_review(world: World) -> None:
+    _harness(world, worker_die="after-handoff")
+    task_id = world.create("mon-handoff", "Hand off then exit", "--harness", "fake")
+    task = world.wait_status(task_id, "reviewing", timeout=40)  # reviewer PASSes
+    assert task.int_field("review_round") == 1
+
+
+def test_dead_reviewer_with_fail_verdict_moves_per_round(world: World) -> None:
+    _harness(world, review="FAIL,FAIL", reviewer_die="after-review")
+    task_id = world.create("mon-fail", "Reviewer dies after FAIL", "--harness", "fake")
+    # round 1: FAIL -> working (worker notified), round 2: FAIL -> stuck
+    task = world.wait_status(task_id, "stuck", timeout=60)
+    assert task.int_field("review_round") == 2
+
+
+def test_dead_reviewer_without_verdict_is_respawned_and_counted(world: World) -> None:
+    _harness(world, reviewer_die="before-review")
+    task_id = world.create("mon-noverdict", "Reviewer dies silently", "--harness", "fake")
+    task = world.wait_status(task_id, "stuck", timeout=60)
+    reviews = world.prompts(task_id, "reviewer")
+    assert len(reviews) == 2  # first reviewer, then one respawn, then escalation
+    history = json.loads(world.ok("task", "show", task_id, "--json").out)["history"]
+    events = [h["event"] for h in history]
+    assert events.count("agent.crashed") == 2 and "agent.respawned" in events
+    assert task.int_field("crash_count") == 0
+
+
+@pytest.mark.parametrize("status", ["clarification", "reviewing", "stuck"])
+def test_human_states_are_only_marked(world: World, status: str) -> None:
+    world.set_harness("hold", HOLD)
+    task_id = world.create("mon-mark", "Mark only", "--harness", "hold")
+    world.wait_status(task_id, "planning", timeout=10)
+    if status == "clarification":
+        world.ok("task", "update", task_id, "--status", "clarification")
+    else:
+        _force_status(world, task_id, status)
+    session = world.task(task_id).str_field("tmux_session")
+    world.tmux("kill-session", "-t", session)
+    wait_for(lambda: world.task(task_id).str_field("attention"), 20, "attention")
+    assert world.status(task_id) == status
+
+
+def _force_status(world: World, task_id: str, status: str) -> None:
+    from orange.store.events import Change
+    from orange.store.store import Snapshot, TaskStore
+
+    store = TaskStore.open(world.repo)
+
+    def compute(snap: Snapshot) -> Change:
+        task = snap.task(task_id)
+        assert task is not None
+        new = task.with_fields(status=status)
+        return Change(task_id, "test.setup", "test", {task.path: new.render().encode()})
+
+    store.commit(compute)
+
+
+def test_minimal_workflow_rules(world: World) -> None:
+    world.ok("project", "update", "proj", "--workflow", "minimal")
+    _harness(world, worker_die="after-handoff")
+    handed = world.create("min-ok", "Minimal with handoff", "--harness", "fake")
+    world.wait_status(handed, "reviewing", timeout=30)
+    world.set_harness("hold", HOLD)
+    crash = world.create("min-crash", "Minimal crash", "--harness", "hold")
+    world.wait_status(crash, "working", timeout=10)
+    world.tmux("kill-session", "-t", world.task(crash).str_field("tmux_session"))
+    wait_for(lambda: world.task(crash).int_field("crash_count") == 1, 20, "a crash")
+
+
+def test_reaction_time_is_seconds_not_the_poll(world: World) -> None:
+    world.set_harness("hold", HOLD)
+    task_id = world.create("mon-fast", "Fast reaction", "--harness", "hold")
+    world.wait_status(task_id, "planning", timeout=10)
+    world.ok(
+        "task",
+        "edit",
+        task_id,
+        "--section",
+        "Plan",
+        "--file",
+        "-",
+        stdin="APPROACH: x\nTOUCHING: y\n",
+    )
+    session = world.task(task_id).str_field("tmux_session")
+    started = time.monotonic()
+    world.tmux("kill-window", "-t", f"{session}:worker")
+    world.wait_status(task_id, "working", timeout=15)
+    elapsed = time.monotonic() - started
+    print(f"reaction time: {elapsed:.2f} s")
+    assert elapsed < 10  # loose: the poll would be 30 s

@@ -1,0 +1,175 @@
+"""Installing the shims, chaining a user's hook, and the hooks of a code checkout."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from orange.hooks import githooks, hookimpl
+from orange.store.repo import open_repo
+from tests.conftest import Cli, git, orange_bin
+
+USER_HOOK = '#!/bin/sh\necho "ran $*" >> "$(git rev-parse --git-common-dir)/user-hook-ran"\n'
+
+
+def commit(
+    repo: Path, name: str, text: str = "x\n", *, force: bool = False, path: str | None = None
+) -> tuple[int, str]:
+    """Stage and commit one file with real git (which runs the shims); ``path``: the
+    PATH git and its hooks run with."""
+    (repo / name).parent.mkdir(parents=True, exist_ok=True)
+    (repo / name).write_text(text)
+    git(repo, "add", *(["-f"] if force else []), name)
+    env = {**os.environ, "PATH": path} if path is not None else None
+    result = subprocess.run(
+        ["git", "commit", "-q", "-m", f"add {name}"],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        check=False,
+        env=env,
+    )
+    return result.returncode, result.stderr
+
+
+def shims(directory: Path) -> list[str]:
+    return sorted(p.name for p in directory.iterdir() if githooks.is_orange_shim(p))
+
+
+@pytest.fixture
+def project(cli: Cli, repo: Path) -> Path:
+    cli.ok("project", "add", cwd=repo)
+    return repo
+
+
+def test_install_bakes_this_orange_and_is_idempotent(cli: Cli, project: Path) -> None:
+    hooks = project / ".git" / "hooks"
+    cli.ok("hooks", "install", cwd=project)
+    cli.ok("hooks", "install", "--project", "proj", cwd=project)
+    assert shims(hooks) == ["post-commit", "pre-commit", "reference-transaction"]
+    text = (hooks / "pre-commit").read_text()
+    assert f"ORANGE_BIN={orange_bin()}\n" in text
+    assert not list(hooks.glob("*.orange-chained"))
+
+
+def test_a_user_hook_is_chained_once_and_restored(cli: Cli, project: Path) -> None:
+    hooks = project / ".git" / "hooks"
+    hooks.mkdir(exist_ok=True)
+    (hooks / "pre-commit").write_text(USER_HOOK)
+    (hooks / "pre-commit").chmod(0o755)
+    githooks.install_hooks(project)
+    githooks.install_hooks(project)
+    assert (hooks / "pre-commit.orange-chained").read_text() == USER_HOOK
+    assert githooks.is_orange_shim(hooks / "pre-commit")
+
+    assert commit(project, "a.txt")[0] == 0
+    assert (project / ".git" / "user-hook-ran").read_text().count("ran") == 1
+
+    # the user's hook failing still blocks the commit
+    (hooks / "pre-commit.orange-chained").write_text("#!/bin/sh\necho no >&2\nexit 3\n")
+    code, err = commit(project, "b.txt")
+    assert code != 0 and "no" in err
+
+    cli.ok("hooks", "uninstall", cwd=project)
+    assert (hooks / "pre-commit").read_text() == "#!/bin/sh\necho no >&2\nexit 3\n"
+    assert shims(hooks) == []
+    assert not list(hooks.glob("*.orange-chained"))
+
+
+def test_core_hooks_path_is_respected(project: Path) -> None:
+    git(project, "config", "core.hooksPath", "my-hooks")
+    written = githooks.install_hooks(project)
+    assert {Path(p).parent for p in written} == {project / "my-hooks"}
+    assert not (project / ".git" / "hooks" / "pre-commit").exists()
+    # git runs them from there: the chained-hook protection works
+    code, err = commit(project, "TASK.md", force=True)
+    assert code == 1 and "TASK.md is Orange's file" in err
+
+
+def test_a_linked_worktree_uses_the_common_hooks(project: Path, tmp_path: Path) -> None:
+    git(project, "worktree", "add", "-q", str(tmp_path / "wt"))
+    written = githooks.install_hooks(tmp_path / "wt")
+    assert {Path(p).parent for p in written} == {project / ".git" / "hooks"}
+
+
+def test_task_worktree_refuses_orange_files(project: Path, tmp_path: Path) -> None:
+    githooks.install_hooks(project)
+    worktree = tmp_path / "wt"
+    git(project, "worktree", "add", "-q", "-b", "feature", str(worktree))
+    assert commit(worktree, "src/app.py")[0] == 0  # ordinary work commits
+    # a minimal PATH: the shim finds this Orange by the path baked into it
+    code, err = commit(worktree, "TASK.md", force=True, path="/usr/bin:/bin")
+    assert code == 1
+    assert "TASK.md is Orange's file" in err
+    git(worktree, "rm", "-q", "--cached", "TASK.md")
+    for name in (".claude/settings.json", "opencode.json", ".orange-task", "docs/TASK.md"):
+        (worktree / name).parent.mkdir(parents=True, exist_ok=True)
+        (worktree / name).write_text("x\n")
+        git(worktree, "add", "-f", name)
+    problems = hookimpl.check_worktree_commit(open_repo(worktree))
+    assert [p.split()[0] for p in problems] == [
+        ".claude/settings.json",
+        ".orange-task",
+        "opencode.json",
+    ]
+
+
+def test_a_project_may_track_its_own_task_md(project: Path) -> None:
+    assert commit(project, "TASK.md", "the project's own\n")[0] == 0  # before the hooks
+    githooks.install_hooks(project)
+    code, err = commit(project, "TASK.md", "edited\n")
+    assert code == 0, err
+
+
+def _wake_lines(repo: Path) -> int:
+    wake = repo / ".git" / "orange" / "wake"
+    return len(wake.read_text().splitlines()) if wake.exists() else 0
+
+
+def test_reference_transaction_wakes_only_for_orange_refs(project: Path) -> None:
+    githooks.install_hooks(project)
+    assert commit(project, "a.txt")[0] == 0
+    git(project, "branch", "other")
+    time.sleep(0.2)
+    assert _wake_lines(project) == 0  # ordinary commits never start Orange
+
+    head = git(project, "rev-parse", "HEAD").strip()
+    git(project, "update-ref", "refs/orange/tasks", head)
+    deadline = time.monotonic() + 10
+    while _wake_lines(project) == 0 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert _wake_lines(project) >= 1
+
+
+def test_reference_transaction_chains_with_stdin(project: Path) -> None:
+    hooks = project / ".git" / "hooks"
+    hooks.mkdir(exist_ok=True)
+    (hooks / "reference-transaction").write_text(
+        '#!/bin/sh\ncat >> "$(git rev-parse --git-common-dir)/seen-$1"\n'
+    )
+    (hooks / "reference-transaction").chmod(0o755)
+    githooks.install_hooks(project)
+    git(project, "branch", "topic")
+    seen = (project / ".git" / "seen-prepared").read_text()
+    assert "refs/heads/topic" in seen
+    # a chained hook refusing the transaction still refuses it
+    (hooks / "reference-transaction.orange-chained").write_text(
+        '#!/bin/sh\ncat >/dev/null\n[ "$1" = prepared ] && exit 1\nexit 0\n'
+    )
+    result = subprocess.run(
+        ["git", "branch", "blocked"], cwd=project, capture_output=True, check=False
+    )
+    assert result.returncode != 0
+    assert git(project, "branch", "--list", "blocked") == ""
+
+
+def test_server_install_into_a_bare_repository(cli: Cli, tmp_path: Path) -> None:
+    hub = tmp_path / "hub.git"
+    git(tmp_path, "init", "-q", "--bare", str(hub))
+    result = cli.ok("hooks", "install", "--server", str(hub), cwd=tmp_path)
+    assert str(hub / "hooks" / "update") in result.out
+    assert shims(hub / "hooks") == ["update"]

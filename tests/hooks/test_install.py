@@ -1,0 +1,161 @@
+"""`orange install`: skills, Claude Code settings and the stop hook, idempotently."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from orange.errors import InvalidInput
+from orange.hooks import install as install_module
+from orange.hooks.install import install
+
+
+@pytest.fixture
+def agents(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """claude and opencode on an otherwise empty PATH (plus sh for the hook test)."""
+    path = tmp_path / "bin"
+    path.mkdir()
+    for name in ("claude", "opencode"):
+        exe = path / name
+        exe.write_text("#!/bin/sh\nexit 0\n")
+        exe.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{path}{os.pathsep}/usr/bin{os.pathsep}/bin")
+    return path
+
+
+def test_installs_for_detected_harnesses_in_the_hermetic_home(agents: Path, hermetic: Path) -> None:
+    results = install()
+    paths = {path.relative_to(hermetic).as_posix(): outcome for path, outcome in results}
+    assert paths == {
+        ".claude/skills/orange-task/SKILL.md": "written",
+        ".claude/skills/orange-orchestrator/SKILL.md": "written",
+        ".claude/hooks/orange-stop.sh": "written",
+        ".claude/settings.json": "written",
+        ".config/opencode/skills/orange-task/SKILL.md": "written",
+        ".config/opencode/skills/orange-orchestrator/SKILL.md": "written",
+    }
+    skill = (hermetic / ".claude/skills/orange-task/SKILL.md").read_text()
+    assert skill.startswith("---\nname: orange-task\ndescription: ")
+    for needle in (
+        "APPROACH:",
+        "TOUCHING:",
+        "DONE:",
+        "REMAINING:",
+        "DECISIONS:",
+        "UNCERTAIN:",
+        "Verdict: PASS",
+        "Verdict: FAIL",
+        "orange task update --status",
+        "git push",
+    ):
+        assert needle in skill  # fmt: skip
+    orchestrator = (hermetic / ".claude/skills/orange-orchestrator/SKILL.md").read_text()
+    assert 'orange task create BRANCH "summary" --context -' in orchestrator
+    assert "orange task list" in orchestrator
+    settings = json.loads((hermetic / ".claude/settings.json").read_text())
+    assert settings["permissions"]["allow"] == ["Bash(orange:*)"]
+    [group] = settings["hooks"]["Stop"]
+    assert group["hooks"][0]["type"] == "command"
+    assert group["hooks"][0]["command"].endswith("orange-stop.sh")
+    assert os.access(hermetic / ".claude/hooks/orange-stop.sh", os.X_OK)
+
+
+def test_second_run_changes_nothing(agents: Path) -> None:
+    install()
+    again = install()
+    assert again and all(outcome == "unchanged" for _, outcome in again)
+
+
+def test_existing_settings_are_merged_not_replaced(agents: Path, hermetic: Path) -> None:
+    settings = hermetic / ".claude" / "settings.json"
+    settings.parent.mkdir(parents=True)
+    other = {"hooks": [{"type": "command", "command": "notify-send done"}]}
+    settings.write_text(json.dumps({
+        "model": "opus",
+        "permissions": {"allow": ["Read"], "deny": ["Bash(rm:*)"]},
+        "hooks": {"Stop": [other], "PreToolUse": [{"matcher": "Bash", "hooks": []}]},
+    }))  # fmt: skip
+    install("claude")
+    data = json.loads(settings.read_text())
+    assert data["model"] == "opus"
+    assert data["permissions"] == {"allow": ["Read", "Bash(orange:*)"], "deny": ["Bash(rm:*)"]}
+    assert data["hooks"]["PreToolUse"] == [{"matcher": "Bash", "hooks": []}]
+    assert data["hooks"]["Stop"][0] == other and len(data["hooks"]["Stop"]) == 2
+    assert {p.name: o for p, o in install("claude")}["settings.json"] == "unchanged"
+
+
+def test_broken_settings_are_left_alone(agents: Path, hermetic: Path) -> None:
+    settings = hermetic / ".claude" / "settings.json"
+    settings.parent.mkdir(parents=True)
+    settings.write_text("{not json")
+    with pytest.raises(InvalidInput, match="not valid JSON"):
+        install("claude")
+    assert settings.read_text() == "{not json"
+
+
+def test_named_harness_only(agents: Path, hermetic: Path) -> None:
+    results = install("codex")  # not on PATH: installed anyway when asked for by name
+    assert {p.relative_to(hermetic).as_posix() for p, _ in results} == {
+        ".agents/skills/orange-task/SKILL.md",
+        ".agents/skills/orange-orchestrator/SKILL.md",
+    }
+    with pytest.raises(InvalidInput, match='unknown harness "nope"'):
+        install("nope")
+
+
+def test_nothing_detected(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))
+    with pytest.raises(InvalidInput, match="no coding agent found"):
+        install()
+
+
+def test_stop_hook_reports_the_outcome(
+    agents: Path, hermetic: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls = tmp_path / "calls.json"
+    fake_orange = tmp_path / "fake-orange"
+    fake_orange.write_text(
+        f"#!/bin/sh\nexec {sys.executable} -c "
+        f'\'import json, sys; json.dump(sys.argv[1:], open("{calls}", "w"))\' "$@"\n'
+    )
+    fake_orange.chmod(0o755)
+    monkeypatch.setattr(install_module, "_orange_bin", lambda: str(fake_orange))
+    install("claude")
+    hook = hermetic / ".claude" / "hooks" / "orange-stop.sh"
+    project = tmp_path / "worktree"
+    project.mkdir()
+    env = {**os.environ, "CLAUDE_PROJECT_DIR": str(project)}
+
+    subprocess.run([str(hook)], cwd=tmp_path, env=env, check=True)  # no .orange-task
+    assert not calls.exists()
+
+    reason = "it's stuck; $(touch pwned) `id`"
+    (project / ".orange-task").write_text(
+        json.dumps({"id": "abc", "outcome": "stuck", "reason": reason})
+    )
+    subprocess.run([str(hook)], cwd=tmp_path, env=env, check=True)
+    assert json.loads(calls.read_text()) == ["task", "stuck", "abc", f"--reason={reason}"]
+    assert json.loads((project / ".orange-task").read_text()) == {"id": "abc"}
+    assert not (project / "pwned").exists()
+
+    calls.unlink()
+    subprocess.run([str(hook)], cwd=tmp_path, env=env, check=True)  # already reported
+    assert not calls.exists()
+    (project / ".orange-task").write_text('{"id": "abc", "outcome": "passed"}')
+    subprocess.run([str(hook)], cwd=tmp_path, env=env, check=True)
+    assert json.loads(calls.read_text()) == ["task", "complete", "abc"]
+
+
+def test_cli_command_prints_each_file(agents: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from orange.cli.install import install as command
+
+    command(harness="opencode")
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 2 and all(line.startswith("written") for line in lines)
+    command(harness="opencode")
+    assert all(line.startswith("unchanged") for line in capsys.readouterr().out.splitlines())

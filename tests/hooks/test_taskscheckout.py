@@ -1,0 +1,208 @@
+"""Plain-git edits in a tasks checkout: the pre-commit checks, staleness, refresh,
+and the hooks of a move carried out once by post-commit."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from orange import projects
+from orange.engine.catalog import load_named
+from orange.engine.engine import Engine
+from orange.engine.recording import recording_registry
+from orange.engine.tasks import create_task, edit_body
+from orange.hooks import hookimpl, taskscheckout
+from orange.store import layout
+from orange.store.repo import open_repo
+from orange.store.store import TaskStore
+from orange.store.task import Task
+from tests.conftest import Cli, git
+from tests.engine.test_seed000_table import FAIL, HANDOFF, PLAN
+
+
+@dataclass
+class Env:
+    repo: Path
+    checkout: Path
+    store: TaskStore
+    engine: Engine  # hook actions recorded, not run: set-up moves without tmux
+
+    def new_task(self, summary: str = "do it") -> Task:
+        project = projects.get("proj")
+        return create_task(self.store, project, load_named("default"), summary=summary)
+
+    def append(self, task_id: str, text: str) -> None:
+        edit_body(self.store, task_id, lambda t: t.body + text, what="body")
+
+    def tip(self) -> str:
+        return str(self.store.pygit.references[layout.TASKS_REF].target)
+
+    def file(self, task_id: str) -> Path:
+        return self.checkout / layout.task_path(task_id)
+
+    def set_status(self, task_id: str, status: str) -> None:
+        path = self.file(task_id)
+        text = path.read_text()
+        old = Task.parse(text, where="t").status
+        path.write_text(text.replace(f"\nstatus: {old}\n", f"\nstatus: {status}\n", 1))
+
+    def check(self) -> tuple[int, str]:
+        """What pre-commit says about the edits, run in-process (fast)."""
+        git(self.checkout, "add", "-A")
+        problems = hookimpl.check_tasks_commit(open_repo(self.checkout))
+        return (1 if problems else 0), "\n".join(problems)
+
+    def commit(self, message: str = "hand edit") -> tuple[int, str]:
+        """A real `git commit`: git runs the installed shims."""
+        import subprocess
+
+        result = subprocess.run(
+            ["git", "commit", "-q", "-a", "-m", message],
+            cwd=self.checkout,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        return result.returncode, result.stderr
+
+    def refresh(self) -> None:
+        taskscheckout.refresh(self.checkout)
+
+
+@pytest.fixture
+def env(cli: Cli, repo: Path, tmp_path: Path) -> Env:
+    cli.ok("project", "add", cwd=repo)
+    store = TaskStore.open(repo)
+    registry, _ = recording_registry()
+    engine = Engine(store, projects.get("proj"), registry=registry)
+    checkout = tmp_path / "tasks"
+    result = Env(repo, checkout, store, engine)
+    result.new_task("first")  # the ref must exist before a checkout
+    cli.ok("tasks", "checkout", str(checkout), cwd=repo)
+    return result
+
+
+def test_checkout_is_the_tasks_ref_itself(env: Env) -> None:
+    assert git(env.checkout, "symbolic-ref", "HEAD").strip() == layout.TASKS_REF
+    assert git(env.checkout, "status", "--porcelain") == ""
+    assert taskscheckout.recorded_tip(open_repo(env.checkout)) == env.tip()
+    assert (env.repo / ".git" / "hooks" / "pre-commit").is_file()
+
+
+def test_legal_move_commits_and_its_effects_run_once(env: Env) -> None:
+    task = env.new_task()
+    env.engine.transition(task.id, "planning")
+    env.append(task.id, PLAN)
+    env.refresh()
+    env.set_status(task.id, "working")
+    code, err = env.commit("start working")
+    assert code == 0, err
+    assert env.store.get(task.id).status == "working"
+    assert "planning -> working carried out" in err
+    # the commit was recorded as handled; the checkout followed Orange's write
+    repo = open_repo(env.repo)
+    handled = (repo.common_dir / "orange" / "external-moves").read_text().split()
+    assert len(handled) == 1
+    assert git(env.checkout, "status", "--porcelain") == ""
+    assert taskscheckout.recorded_tip(open_repo(env.checkout)) == env.tip()
+    # a second trigger does nothing
+    tip = env.tip()
+    assert hookimpl.handle_external_moves(repo, handled[0]) == []
+    assert env.tip() == tip
+
+
+def test_illegal_move_is_refused(env: Env) -> None:
+    task = env.new_task()
+    env.refresh()
+    before = env.tip()
+    env.set_status(task.id, "reviewing")
+    code, err = env.commit()
+    assert code == 1
+    assert f"task {task.id}: illegal transition pending -> reviewing" in err
+    assert env.tip() == before
+
+
+def test_missing_gate_is_refused(env: Env) -> None:
+    task = env.new_task()
+    env.engine.transition(task.id, "planning")
+    env.refresh()
+    env.set_status(task.id, "working")
+    code, err = env.check()
+    assert code == 1
+    assert f"task {task.id}:" in err and "## Plan" in err
+
+
+def test_stale_gate_is_refused(env: Env) -> None:
+    task = env.new_task()
+    env.engine.transition(task.id, "planning")
+    env.append(task.id, PLAN)
+    env.engine.transition(task.id, "working")
+    env.append(task.id, HANDOFF)
+    env.engine.transition(task.id, "agent-review")
+    env.append(task.id, FAIL)
+    env.engine.transition(task.id, "working")
+    env.refresh()
+    env.set_status(task.id, "agent-review")  # the round-1 handoff, unchanged
+    code, err = env.check()
+    assert code == 1
+    assert f"task {task.id}: working -> agent-review" in err and "## Handoff" in err
+
+
+def test_broken_frontmatter_and_other_files_are_refused(env: Env) -> None:
+    task = env.new_task()
+    env.refresh()
+    env.file(task.id).write_text("---\nid: [unclosed\n---\nbody\n")
+    (env.checkout / "meta" / "workflows" / "default.yml").write_text("name: default\n")
+    code, err = env.check()
+    assert code == 1
+    assert f"task {task.id}:" in err
+    assert "meta/workflows/default.yml: only task files" in err
+
+
+def test_body_edit_without_a_move_commits(env: Env) -> None:
+    task = env.new_task()
+    env.refresh()
+    path = env.file(task.id)
+    path.write_text(path.read_text() + "\n## Notes\n\nby hand\n")
+    code, err = env.commit()
+    assert code == 0, err
+    assert "by hand" in env.store.get(task.id).body
+
+
+def test_stale_checkout_is_refused_and_refresh_keeps_edits(cli: Cli, env: Env) -> None:
+    one, two = env.new_task("one"), env.new_task("two")
+    env.refresh()
+    # a person edits task one; meanwhile Orange writes task two
+    mine = env.file(one.id)
+    mine.write_text(mine.read_text() + "\n## Notes\n\nmy uncommitted note\n")
+    env.append(two.id, "\n## Notes\n\nwritten by Orange\n")
+    code, err = env.commit()
+    assert code == 1
+    assert hookimpl.STALE in err
+    assert "written by Orange" in env.store.get(two.id).body  # not reverted
+
+    cli.ok("tasks", "refresh", str(env.checkout))
+    assert "my uncommitted note" in mine.read_text()
+    assert "written by Orange" in env.file(two.id).read_text()
+    code, err = env.commit()
+    assert code == 0, err
+    assert "my uncommitted note" in env.store.get(one.id).body
+    assert "written by Orange" in env.store.get(two.id).body
+
+
+def test_refresh_conflict_keeps_both_versions(cli: Cli, env: Env) -> None:
+    task = env.new_task()
+    env.append(task.id, "\n## Notes\n\noriginal\n")
+    env.refresh()
+    path = env.file(task.id)
+    path.write_text(path.read_text().replace("original", "mine"))
+    edit_body(env.store, task.id, lambda t: t.body.replace("original", "theirs"), what="body")
+    result = cli("tasks", "refresh", str(env.checkout))
+    assert result.code == 1
+    assert f"conflict in {layout.task_path(task.id)}" in result.err
+    text = path.read_text()
+    assert "mine" in text and "theirs" in text and "<<<<<<<" in text
+    code, err = env.check()  # markers are never committed
+    assert code == 1 and "conflict markers" in err

@@ -1,0 +1,229 @@
+"""The tmux adapter against a real tmux server on a private socket."""
+
+from __future__ import annotations
+
+import json
+import sys
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import NamedTuple
+
+import pytest
+
+from orange.errors import HookFailed
+from orange.home import orange_home
+from orange.hooks.tmux import PaneInfo, Tmux
+from tests.helpers import retry_until
+
+PY = sys.executable
+
+RECORDER = """\
+import json, os, sys
+out = os.environ["OUT"]
+with open(out + ".tmp", "w", encoding="utf-8") as handle:
+    json.dump({"argv": sys.argv[1:], "cwd": os.getcwd(), "x": os.environ.get("ORANGE_X")},
+              handle, ensure_ascii=False)
+os.replace(out + ".tmp", out)
+"""
+
+READER = """\
+import sys
+for line in sys.stdin:
+    with open(sys.argv[1], "a", encoding="utf-8") as handle:
+        handle.write(line)
+"""
+
+NASTY = (
+    "# Task: fix it\n"
+    "line with \"double\" and 'single' quotes\n"
+    "$(touch /tmp/orange-pwned) `whoami` ${HOME} $HOME \\n \\\n"
+    "\ttabbed ünïcødé 🍊 — 日本語\n"
+    "; rm -rf nothing ;\n"
+    "ends with;"
+)
+
+
+@pytest.fixture
+def tmux(monkeypatch: pytest.MonkeyPatch) -> Iterator[Tmux]:
+    socket = f"orange-test-{uuid.uuid4().hex[:10]}"
+    monkeypatch.setenv("ORANGE_TMUX_SOCKET", socket)
+    server = Tmux(submit_delay=0.05)
+    assert server.socket_name == socket
+    yield server
+    server.kill_server()
+
+
+def dead(tmux: Tmux, session: str, window: str) -> PaneInfo:
+    """Poll until the pane is dead and tmux has its exit status."""
+
+    def ready() -> PaneInfo | None:
+        pane = tmux.pane(session, window)
+        if pane and pane.dead and (pane.dead_status is not None or pane.dead_signal):
+            return pane
+        return None
+
+    return retry_until(ready)
+
+
+def script(tmp_path: Path, name: str, code: str) -> str:
+    path = tmp_path / name
+    path.write_text(code)
+    return str(path)
+
+
+def test_argv_env_and_cwd_arrive_byte_for_byte(tmux: Tmux, tmp_path: Path) -> None:
+    work = tmp_path / "work dir"
+    work.mkdir()
+    out = tmp_path / "out.json"
+    argv = [PY, script(tmp_path, "rec.py", RECORDER), NASTY, ";", "last;", "-x"]
+    tmux.start("p/b", "worker", argv, work, {"OUT": str(out), "ORANGE_X": "ü $(x) `y`;"})
+    seen = json.loads(retry_until(lambda: out.exists() and out.read_text(encoding="utf-8")))
+    assert seen["argv"] == [NASTY, ";", "last;", "-x"]
+    assert seen["x"] == "ü $(x) `y`;"
+    assert Path(seen["cwd"]) == work.resolve()
+    assert not Path("/tmp/orange-pwned").exists()
+    assert dead(tmux, "p/b", "worker").dead_status == 0
+
+
+def test_launch_file_is_private_and_deleted(tmux: Tmux, tmp_path: Path) -> None:
+    run = orange_home() / "run"
+    tmux.start("p/b", "worker", [PY, "-c", "import time; time.sleep(30)"], tmp_path)
+    assert run.stat().st_mode & 0o777 == 0o700
+    retry_until(lambda: not list(run.glob("launch-*")))
+
+
+def test_program_that_exits_at_once_leaves_a_dead_pane(tmux: Tmux, tmp_path: Path) -> None:
+    tmux.start("p/b", "worker", [PY, "-c", "print('bye'); raise SystemExit(7)"], tmp_path)
+    pane = dead(tmux, "p/b", "worker")
+    assert pane.dead_status == 7
+    assert "bye" in tmux.capture("p/b", "worker", 50)
+
+
+def test_missing_binary_exits_127(tmux: Tmux, tmp_path: Path) -> None:
+    tmux.start("p/b", "worker", ["orange-no-such-agent", "--flag"], tmp_path)
+    assert dead(tmux, "p/b", "worker").dead_status == 127
+    assert "not found" in tmux.capture("p/b", "worker", 50)
+
+
+def test_panes_is_one_call_and_lists_dead_and_alive(
+    tmux: Tmux, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert tmux.panes() == []  # no server yet: no error
+    tmux.start("p/b", "worker", [PY, "-c", "import time; time.sleep(60)"], tmp_path)
+    tmux.start("p/b", "review-1", [PY, "-c", "raise SystemExit(2)"], tmp_path)
+    dead(tmux, "p/b", "review-1")
+    calls: list[tuple[str, ...]] = []
+    real = tmux._call
+
+    def counting(*args: str):  # type: ignore[no-untyped-def]
+        calls.append(args)
+        return real(*args)
+
+    monkeypatch.setattr(tmux, "_call", counting)
+    panes = {p.window: p for p in tmux.panes()}
+    assert len(calls) == 1 and calls[0][0] == "list-panes"
+    assert not panes["worker"].dead and panes["worker"].pid
+    assert panes["review-1"].dead and panes["review-1"].dead_status == 2
+    assert {p.session for p in panes.values()} == {"p/b"}
+
+
+def test_send_text_reaches_a_program_reading_stdin(tmux: Tmux, tmp_path: Path) -> None:
+    out = tmp_path / "typed.txt"
+    tmux.start("p/b", "worker", [PY, script(tmp_path, "r.py", READER), str(out)], tmp_path)
+    retry_until(lambda: tmux.pane("p/b", "worker"))
+    tmux.send_text("p/b", "worker", 'hello "world" $(x) `y` 🍊 ;')
+    retry_until(lambda: out.exists() and out.read_text(encoding="utf-8").endswith("\n"))
+    tmux.send_text("p/b", "worker", "first line\nsecond; line\n")
+    expected = 'hello "world" $(x) `y` 🍊 ;\nfirst line\nsecond; line\n'
+    retry_until(lambda: out.read_text(encoding="utf-8") == expected)
+
+
+def test_send_text_to_a_dead_or_missing_pane_fails(tmux: Tmux, tmp_path: Path) -> None:
+    with pytest.raises(HookFailed, match="no tmux window"):
+        tmux.send_text("p/b", "worker", "hi")
+    tmux.start("p/b", "worker", [PY, "-c", "pass"], tmp_path)
+    dead(tmux, "p/b", "worker")
+    with pytest.raises(HookFailed, match="not running"):
+        tmux.send_text("p/b", "worker", "hi")
+
+
+def test_start_respawns_a_dead_window_and_refuses_a_live_one(tmux: Tmux, tmp_path: Path) -> None:
+    tmux.start("p/b", "worker", [PY, "-c", "raise SystemExit(3)"], tmp_path)
+    first = dead(tmux, "p/b", "worker")
+    out = tmp_path / "again"
+    tmux.start("p/b", "worker", [PY, "-c", f"open({str(out)!r}, 'w'); import time; time.sleep(60)"],
+               tmp_path)  # fmt: skip
+    retry_until(out.exists)
+    again = tmux.pane("p/b", "worker")
+    assert again is not None and not again.dead and again.pane_id == first.pane_id
+    assert [p.window for p in tmux.panes()] == ["worker"]
+    with pytest.raises(HookFailed, match="still running"):
+        tmux.start("p/b", "worker", [PY, "-c", "pass"], tmp_path)
+
+
+def test_remain_on_exit_after_respawn(tmux: Tmux, tmp_path: Path) -> None:
+    tmux.start("p/b", "worker", [PY, "-c", "raise SystemExit(1)"], tmp_path)
+    dead(tmux, "p/b", "worker")
+    tmux.start("p/b", "worker", [PY, "-c", "raise SystemExit(5)"], tmp_path)
+    retry_until(lambda: (p := tmux.pane("p/b", "worker")) and p.dead_status == 5)
+
+
+def test_kill_window_keeps_the_other_windows(tmux: Tmux, tmp_path: Path) -> None:
+    sleep = [PY, "-c", "import time; time.sleep(60)"]
+    tmux.start("p/b", "worker", sleep, tmp_path)
+    tmux.start("p/b", "review-1", sleep, tmp_path)
+    tmux.kill_window("p/b", "review-1")
+    assert [p.window for p in tmux.panes()] == ["worker"]
+    tmux.kill_window("p/b", "review-1")  # absent: nothing
+    tmux.kill_session("p/other")  # absent: nothing
+    tmux.rename_session("p/b", "p/c")
+    assert tmux.has_session("p/c") and not tmux.has_session("p/b")
+    tmux.kill_session("p/c")
+    assert tmux.panes() == []
+
+
+def test_names_match_exactly_not_by_prefix(tmux: Tmux, tmp_path: Path) -> None:
+    tmux.start("proj/feature-long", "worker", [PY, "-c", "import time; time.sleep(60)"], tmp_path)
+    assert not tmux.has_session("proj/feature")
+    tmux.kill_session("proj/feature")
+    assert tmux.has_session("proj/feature-long")
+
+
+def test_start_needs_an_existing_directory(tmux: Tmux, tmp_path: Path) -> None:
+    with pytest.raises(HookFailed, match="no such directory"):
+        tmux.start("p/b", "worker", [PY], tmp_path / "missing")
+    with pytest.raises(HookFailed, match="invalid tmux session name"):
+        tmux.start("p.b", "worker", [PY], tmp_path)
+
+
+class NameCase(NamedTuple):
+    project: str
+    branch: str
+    expected: str
+
+
+NAME_CASES = [
+    NameCase("orange", "feature/x", "orange/feature/x"),
+    NameCase("my.proj", "v1.2", "my-proj/v1-2"),
+    NameCase("p", "a:b", "p/a-b"),
+    NameCase("p", "a;b", "p/a-b"),
+    NameCase("p", "$(x)", "p/--x-"),
+    NameCase("-p", "b", "_p/b"),
+    NameCase("--", "b", "_/b"),
+    NameCase("p", "ünï côde", "p/-n--c-de"),
+]
+
+
+@pytest.mark.parametrize("case", NAME_CASES, ids=[f"{c.project}|{c.branch}" for c in NAME_CASES])
+def test_session_names_are_sanitised(case: NameCase) -> None:
+    assert Tmux.session_name(case.project, case.branch) == case.expected
+
+
+def test_sanitised_names_work_in_tmux(tmux: Tmux, tmp_path: Path) -> None:
+    sleep = [PY, "-c", "import time; time.sleep(60)"]
+    names = sorted({Tmux.session_name(c.project, c.branch) for c in NAME_CASES})
+    for name in names:
+        tmux.start(name, "worker", sleep, tmp_path)
+    assert sorted(p.session for p in tmux.panes()) == sorted(names)
+    assert all(tmux.has_session(name) for name in names)

@@ -29,6 +29,7 @@ demo: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python bench/store_bench.py
+	$(BIN)/python bench/monitor_bench.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info

@@ -90,20 +90,21 @@ def run_demo(*, keep: bool = False) -> None:
             ["task", "create", "fix-login", "Fix the login redirect", "--harness", "demo"],
         ):
             result = _orange(*args, cwd=project)
-            console.print(f"[dim]$ orange {' '.join(args)}[/dim]\n{result.stdout.strip()}")
+            console.print(f"$ orange {' '.join(args)}", style="dim", markup=False)
+            console.print(result.stdout.strip(), markup=False)
             if result.returncode != 0:
                 raise SystemExit(f"demo failed: {result.stderr.strip()}")
         _watch(console, project)
         for task_id in _task_ids(project):
             result = _orange("task", "merge", task_id, "--local", cwd=project)
-            console.print(
-                f"[dim]$ orange task merge {task_id} --local[/dim]\n"
-                f"{result.stdout.strip()}{result.stderr.strip()}"
-            )
+            console.print(f"$ orange task merge {task_id} --local", style="dim", markup=False)
+            console.print(f"{result.stdout.strip()}{result.stderr.strip()}", markup=False)
         console.rule("git log --oneline refs/orange/tasks")
-        console.print(_git("log", "--oneline", "refs/orange/tasks", cwd=project).rstrip())
+        console.print(
+            _git("log", "--oneline", "refs/orange/tasks", cwd=project).rstrip(), markup=False
+        )
         console.rule("git log --oneline main (the merged work)")
-        console.print(_git("log", "--oneline", "main", cwd=project).rstrip())
+        console.print(_git("log", "--oneline", "main", cwd=project).rstrip(), markup=False)
         console.print(f"\ndone in {time.monotonic() - started:.1f} s")
     finally:
         if keep:

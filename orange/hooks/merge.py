@@ -39,6 +39,16 @@ def merge_task(
             hint=f"from {task.status} it can go to: {targets or 'nowhere'}",
         )
     worktree = workspace.local_workspace(task)
+    if worktree is not None and worktree.is_dir():
+        current = git("symbolic-ref", "--quiet", "--short", "HEAD", cwd=worktree, check=False)
+        if current and current != task.branch:
+            # Merging task.branch would leave the work on `current` behind (and the
+            # release would then refuse over it, after main had already moved).
+            raise InvalidInput(
+                f"the worktree of task {task.id} is on branch {current}, not {task.branch}",
+                hint=f"adopt it with `orange task update {task.id} --branch` run there "
+                f"(ORANGE_TASK_ID={task.id}), or `--branch {current}`, then merge again",
+            )
     if worktree is not None and worktree.is_dir() and not force:
         dirty = unsaved_work(project, worktree, task.branch, commits=False)
         if dirty:

@@ -224,14 +224,17 @@ def _wait(report: PassReport, wake_seen: float) -> None:
     signal never fires it, and no agent death may wait for the poll."""
     deadline = time.monotonic() + report.poll
     tmux = Tmux()
-    seen = {(p.session, p.window) for p in tmux.panes() if not p.dead}
+    previous = {(p.session, p.window) for p in tmux.panes() if not p.dead}
+    if report.watch - previous:
+        return  # a watched agent died while the pass ran
     while time.monotonic() < deadline:
         time.sleep(TICK)
         if _wake_stamp() > wake_seen:
             return
         live = {(p.session, p.window) for p in tmux.panes() if not p.dead}
-        if report.watch - live or live - seen:
-            return  # a watched agent died, or new agents started: look now
+        if live != previous:
+            return  # an agent died or started (maybe while the last pass ran): look now
+        previous = live
 
 
 def stop() -> bool:

@@ -207,9 +207,14 @@ class Tmux:
                 return
             if not self.has_session(session):
                 try:
+                    # On a server of Orange's own (ORANGE_TMUX_SOCKET), the server
+                    # outlives its last session, so the session-closed hook still runs
+                    # and the monitor keeps one server to watch.  The user's default
+                    # server keeps its own exit-empty setting.
+                    stay = ["set-option", "-s", "exit-empty", "off"] if self.socket_name else []
                     self._run(
                         "new-session", "-d", "-s", session, "-n", window, "-c", str(cwd),
-                        *launch, ";", *keep_dead,
+                        *launch, ";", *keep_dead, *([";", *stay] if stay else []),
                     )  # fmt: skip
                     return
                 except HookFailed as error:

@@ -105,9 +105,15 @@ def checkout_branch(project: Project, path: Path, branch: str, say: list[str]) -
             f"branch {branch} is checked out in {elsewhere}",
             hint="switch that checkout to another branch first",
         )
-    if git("status", "--porcelain", "--untracked-files=no", cwd=path):
+    # Untracked files count too: in a worktree being bound they are the leftover work of
+    # a task that ended without releasing it, and must not end up in this task's branch.
+    leftover = git("status", "--porcelain", cwd=path)
+    if leftover:
+        count = len(leftover.splitlines())
         raise HookFailed(
-            f"workspace {path.name} has uncommitted changes; cannot switch to {branch}"
+            f"workspace {path.name} has {count} uncommitted change{'s' if count != 1 else ''} "
+            f"left by an earlier task; cannot switch to {branch}",
+            hint="run `orange workspace gc` (with --force to save that work first)",
         )
     remote = has_origin(project.path)
     if remote:
@@ -121,12 +127,28 @@ def checkout_branch(project: Project, path: Path, branch: str, say: list[str]) -
         elif remote and _has_ref(project.path, f"refs/remotes/origin/{branch}"):
             git("checkout", "--quiet", "-b", branch, "--track", f"origin/{branch}", cwd=path)
         else:
-            base = project.default_branch
-            if remote and _has_ref(project.path, f"refs/remotes/origin/{base}"):
-                base = f"origin/{base}"
+            base = _fresh_base(project, remote)
             git("checkout", "--quiet", "--no-track", "-b", branch, base, cwd=path)
     except GitFailed as exc:
         raise HookFailed(f"could not check out {branch} in {path.name}: {exc.message}") from None
+
+
+def _fresh_base(project: Project, remote: bool) -> str:
+    """Where a new branch starts: the default branch as up to date as it gets here.
+
+    ``origin/<default>`` when the local branch is missing or only behind it (someone
+    else pushed); the local branch when it has commits of its own (ahead or diverged),
+    which a new task must not silently leave out.
+    """
+    local = f"refs/heads/{project.default_branch}"
+    tracking = f"refs/remotes/origin/{project.default_branch}"
+    if not remote or not _has_ref(project.path, tracking):
+        return project.default_branch
+    if not _has_ref(project.path, local):
+        return tracking
+    if git_ok("merge-base", "--is-ancestor", local, tracking, cwd=project.path):
+        return tracking
+    return local
 
 
 def checked_out_in(project: Project, branch: str) -> Path | None:

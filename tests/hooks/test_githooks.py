@@ -80,8 +80,18 @@ def test_a_user_hook_is_chained_once_and_restored(cli: Cli, project: Path) -> No
     assert not list(hooks.glob("*.orange-chained"))
 
 
-def test_core_hooks_path_is_respected(project: Path) -> None:
+def test_project_add_installs_the_hooks(project: Path) -> None:
+    assert shims(project / ".git" / "hooks") == [
+        "post-commit",
+        "pre-commit",
+        "reference-transaction",
+    ]
+
+
+def test_core_hooks_path_is_respected(cli: Cli, repo: Path) -> None:
+    project = repo
     git(project, "config", "core.hooksPath", "my-hooks")
+    cli.ok("project", "add", cwd=repo)
     written = githooks.install_hooks(project)
     assert {Path(p).parent for p in written} == {project / "my-hooks"}
     assert not (project / ".git" / "hooks" / "pre-commit").exists()
@@ -118,9 +128,10 @@ def test_task_worktree_refuses_orange_files(project: Path, tmp_path: Path) -> No
     ]
 
 
-def test_a_project_may_track_its_own_task_md(project: Path) -> None:
+def test_a_project_may_track_its_own_task_md(cli: Cli, repo: Path) -> None:
+    project = repo
     assert commit(project, "TASK.md", "the project's own\n")[0] == 0  # before the hooks
-    githooks.install_hooks(project)
+    cli.ok("project", "add", cwd=repo)  # installs them
     code, err = commit(project, "TASK.md", "edited\n")
     assert code == 0, err
 

@@ -3,23 +3,19 @@
 from __future__ import annotations
 
 import sys
-
-import typer
+from typing import TYPE_CHECKING
 
 from orange.cli.errors import EXIT_USAGE, report_bug, report_usage_error, report_user_error
 from orange.errors import OrangeError
 
-app = typer.Typer(
-    name="orange",
-    help="Run many coding agents on one project, every transition gated and recorded in git.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-    rich_markup_mode=None,
-)
+if TYPE_CHECKING:
+    import typer
 
 
-def _register() -> None:
+def build_app() -> typer.Typer:
+    """The typer application with every command registered (imported on demand)."""
+    import typer
+
     from orange.cli import (
         demo,
         hooks,
@@ -34,7 +30,14 @@ def _register() -> None:
     )
 
     del moves, runtime  # they register their commands on task.app
-
+    app = typer.Typer(
+        name="orange",
+        help="Run many coding agents on one project, every transition gated and recorded in git.",
+        no_args_is_help=True,
+        add_completion=False,
+        pretty_exceptions_enable=False,
+        rich_markup_mode=None,
+    )
     app.add_typer(project.app, name="project")
     app.add_typer(task.app, name="task")
     app.add_typer(workflow.app, name="workflow")
@@ -45,19 +48,36 @@ def _register() -> None:
     app.add_typer(hooks.app, name="hooks")
     app.add_typer(hooks.tasks_app, name="tasks")
     app.command("hook-impl", hidden=True)(hooks.hook_impl)
-
-
-_register()
+    return app
 
 
 def run(argv: list[str] | None = None) -> int:
     """Entry point: run the command and map every outcome to an exit code."""
+    args = _optional_values(list(sys.argv[1:] if argv is None else argv))
+    from orange.cli.fast import fast_command
+
+    command = fast_command(args)
+    if command is not None:
+        try:
+            command()
+        except OrangeError as exc:
+            return report_user_error(exc, args)
+        except KeyboardInterrupt:
+            return 130
+        except BrokenPipeError:
+            return 0
+        except Exception as exc:
+            return report_bug(exc, args)
+        return 0
+    return _run_typer(args)
+
+
+def _run_typer(args: list[str]) -> int:
     from typer import Abort, Exit
     from typer._click import exceptions as click_exc
 
-    args = _optional_values(list(sys.argv[1:] if argv is None else argv))
     try:
-        result = app(args=args, prog_name="orange", standalone_mode=False)
+        result = build_app()(args=args, prog_name="orange", standalone_mode=False)
     except OrangeError as exc:
         return report_user_error(exc, args)
     except click_exc.NoArgsIsHelpError as exc:
@@ -98,4 +118,4 @@ def _optional_values(args: list[str]) -> list[str]:
     return out
 
 
-__all__ = ["EXIT_USAGE", "app", "run"]
+__all__ = ["EXIT_USAGE", "build_app", "run"]

@@ -21,37 +21,15 @@ TaskArg = Annotated[str | None, typer.Argument(help="Task id (default: this work
 
 
 def report(outcome: Outcome, json_out: bool) -> None:
-    """Print what a move did: the move, messages, and hook failures (the move stands)."""
-    if json_out:
-        from orange.cli.output import task_object
+    from orange.cli.commands import report_outcome
 
-        obj = task_object(outcome.task)
-        obj.update(
-            {
-                "from": outcome.from_status,
-                "to": outcome.to_status,
-                "hook_errors": outcome.hook_errors,
-                "messages": outcome.messages,
-            }
-        )
-        emit_json(obj)
-    else:
-        task = outcome.task
-        if outcome.from_status != outcome.to_status:
-            typer.echo(f"task {task.id}: {outcome.from_status} -> {outcome.to_status}")
-        for line in outcome.messages:
-            typer.echo(line)
-    for error in outcome.hook_errors:
-        print(
-            f"orange: warning: {error} (the task is {outcome.to_status} and needs attention; "
-            f"clear it with `orange task ack {outcome.task.id}`)",
-            file=sys.stderr,
-        )
+    report_outcome(outcome, json_out)
 
 
 def move(ref: TaskRef, to: str, json_out: bool, **options: object) -> None:
-    engine = engine_for(ref)
-    report(engine.transition(ref.task_id, to, options=options), json_out)
+    from orange.cli.commands import move_task
+
+    move_task(ref, to, json_out, **options)
 
 
 @app.command("spawn")

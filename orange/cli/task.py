@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from orange.cli.context import current_project, locate, store_for
+from orange.cli.context import locate
 from orange.cli.output import emit_json
 
 app = typer.Typer(help="Create, list, show and change tasks.", no_args_is_help=True)
@@ -76,47 +76,16 @@ def list_(
     json_out: JsonOpt = False,
 ) -> None:
     """List tasks, newest activity first."""
-    from orange import projects
-    from orange.cli.output import broken_object, task_object, task_table
-    from orange.store.task import BrokenTask, Task
+    from orange.cli.commands import list_tasks
 
-    here = None if all_projects else current_project(project)
-    scope = [here] if here is not None else projects.load_all()
-    rows: list[tuple[Task | BrokenTask, str | None]] = []
-    for proj in scope:
-        store = store_for(proj)
-        for task in store.tasks():
-            if isinstance(task, Task):
-                if task.project and task.project != proj.name:
-                    continue
-                if status is not None and task.status != status:
-                    continue
-                if status is None and not all_ and not task.is_active:
-                    continue
-                text = store.body_of(task) if body and json_out else None
-                rows.append((task, text))
-            else:
-                rows.append((task, None))
-    rows.sort(key=lambda row: _activity(row[0]), reverse=True)
-    if json_out:
-        emit_json(
-            {
-                "tasks": [
-                    task_object(t, body=b) if isinstance(t, Task) else broken_object(t)
-                    for t, b in rows
-                ]
-            }
-        )
-    else:
-        task_table([t for t, _ in rows], show_project=len(scope) > 1)
-
-
-def _activity(task: object) -> str:
-    from orange.store.task import Task
-
-    if isinstance(task, Task):
-        return task.str_field("updated_at") or task.str_field("created_at")
-    return "~"  # broken tasks sort first: someone should look at them
+    list_tasks(
+        status=status,
+        all_=all_,
+        all_projects=all_projects,
+        body=body,
+        project=project,
+        json_out=json_out,
+    )
 
 
 @app.command("show")
@@ -166,42 +135,11 @@ def update(
     json_out: JsonOpt = False,
 ) -> None:
     """Change a task's summary or branch, or move it (--status) through its workflow."""
-    from orange.engine.tasks import update_fields
-    from orange.errors import InvalidInput
+    from orange.cli.commands import update_task
 
-    ref = locate(task, project)
-    if status is not None:
-        if summary is not None or branch is not None:
-            raise InvalidInput(
-                "--status cannot be combined with other changes", hint="run two commands"
-            )
-        from orange.cli.moves import move
-
-        move(ref, status, json_out)
-        return
-    changes: dict[str, object] = {}
-    if summary is not None:
-        changes["summary"] = summary
-    if not changes and branch is None:
-        raise InvalidInput("nothing to update", hint="pass --summary, --branch or --status")
-    from orange.cli.context import engine_for
-
-    engine = engine_for(ref)
-    updated = ref.store.get(ref.task_id)
-    if changes:
-        updated = update_fields(ref.store, ref.task_id, changes, copies=engine.copies)
-    if branch is not None:
-        from orange.hooks.rename import rename_branch
-
-        changes["branch"] = branch
-        updated = rename_branch(engine, updated, branch or None)
-    engine.sync_copy(updated)
-    if json_out:
-        from orange.cli.output import task_object
-
-        emit_json(task_object(updated))
-    else:
-        typer.echo(f"updated task {updated.id}: {', '.join(changes)}")
+    update_task(
+        task=task, summary=summary, status=status, branch=branch, project=project, json_out=json_out
+    )
 
 
 @app.command("edit")

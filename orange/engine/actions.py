@@ -21,7 +21,6 @@ import os
 import shutil
 import subprocess
 import sys
-import urllib.request
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -125,6 +124,8 @@ class Notify(Action):
                 )
             except (OSError, subprocess.SubprocessError):
                 pass
+        import urllib.request
+
         url = _webhook_url()
         if url:
             payload = json.dumps({"task": task.id, "status": task.status, "text": text}).encode()

@@ -145,11 +145,18 @@ class Engine:
     ) -> None:
         self.store = store
         self.project = project
-        self.registry = registry or default_registry()
+        self._registry = registry
         self.copies = copies
         self.probe = probe
         self.actor = actor
         self._conflicts: set[str] = set()
+
+    @property
+    def registry(self) -> Registry:
+        """The hook actions; the runtime's (tmux, worktrees) are imported on first use."""
+        if self._registry is None:
+            self._registry = default_registry()
+        return self._registry
 
     @property
     def project_path(self) -> str | None:

@@ -1,0 +1,146 @@
+"""Command bodies that need no typer, shared by the typer commands and the fast path.
+
+Agents call ``orange task update`` many times per task, and every call is a process.
+typer's parameter handling costs more than everything else on that path (it imports
+pydantic), so the hottest commands also run through `orange.cli.fast`, a tiny parser
+that falls back to typer for anything it does not recognise.  Both end here.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import TYPE_CHECKING
+
+from orange.cli.context import TaskRef, current_project, engine_for, locate, store_for
+from orange.cli.output import broken_object, emit_json, task_object
+
+if TYPE_CHECKING:
+    from orange.engine.engine import Outcome
+    from orange.store.task import BrokenTask, Task
+
+
+def report_outcome(outcome: Outcome, json_out: bool) -> None:
+    """Print what a move did: the move, messages, and hook failures (the move stands)."""
+    if json_out:
+        obj = task_object(outcome.task)
+        obj.update(
+            {
+                "from": outcome.from_status,
+                "to": outcome.to_status,
+                "hook_errors": outcome.hook_errors,
+                "messages": outcome.messages,
+            }
+        )
+        emit_json(obj)
+    else:
+        task = outcome.task
+        if outcome.from_status != outcome.to_status:
+            print(f"task {task.id}: {outcome.from_status} -> {outcome.to_status}")
+        for line in outcome.messages:
+            print(line)
+    for error in outcome.hook_errors:
+        print(
+            f"orange: warning: {error} (the task is {outcome.to_status} and needs attention; "
+            f"clear it with `orange task ack {outcome.task.id}`)",
+            file=sys.stderr,
+        )
+
+
+def move_task(ref: TaskRef, to: str, json_out: bool, **options: object) -> None:
+    engine = engine_for(ref)
+    report_outcome(engine.transition(ref.task_id, to, options=options), json_out)
+
+
+def update_task(
+    *,
+    task: str | None,
+    summary: str | None,
+    status: str | None,
+    branch: str | None,
+    project: str | None,
+    json_out: bool,
+) -> None:
+    """``task update``: a move (--status), or new summary / branch."""
+    from orange.engine.tasks import update_fields
+    from orange.errors import InvalidInput
+
+    ref = locate(task, project)
+    if status is not None:
+        if summary is not None or branch is not None:
+            raise InvalidInput(
+                "--status cannot be combined with other changes", hint="run two commands"
+            )
+        move_task(ref, status, json_out)
+        return
+    changes: dict[str, object] = {}
+    if summary is not None:
+        changes["summary"] = summary
+    if not changes and branch is None:
+        raise InvalidInput("nothing to update", hint="pass --summary, --branch or --status")
+    engine = engine_for(ref)
+    updated = ref.store.get(ref.task_id)
+    if changes:
+        updated = update_fields(ref.store, ref.task_id, changes, copies=engine.copies)
+    if branch is not None:
+        from orange.hooks.rename import rename_branch
+
+        changes["branch"] = branch
+        updated = rename_branch(engine, updated, branch or None)
+    engine.sync_copy(updated)
+    if json_out:
+        emit_json(task_object(updated))
+    else:
+        print(f"updated task {updated.id}: {', '.join(changes)}")
+
+
+def list_tasks(
+    *,
+    status: str | None,
+    all_: bool,
+    all_projects: bool,
+    body: bool,
+    project: str | None,
+    json_out: bool,
+) -> None:
+    """``task list``: this project's tasks (or every project's), newest activity first."""
+    from orange import projects
+    from orange.cli.output import task_table
+    from orange.store.task import Task
+
+    here = None if all_projects else current_project(project)
+    scope = [here] if here is not None else projects.load_all()
+    rows: list[tuple[Task | BrokenTask, str | None]] = []
+    for proj in scope:
+        store = store_for(proj)
+        for task in store.tasks():
+            if isinstance(task, Task):
+                if task.project and task.project != proj.name:
+                    continue
+                if status is not None and task.status != status:
+                    continue
+                if status is None and not all_ and not task.is_active:
+                    continue
+                text = store.body_of(task) if body and json_out else None
+                rows.append((task, text))
+            else:
+                rows.append((task, None))
+    rows.sort(key=lambda row: _activity(row[0]), reverse=True)
+    if json_out:
+        emit_json(
+            {
+                "tasks": [
+                    task_object(t, body=b) if isinstance(t, Task) else broken_object(t)
+                    for t, b in rows
+                ]
+            }
+        )
+    else:
+        task_table([t for t, _ in rows], show_project=len(scope) > 1)
+
+
+def _activity(task: object) -> str:
+    from orange.store.task import Task
+
+    if isinstance(task, Task):
+        return task.str_field("updated_at") or task.str_field("created_at")
+    return "~"  # broken tasks sort first: someone should look at them

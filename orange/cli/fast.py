@@ -1,0 +1,110 @@
+"""A fast path for the commands agents run all the time, without typer.
+
+``task update [ID] --summary S | --status S | --branch [B]`` and ``task list`` with
+their plain options.  Anything else — help, an unknown or repeated option, a missing
+value — returns None and typer handles the command as usual, so the fast path never
+changes what a command means; it only skips typer's start-up cost.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+# option -> takes a value?
+_UPDATE = {
+    "--summary": True,
+    "--status": True,
+    "--branch": True,
+    "--project": True,
+    "--json": False,
+}
+_LIST = {
+    "--status": True,
+    "--project": True,
+    "--all": False,
+    "--all-projects": False,
+    "--body": False,
+    "--json": False,
+}
+
+
+def _parse(
+    args: list[str], spec: dict[str, bool], positionals: int
+) -> tuple[list[str], dict[str, str | bool]] | None:
+    found: dict[str, str | bool] = {}
+    plain: list[str] = []
+    index = 0
+    while index < len(args):
+        arg = args[index]
+        if arg.startswith("-"):
+            name, eq, inline = arg.partition("=")
+            if name not in spec or name in found:
+                return None
+            if spec[name]:
+                if eq:
+                    found[name] = inline
+                elif index + 1 < len(args) and not args[index + 1].startswith("-"):
+                    index += 1
+                    found[name] = args[index]
+                else:
+                    return None
+            elif eq:
+                return None
+            else:
+                found[name] = True
+        else:
+            plain.append(arg)
+        index += 1
+    if len(plain) > positionals:
+        return None
+    return plain, found
+
+
+def _text(options: dict[str, str | bool], name: str) -> str | None:
+    value = options.get(name)
+    return value if isinstance(value, str) else None
+
+
+def fast_command(args: list[str]) -> Callable[[], None] | None:
+    """The command to run for ``args`` if the fast path knows it, else None."""
+    if len(args) < 2 or args[0] != "task":
+        return None
+    if args[1] == "update":
+        parsed = _parse(args[2:], _UPDATE, positionals=1)
+        if parsed is None:
+            return None
+        plain, opts = parsed
+
+        def update() -> None:
+            from orange.cli.commands import update_task
+
+            update_task(
+                task=plain[0] if plain else None,
+                summary=_text(opts, "--summary"),
+                status=_text(opts, "--status"),
+                branch=_text(opts, "--branch"),
+                project=_text(opts, "--project"),
+                json_out=bool(opts.get("--json")),
+            )
+
+        return update
+    if args[1] == "list":
+        parsed = _parse(args[2:], _LIST, positionals=0)
+        if parsed is None:
+            return None
+        _, opts = parsed
+
+        def list_() -> None:
+            from orange.cli.commands import list_tasks
+
+            list_tasks(
+                status=_text(opts, "--status"),
+                all_=bool(opts.get("--all")),
+                all_projects=bool(opts.get("--all-projects")),
+                body=bool(opts.get("--body")),
+                project=_text(opts, "--project"),
+                json_out=bool(opts.get("--json")),
+            )
+
+        return list_
+    return None

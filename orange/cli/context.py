@@ -42,10 +42,31 @@ def current_project(name: str | None) -> Project | None:
         return None
 
 
+def _task_of_workspace() -> str | None:
+    """The task holding the worktree the command runs in, if it runs in one."""
+    from pathlib import Path
+
+    from orange.home import orange_home
+    from orange.store.task import Task
+
+    root = (orange_home() / "workspaces").resolve()
+    cwd = Path.cwd().resolve()
+    if root not in cwd.parents:
+        return None
+    name = cwd.relative_to(root).parts[0]
+    for project in projects.load_all():
+        if not name.startswith(f"{project.name}--"):
+            continue
+        for task in store_for(project).tasks():
+            if isinstance(task, Task) and task.is_active and task.str_field("workspace") == name:
+                return task.id
+    return None
+
+
 def locate(task: str | None, project_name: str | None) -> TaskRef:
     """Resolve a task id (or unique prefix) in this project, else in any project."""
     if not task:
-        task = os.environ.get("ORANGE_TASK_ID")
+        task = os.environ.get("ORANGE_TASK_ID") or _task_of_workspace()
     if not task:
         raise InvalidInput("no task id given", hint="pass the task id (see `orange task list`)")
     project = current_project(project_name)

@@ -185,36 +185,43 @@ def _wake_stamp() -> float:
     return newest
 
 
-def loop(*, max_idle_passes: int = 2) -> int:
+def loop() -> int:
     """The monitor loop.  Returns when another monitor runs or nothing is active."""
-    with _single(lock_path()) as got:
-        if not got:
+    while True:
+        with _single(lock_path()) as got:
+            if not got:
+                return 0
+            _run_loop()
+        # Lock released: a task spawned in that instant could not start a monitor (it saw
+        # ours).  Look once more, and carry on if anything is active again.
+        if run_pass().active == 0 or not orange_home().is_dir():
             return 0
-        started = now_iso()
-        log(f"monitor started (pid {os.getpid()})")
-        idle = 0
-        last: list[str] = []
-        while True:
-            wake_seen = _wake_stamp()
-            report = run_pass()
-            last = (last + report.actions)[-20:]
-            _write_status(
-                {
-                    "pid": os.getpid(),
-                    "since": started,
-                    "last_pass": now_iso(),
-                    "active_tasks": report.active,
-                    "last_actions": last,
-                    "poll_interval": report.poll,
-                }
-            )
-            idle = idle + 1 if report.active == 0 else 0
-            if idle >= max_idle_passes:
-                log("no active tasks on this host: monitor exits")
-                return 0
-            if not orange_home().is_dir():
-                return 0
-            _wait(report, wake_seen)
+
+
+def _run_loop() -> None:
+    started = now_iso()
+    log(f"monitor started (pid {os.getpid()})")
+    last: list[str] = []
+    while True:
+        wake_seen = _wake_stamp()
+        report = run_pass()
+        last = (last + report.actions)[-20:]
+        _write_status(
+            {
+                "pid": os.getpid(),
+                "since": started,
+                "last_pass": now_iso(),
+                "active_tasks": report.active,
+                "last_actions": last,
+                "poll_interval": report.poll,
+            }
+        )
+        if report.active == 0:
+            log("no active tasks on this host: monitor exits")
+            return
+        if not orange_home().is_dir():
+            return
+        _wait(report, wake_seen)
 
 
 def _wait(report: PassReport, wake_seen: float) -> None:

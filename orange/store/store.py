@@ -8,6 +8,7 @@ compare-and-swap under a flock, retrying with jittered back-off when another wri
 
 from __future__ import annotations
 
+import os
 import random
 import time
 from collections.abc import Callable
@@ -187,6 +188,11 @@ class TaskStore:
         return out
 
     # Writing -------------------------------------------------------------------------
+    def _wake(self) -> None:
+        """Tell a running monitor that the tasks ref moved (libgit2 runs no git hooks,
+        so the ``reference-transaction`` hook never sees Orange's own writes)."""
+        _touch(self.repo.orange_dir() / "wake")
+
     def commit(self, compute: Callable[[Snapshot], events.Change | None]) -> str | None:
         """Apply ``compute`` to the current tip and commit its change atomically.
 
@@ -224,6 +230,7 @@ class TaskStore:
                     None, signature, signature, events.message(change), tree_id, parents
                 )
                 if _move_ref(repo, ref, new, change.subject):
+                    self._wake()
                     return str(new)
                 _clear_stale_ref_lock(self.repo.common_dir)
                 time.sleep(random.uniform(0.001, 0.005) * min(attempt + 1, 10))
@@ -231,6 +238,15 @@ class TaskStore:
             f"{layout.TASKS_REF} kept moving; gave up after {_MAX_ATTEMPTS} attempts",
             hint="try again",
         )
+
+
+def _touch(path: Path) -> None:
+    try:
+        with open(path, "a"):
+            pass
+        os.utime(path)
+    except OSError:
+        pass  # waking the monitor is a courtesy; the poll catches up
 
 
 def _move_ref(

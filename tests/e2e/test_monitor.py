@@ -138,3 +138,30 @@ def test_reaction_time_is_seconds_not_the_poll(world: World) -> None:
     elapsed = time.monotonic() - started
     print(f"reaction time: {elapsed:.2f} s")
     assert elapsed < 10  # loose: the poll would be 30 s
+
+
+def test_monitor_autostarts_reports_status_and_exits_when_idle(world: World) -> None:
+    world.set_harness("hold", HOLD)
+    before = world.ok("monitor", "status")
+    assert "not running" in before.out
+    task_id = world.create("mon-auto", "Autostart", "--harness", "hold")
+
+    def running() -> dict[str, object] | None:
+        data = json.loads(world.ok("monitor", "status", "--json").out)
+        return data if data.get("running") and data.get("last_pass") else None
+
+    status = wait_for(running, 15, "the monitor to start")
+    assert status["active_tasks"] == 1
+    human = world.ok("monitor", "status").out
+    assert "running (pid" in human and "since" in human
+    # A second loop refuses to run beside it (one per host) and returns at once.
+    assert world.ok("monitor").code == 0
+    # Idle: no active task left -> the loop exits by itself (the cancel's write wakes it).
+    world.ok("task", "cancel", task_id, "--yes", "--force")
+
+    def stopped() -> bool:
+        return not json.loads(world.ok("monitor", "status", "--json").out)["running"]
+
+    wait_for(stopped, 20, "the idle monitor to exit")
+    log = (world.repo.parent / "home" / "orange" / "logs" / "monitor.log").read_text()
+    assert "no active tasks on this host: monitor exits" in log

@@ -13,8 +13,12 @@ from orange.store import layout
 from tests.conftest import git
 from tests.e2e.conftest import World, wait_for
 
-HOLD = [sys.executable, "-c", "import sys, time; open('argv.txt', 'w').write(sys.argv[1]); "
-        "time.sleep(600)", "{prompt}"]  # fmt: skip
+HOLD = [
+    sys.executable,
+    "-c",
+    "import sys, time; open('argv.txt', 'w').write(sys.argv[1]); time.sleep(600)",
+    "{prompt}",
+]
 
 
 def test_cancel_with_uncommitted_work_is_refused_then_forced_and_restored(world: World) -> None:
@@ -41,13 +45,16 @@ def test_prompt_reaches_the_agent_byte_for_byte(world: World) -> None:
     summary = "Fix \"quotes\" 'and' $(touch pwned) `uname` $HOME ünïcødé ; && | > x;"
     task_id = world.create("prompt-test", summary, "--harness", "hold")
     worktree = Path(json.loads(world.ok("task", "show", task_id, "--json").out)["workspace_path"])
-    received = wait_for(lambda: (worktree / "argv.txt").exists() and
-                        (worktree / "argv.txt").read_text(), what="the prompt")  # fmt: skip
+    received = wait_for(
+        lambda: (worktree / "argv.txt").exists() and (worktree / "argv.txt").read_text(),
+        what="the prompt",
+    )
     from orange.engine.catalog import load_named
     from orange.engine.prompts import build_prompt
 
-    expected = build_prompt(load_named("default").prompts["worker"],
-                            dict(world.task(task_id).fields))  # fmt: skip
+    expected = build_prompt(
+        load_named("default").prompts["worker"], dict(world.task(task_id).fields)
+    )
     assert received == expected
     assert summary in received and "\n" in received
     assert not (worktree / "pwned").exists() and not (world.repo / "pwned").exists()
@@ -76,8 +83,16 @@ def test_two_agents_transitioning_at_once_both_land(world: World) -> None:
     a = world.create("race-a", "A", "--harness", "hold")
     b = world.create("race-b", "B", "--harness", "hold")
     for task_id in (a, b):
-        world.ok("task", "edit", task_id, "--section", "Plan", "--file", "-",
-                 stdin="APPROACH: go\nTOUCHING: x\n")  # fmt: skip
+        world.ok(
+            "task",
+            "edit",
+            task_id,
+            "--section",
+            "Plan",
+            "--file",
+            "-",
+            stdin="APPROACH: go\nTOUCHING: x\n",
+        )
     results = {}
 
     def go(task_id: str) -> None:
@@ -97,13 +112,20 @@ def test_request_changes_keeps_the_agents_unsaved_edits(world: World) -> None:
     task_id = world.create("edits", "Edits", "--harness", "hold")
     show = json.loads(world.ok("task", "show", task_id, "--json").out)
     copy = Path(show["workspace_path"]) / "TASK.md"
-    world.ok("task", "edit", task_id, "--section", "Plan", "--file", "-",
-             stdin="APPROACH: a\nTOUCHING: b\n")  # fmt: skip
+    world.ok(
+        "task",
+        "edit",
+        task_id,
+        "--section",
+        "Plan",
+        "--file",
+        "-",
+        stdin="APPROACH: a\nTOUCHING: b\n",
+    )
     world.ok("task", "update", task_id, "--status", "working")
     world.ok("task", "edit", task_id, "--section", "Handoff", "--file", "-", stdin="DONE: x\n")
     world.ok("task", "update", task_id, "--status", "agent-review")
-    world.ok("task", "edit", task_id, "--section", "Review", "--file", "-",
-             stdin="Verdict: PASS\n")  # fmt: skip
+    world.ok("task", "edit", task_id, "--section", "Review", "--file", "-", stdin="Verdict: PASS\n")
     world.ok("task", "update", task_id, "--status", "reviewing")
     # The agent is writing notes in its working copy, not yet taken into the ref ...
     copy.write_text(copy.read_text() + "\n## Notes\n\nagent's unsaved thought\n")
@@ -117,3 +139,22 @@ def test_request_changes_keeps_the_agents_unsaved_edits(world: World) -> None:
     world.ok("task", "update", task_id, "--summary", "Edits, renamed")
     final = world.task(task_id).body
     assert "agent's unsaved thought" in final and "Please rename the flag" in final
+
+
+def test_commands_inside_a_workspace_infer_the_task(world: World) -> None:
+    world.set_harness("hold", HOLD)
+    task_id = world.create("infer-me", "Infer me", "--harness", "hold")
+    worktree = Path(json.loads(world.ok("task", "show", task_id, "--json").out)["workspace_path"])
+    (worktree / "sub").mkdir()
+    world.ok(
+        "task",
+        "edit",
+        task_id,
+        "--section",
+        "Plan",
+        "--file",
+        "-",
+        stdin="APPROACH: a\nTOUCHING: b\n",
+    )
+    moved = world.ok("task", "update", "--status", "working", cwd=worktree / "sub")
+    assert f"task {task_id}: planning -> working" in moved.out

@@ -54,50 +54,41 @@ def build_app() -> typer.Typer:
 def run(argv: list[str] | None = None) -> int:
     """Entry point: run the command and map every outcome to an exit code."""
     args = _optional_values(list(sys.argv[1:] if argv is None else argv))
-    from orange.cli.fast import fast_command
-
-    command = fast_command(args)
-    if command is not None:
-        try:
-            command()
-        except OrangeError as exc:
-            return report_user_error(exc, args)
-        except KeyboardInterrupt:
-            return 130
-        except BrokenPipeError:
-            return 0
-        except Exception as exc:
-            return report_bug(exc, args)
-        return 0
-    return _run_typer(args)
-
-
-def _run_typer(args: list[str]) -> int:
-    from typer import Abort, Exit
-    from typer._click import exceptions as click_exc
-
     try:
-        result = build_app()(args=args, prog_name="orange", standalone_mode=False)
+        from orange.cli.fast import fast_command
+
+        command = fast_command(args)
+        if command is None:
+            return _run_typer(args)
+        command()
+        return 0
     except OrangeError as exc:
         return report_user_error(exc, args)
-    except click_exc.NoArgsIsHelpError as exc:
-        exc.show()
-        return EXIT_USAGE
-    except click_exc.UsageError as exc:
-        return report_usage_error(exc.format_message(), args)
-    except Abort:
-        print("orange: aborted", file=sys.stderr)
-        return 1
-    except Exit as exc:
-        return int(exc.exit_code)
-    except click_exc.ClickException as exc:
-        return report_usage_error(exc.format_message(), args)
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:
         return 0
     except Exception as exc:
         return report_bug(exc, args)
+
+
+def _run_typer(args: list[str]) -> int:
+    """Run through typer; its own exceptions become usage errors and exit codes."""
+    from typer import Abort, Exit
+    from typer._click import exceptions as click_exc
+
+    try:
+        result = build_app()(args=args, prog_name="orange", standalone_mode=False)
+    except click_exc.NoArgsIsHelpError as exc:
+        exc.show()
+        return EXIT_USAGE
+    except click_exc.ClickException as exc:
+        return report_usage_error(exc.format_message(), args)
+    except Abort:
+        print("orange: aborted", file=sys.stderr)
+        return 1
+    except Exit as exc:
+        return int(exc.exit_code)
     return result if isinstance(result, int) else 0
 
 

@@ -188,16 +188,6 @@ class SpawnReviewer(SpawnAgent):
     def role(self, ctx: HookContext) -> str:
         return "reviewer"
 
-    def apply(self, ctx: HookContext) -> None:
-        task = ctx.task
-        tmux = Tmux()
-        session = task.str_field("tmux_session") or Tmux.session_name(task.project, task.branch)
-        window = self.window(ctx)
-        pane = tmux.pane(session, window)
-        if pane is not None and not pane.dead:
-            return
-        start_agent(ctx, tmux, session, window, self._harness(ctx), "reviewer")
-
 
 def start_agent(
     ctx: HookContext, tmux: Tmux, session: str, window: str, harness: harnesses.Harness, role: str

@@ -54,6 +54,10 @@ class World:
         )
         return result
 
+    def edit(self, task_id: str, section: str, text: str) -> None:
+        """Write one body section through `orange task edit` (as a human would)."""
+        self.ok("task", "edit", task_id, "--section", section, "--file", "-", stdin=text)
+
     def create(self, *args: str) -> str:
         out = self.ok("task", "create", *args, "--json").out
         return str(json.loads(out)["id"])

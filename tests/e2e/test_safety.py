@@ -83,16 +83,7 @@ def test_two_agents_transitioning_at_once_both_land(world: World) -> None:
     a = world.create("race-a", "A", "--harness", "hold")
     b = world.create("race-b", "B", "--harness", "hold")
     for task_id in (a, b):
-        world.ok(
-            "task",
-            "edit",
-            task_id,
-            "--section",
-            "Plan",
-            "--file",
-            "-",
-            stdin="APPROACH: go\nTOUCHING: x\n",
-        )
+        world.edit(task_id, "Plan", "APPROACH: go\nTOUCHING: x\n")
     results = {}
 
     def go(task_id: str) -> None:
@@ -112,20 +103,11 @@ def test_request_changes_keeps_the_agents_unsaved_edits(world: World) -> None:
     task_id = world.create("edits", "Edits", "--harness", "hold")
     show = json.loads(world.ok("task", "show", task_id, "--json").out)
     copy = Path(show["workspace_path"]) / "TASK.md"
-    world.ok(
-        "task",
-        "edit",
-        task_id,
-        "--section",
-        "Plan",
-        "--file",
-        "-",
-        stdin="APPROACH: a\nTOUCHING: b\n",
-    )
+    world.edit(task_id, "Plan", "APPROACH: a\nTOUCHING: b\n")
     world.ok("task", "update", task_id, "--status", "working")
-    world.ok("task", "edit", task_id, "--section", "Handoff", "--file", "-", stdin="DONE: x\n")
+    world.edit(task_id, "Handoff", "DONE: x\n")
     world.ok("task", "update", task_id, "--status", "agent-review")
-    world.ok("task", "edit", task_id, "--section", "Review", "--file", "-", stdin="Verdict: PASS\n")
+    world.edit(task_id, "Review", "Verdict: PASS\n")
     world.ok("task", "update", task_id, "--status", "reviewing")
     # The agent is writing notes in its working copy, not yet taken into the ref ...
     copy.write_text(copy.read_text() + "\n## Notes\n\nagent's unsaved thought\n")
@@ -146,15 +128,6 @@ def test_commands_inside_a_workspace_infer_the_task(world: World) -> None:
     task_id = world.create("infer-me", "Infer me", "--harness", "hold")
     worktree = Path(json.loads(world.ok("task", "show", task_id, "--json").out)["workspace_path"])
     (worktree / "sub").mkdir()
-    world.ok(
-        "task",
-        "edit",
-        task_id,
-        "--section",
-        "Plan",
-        "--file",
-        "-",
-        stdin="APPROACH: a\nTOUCHING: b\n",
-    )
+    world.edit(task_id, "Plan", "APPROACH: a\nTOUCHING: b\n")
     moved = world.ok("task", "update", "--status", "working", cwd=worktree / "sub")
     assert f"task {task_id}: planning -> working" in moved.out

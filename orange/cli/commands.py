@@ -16,6 +16,7 @@ from orange.cli.output import broken_object, emit_json, task_object
 
 if TYPE_CHECKING:
     from orange.engine.engine import Outcome
+    from orange.projects import Project
     from orange.store.task import BrokenTask, Task
 
 
@@ -109,6 +110,9 @@ def list_tasks(
 
     here = None if all_projects else current_project(project)
     scope = [here] if here is not None else projects.load_all()
+    if json_out and not body:
+        _list_json_fast(scope, status=status, all_=all_)
+        return
     rows: list[tuple[Task | BrokenTask, str | None]] = []
     for proj in scope:
         store = store_for(proj)
@@ -136,6 +140,45 @@ def list_tasks(
         )
     else:
         task_table([t for t, _ in rows], show_project=len(scope) > 1)
+
+
+def _list_json_fast(scope: list[Project], *, status: str | None, all_: bool) -> None:
+    """``task list --json`` straight from the cache's JSON text: no object per task.
+
+    Same output as building task objects (`task_object`), an order of magnitude less
+    work at 10,000 tasks.
+    """
+    import json
+
+    from orange.home import orange_home
+    from orange.store.task import TERMINAL_STATUSES
+
+    workspaces = orange_home() / "workspaces"
+    rows: list[tuple[str, str]] = []
+    for proj in scope:
+        for entry in store_for(proj).snapshot().entries():
+            if entry.fields_json is None:
+                broken = {
+                    "id": entry.task_dir.rsplit("/", 1)[-1],
+                    "broken": True,
+                    "path": f"{entry.task_dir}/TASK.md",
+                    "error": entry.error,
+                }
+                rows.append(("~", json.dumps(broken, ensure_ascii=False)))
+                continue
+            if entry.project and entry.project != proj.name:
+                continue
+            if status is not None and entry.status != status:
+                continue
+            if status is None and not all_ and entry.status in TERMINAL_STATUSES:
+                continue
+            text = entry.fields_json
+            if entry.workspace:
+                path = json.dumps(str(workspaces / entry.workspace), ensure_ascii=False)
+                text = f'{text[:-1]}, "workspace_path": {path}}}' if text != "{}" else text
+            rows.append((entry.activity, text))
+    rows.sort(key=lambda row: row[0], reverse=True)
+    sys.stdout.write('{"tasks": [' + ", ".join(text for _, text in rows) + "]}\n")
 
 
 def _activity(task: object) -> str:

@@ -24,8 +24,9 @@ from orange.errors import BrokenTaskFile
 _FENCE = "---"
 
 
-class _Loader(yaml.SafeLoader):
-    """SafeLoader with YAML-1.2-core-like implicit typing and no timestamps."""
+class _Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
+    """SafeLoader (libyaml's when present: ten times faster) with YAML-1.2-core-like
+    implicit typing and no timestamps."""
 
 
 _Loader.yaml_implicit_resolvers = {}

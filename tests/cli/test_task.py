@@ -39,8 +39,17 @@ def test_empty_summary_means_clarification(cli: Cli, project: Path) -> None:
 
 
 def test_context_from_stdin_becomes_a_section(cli: Cli, project: Path) -> None:
-    result = cli.ok("task", "create", "ctx", "with context", "--context", "-", "--no-spawn",
-                    "--json", stdin="line one\n$(not run) `nor this`\n")  # fmt: skip
+    result = cli.ok(
+        "task",
+        "create",
+        "ctx",
+        "with context",
+        "--context",
+        "-",
+        "--no-spawn",
+        "--json",
+        stdin="line one\n$(not run) `nor this`\n",
+    )
     task_id = result.json()["id"]
     shown = cli.ok("task", "show", task_id, "--json").json()
     assert "## Context\n\nline one\n$(not run) `nor this`\n" in shown["body"]
@@ -204,3 +213,25 @@ def test_real_process_round_trip(project: Path) -> None:
     assert listed.code == 0 and "real process" in listed.out
     bad = run_orange("task", "show", "zzzz", cwd=project)
     assert bad.code == 1 and bad.err.count("\n") == 1
+
+
+def test_fast_json_listing_equals_the_task_objects(cli: Cli, project: Path) -> None:
+    from orange.cli.output import task_object
+    from orange.store.task import Task
+
+    a = create(cli, "with-ws", 'ünïcødé "quoted" summary')
+    create(cli, "plain", "plain")
+    store = TaskStore.open(project)
+    # give one task a workspace so workspace_path is derived
+    path = layout.task_path(str(a["id"]))
+    task = store.get(str(a["id"])).with_fields(workspace="proj--1")
+    store.commit(lambda snap: Change(task.id, "test", "ws", {path: task.render().encode()}))
+    listed = cli.ok("task", "list", "--json").json()["tasks"]  # type: ignore[index]
+    expected = sorted(
+        (task_object(t) for t in store.tasks() if isinstance(t, Task)),
+        key=lambda o: o["updated_at"],
+        reverse=True,
+    )
+    assert listed == expected
+    with_ws = next(t for t in listed if t["id"] == a["id"])
+    assert with_ws["workspace_path"].endswith("workspaces/proj--1")

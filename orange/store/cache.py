@@ -13,9 +13,8 @@ import json
 import sqlite3
 from collections.abc import Callable, Iterator
 from contextlib import closing
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:
     import pygit2
@@ -37,8 +36,7 @@ _VERSION = "2"
 _TABLES = ("blobs", "shards", "entries")
 
 
-@dataclass(frozen=True)
-class Entry:
+class Entry(NamedTuple):
     """One task directory in the ref: its path, blob, and its frontmatter as JSON text
     (or why it does not parse), with the few fields listing filters and sorts on.
 
@@ -124,7 +122,7 @@ def _refresh(
         "SELECT 'tasks/' || e.shard || '/' || e.task, e.blob, b.fields, b.error, b.project,"
         " b.status, b.activity, b.workspace FROM entries e JOIN blobs b ON b.blob = e.blob"
     ).fetchall()
-    return [Entry(*row) for row in rows]
+    return list(map(Entry._make, rows))
 
 
 def _index_shard(

@@ -113,9 +113,14 @@ def run_demo(*, keep: bool = False) -> None:
                 f"tmux -L {os.environ['ORANGE_TMUX_SOCKET']})"
             )
         else:
+            from orange.hooks import monitor
             from orange.hooks.tmux import Tmux
 
+            monitor.stop()
             Tmux().kill_server()
+            deadline = time.monotonic() + 5
+            while monitor.is_running() and time.monotonic() < deadline:
+                time.sleep(0.1)
             shutil.rmtree(root, ignore_errors=True)
 
 

@@ -69,7 +69,12 @@ def run(name: str, args: Sequence[str], cwd: Path | None = None) -> int:
     if handler is None:
         print(f"orange hook-impl: unknown hook {name!r}", file=sys.stderr)
         return 2
-    return handler(cwd or Path.cwd(), args)
+    if cwd is None:
+        try:
+            cwd = Path.cwd()
+        except FileNotFoundError:
+            return 0  # the repository went away under a background hook: nothing to guard
+    return handler(cwd, args)
 
 
 # Waking the monitor ------------------------------------------------------------------

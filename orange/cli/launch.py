@@ -74,6 +74,7 @@ def create_and_spawn(
         except OrangeError as exc:
             lines.append(f"task {task.id} exists but did not start: {exc}")
             result["spawn_error"] = str(exc)
+            result["error"] = f"task {task.id} exists but did not start: {exc}"
             code = 1
         else:
             task = outcome.task

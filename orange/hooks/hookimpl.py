@@ -92,7 +92,16 @@ def wake_monitor(repo: GitRepo) -> None:
 def reference_transaction(cwd: Path, args: Sequence[str]) -> int:
     if args and args[0] != "committed":
         return 0
-    wake_monitor(open_repo(cwd))
+    repo = open_repo(cwd)
+    wake_monitor(repo)
+    # A fetch or update-ref may need a reaction while no monitor runs (it exits when
+    # this host has nothing active): start one; it returns at once if one runs.
+    from orange.projects import find_for_repo
+
+    if find_for_repo(repo) is not None:
+        from orange.hooks import monitor
+
+        monitor.ensure_running()
     return 0
 
 

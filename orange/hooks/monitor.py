@@ -281,6 +281,9 @@ def ensure_running() -> None:
 def install_tmux_hooks() -> None:
     """Make tmux run ``orange monitor --once`` the moment an agent dies.
 
+    The pass covers every task rather than ``--task ID`` for the pane that died: it costs
+    one tmux call whatever the number of tasks, and needs no pane-to-task map in tmux.
+
     Global hooks in our own slot of each hook array, so a user's hooks are kept.
     ``pane-died`` only fires for panes with ``remain-on-exit`` (our agents), so other
     panes on the server never start Orange.  The command lives in a small script so no

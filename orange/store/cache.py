@@ -32,7 +32,7 @@ CREATE TABLE IF NOT EXISTS entries (
 );
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
-_VERSION = "2"
+_VERSION = "3"
 _TABLES = ("blobs", "shards", "entries")
 
 
@@ -122,7 +122,11 @@ def _refresh(
         "SELECT 'tasks/' || e.shard || '/' || e.task, e.blob, b.fields, b.error, b.project,"
         " b.status, b.activity, b.workspace FROM entries e JOIN blobs b ON b.blob = e.blob"
     ).fetchall()
-    return list(map(Entry._make, rows))
+    entries = list(map(Entry._make, rows))
+    return [
+        e._replace(error=f"{e.task_dir}/TASK.md: {e.error}") if e.error is not None else e
+        for e in entries
+    ]
 
 
 def _index_shard(
@@ -140,6 +144,8 @@ def _index_shard(
                 fields, error = None, f"{path}: TASK.md is missing"
             else:
                 fields, error = parse(repo[blob_id].read_raw(), path)
+            if error is not None:  # blobs are shared: keep the path out of the cached text
+                error = error.removeprefix(f"{path}: ")
             encoded, *columns = _columns(fields)
             db.execute(
                 "INSERT OR REPLACE INTO blobs VALUES (?, ?, ?, ?, ?, ?, ?)",

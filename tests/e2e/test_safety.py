@@ -131,3 +131,43 @@ def test_commands_inside_a_workspace_infer_the_task(world: World) -> None:
     world.edit(task_id, "Plan", "APPROACH: a\nTOUCHING: b\n")
     moved = world.ok("task", "update", "--status", "working", cwd=worktree / "sub")
     assert f"task {task_id}: planning -> working" in moved.out
+
+
+def test_cancel_refuses_committed_but_unpushed_work_and_force_snapshots_it(
+    world: World,
+) -> None:
+    world.set_harness("hold", HOLD)
+    task_id = world.create("unpushed", "Committed, not merged", "--harness", "hold")
+    worktree = Path(json.loads(world.ok("task", "show", task_id, "--json").out)["workspace_path"])
+    (worktree / "work.txt").write_text("committed work\n")
+    git(worktree, "add", "work.txt")
+    git(worktree, "commit", "-q", "-m", "real work")
+    refused = world.orange("task", "cancel", task_id, "--yes")
+    assert refused.code == 1
+    assert "1 commit on unpushed neither merged into main nor pushed" in refused.err
+    assert world.status(task_id) == "planning"
+    forced = world.ok("task", "cancel", task_id, "--yes", "--force")
+    snapshot = f"refs/orange/snapshots/{task_id}/1"
+    assert snapshot in forced.out
+    assert git(world.repo, "show", f"{snapshot}:work.txt") == "committed work\n"
+
+
+def test_notifying_a_dead_worker_respawns_it_with_its_respawn_prompt(world: World) -> None:
+    world.set_harness("hold", HOLD)
+    task_id = world.create("dead-worker", "Dead worker", "--harness", "hold")
+    worktree = Path(json.loads(world.ok("task", "show", task_id, "--json").out)["workspace_path"])
+    world.edit(task_id, "Plan", "APPROACH: a\nTOUCHING: b\n")
+    world.ok("task", "update", task_id, "--status", "working")
+    world.edit(task_id, "Handoff", "DONE: x\n")
+    world.ok("task", "update", task_id, "--status", "agent-review")
+    session = world.task(task_id).str_field("tmux_session")
+    world.tmux("kill-window", "-t", f"{session}:worker")  # the worker dies during review
+    (worktree / "argv.txt").unlink()
+    world.edit(task_id, "Review", "Verdict: FAIL\n\nAdd a test.\n")
+    world.ok("task", "update", task_id, "--status", "working")
+    prompt = wait_for(
+        lambda: (worktree / "argv.txt").exists() and (worktree / "argv.txt").read_text(),
+        what="the respawned worker",
+    )
+    assert prompt.startswith("# Resuming:") and "Review round: 1" in prompt
+    assert world.task(task_id).str_field("attention") == ""

@@ -123,3 +123,22 @@ def test_no_op_write_makes_no_commit(repo: Path) -> None:
     before = git(repo, "rev-parse", layout.TASKS_REF)
     assert set_field(store, "abc123", "status", "pending") is None
     assert git(repo, "rev-parse", layout.TASKS_REF) == before
+
+
+def test_identical_broken_files_each_name_their_own_path(repo: Path) -> None:
+    store = TaskStore.open(repo)
+    paths = [layout.task_path("brokena"), layout.task_path("brokenb")]
+
+    def corrupt(snap: object) -> Change:
+        return Change(
+            task_id="x",
+            event="test",
+            subject="corrupt",
+            writes=dict.fromkeys(paths, b"---\nid: [oops\n---\n"),
+        )
+
+    store.commit(corrupt)
+    broken = {t.path: t.error for t in store.tasks() if isinstance(t, BrokenTask)}
+    assert set(broken) == set(paths)
+    for path, error in broken.items():
+        assert error.startswith(f"{path}: ")

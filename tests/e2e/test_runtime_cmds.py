@@ -409,8 +409,9 @@ def test_workspace_init_list_and_gc(world: World, hold: Hold) -> None:
 
     first = world.create("first", "First", "--harness", "hold")
     second = world.create("second", "Second", "--harness", "hold")
-    rows = {r["name"]: r for r in json.loads(world.ok("workspace", "list", "--json").out)[
-        "workspaces"]}  # fmt: skip
+    rows = {
+        r["name"]: r for r in json.loads(world.ok("workspace", "list", "--json").out)["workspaces"]
+    }
     assert rows["proj--1"]["task"] == first and rows["proj--1"]["branch"] == "first"
     assert rows["proj--2"]["task"] == second and rows["proj--2"]["branch"] == "second"
     assert f"proj--1\ttask {first} (first)" in world.ok("workspace", "list").out
@@ -649,3 +650,40 @@ def test_acquire_never_hands_an_ended_tasks_leftover_work_to_a_new_task(
     world.ok("task", "spawn", second)
     assert worktree_of(world, second) == tree and git(tree, "status", "--porcelain") == ""
     assert git(tree, "symbolic-ref", "--short", "HEAD").strip() == "second"
+
+
+def test_attach_respawns_a_dead_agent_then_attaches_a_real_terminal(
+    world: World, hold: Hold
+) -> None:
+    """`task attach` from a terminal: the dead worker is respawned first, then a tmux
+    client is attached to the task's session (a pseudo-terminal from `script`)."""
+    import subprocess
+
+    assert shutil.which("script"), "needs `script` (util-linux) for a pseudo-terminal"
+    task_id = world.create("attach-me", "Attach to me", "--harness", "hold")
+    hold.argv(task_id)
+    session = world.task(task_id).str_field("tmux_session")
+    world.tmux("kill-session", "-t", session)  # the agent and its session die
+    orange = str(Path(sys.executable).with_name("orange"))
+    client = subprocess.Popen(
+        ["script", "-qfec", f"{orange} task attach {task_id}", "/dev/null"],
+        cwd=world.repo,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        wait_for(
+            lambda: session in world.tmux("list-clients", "-F", "#{client_session}"),
+            20,
+            "a client attached to the task's session",
+        )
+        launches = hold.launches(task_id)
+        assert len(launches) == 2
+        assert launches[-1][-1].startswith("# Resuming:")  # respawned with its respawn prompt
+    finally:
+        world.tmux("detach-client", "-s", session)
+        try:
+            client.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            client.kill()

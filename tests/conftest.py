@@ -26,6 +26,9 @@ def hermetic(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("ORANGE_HOME", str(home / "orange"))
     monkeypatch.setenv("ORANGE_HOST", "testhost")
+    # No background monitor unless a test asks for one (the e2e `world` does): it would
+    # react to set-up tasks whose agents never ran, racing the test's own writes.
+    monkeypatch.setenv("ORANGE_MONITOR", "off")
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
     monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(home / ".gitconfig"))
     monkeypatch.setenv("GIT_AUTHOR_NAME", "Test User")

@@ -110,6 +110,7 @@ class World:
 def world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[World]:
     socket = f"orange-test-{uuid.uuid4().hex[:10]}"
     monkeypatch.setenv("ORANGE_TMUX_SOCKET", socket)
+    monkeypatch.setenv("ORANGE_MONITOR", "on")  # real agents: the monitor watches them
     bin_dir = str(Path(sys.executable).parent)
     monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}")
     repo = make_repo(tmp_path / "proj")

@@ -68,10 +68,11 @@ def test_dead_reviewer_without_verdict_is_respawned_and_counted(world: World) ->
     task_id = world.create("mon-noverdict", "Reviewer dies silently", "--harness", "fake")
     task = world.wait_status(task_id, "stuck", timeout=60)
     reviews = world.prompts(task_id, "reviewer")
-    assert len(reviews) == 2  # first reviewer, then one respawn, then escalation
     history = json.loads(world.ok("task", "show", task_id, "--json").out)["history"]
     events = [h["event"] for h in history]
-    assert events.count("agent.crashed") == 2 and "agent.respawned" in events
+    # first reviewer, then one respawn, then escalation
+    assert len(reviews) == 2, events
+    assert events.count("agent.crashed") == 2 and "agent.respawned" in events, events
     assert task.int_field("crash_count") == 0
 
 

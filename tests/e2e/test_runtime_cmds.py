@@ -678,7 +678,9 @@ def test_attach_respawns_a_dead_agent_then_attaches_a_real_terminal(
             20,
             "a client attached to the task's session",
         )
-        launches = hold.launches(task_id)
+        launches = wait_for(
+            lambda: hold.launches(task_id)[1:] and hold.launches(task_id), 20, "the respawned agent"
+        )
         assert len(launches) == 2
         assert launches[-1][-1].startswith("# Resuming:")  # respawned with its respawn prompt
     finally:

@@ -15,7 +15,6 @@ if TYPE_CHECKING:
     from orange.engine.engine import Outcome
 
 # Statuses in which a human holds the task and may send it back with feedback.
-HUMAN_STATUSES = ("reviewing", "stuck")
 
 TaskArg = Annotated[str | None, typer.Argument(help="Task id (default: this workspace's).")]
 
@@ -83,29 +82,8 @@ def request_changes(
     (``planning`` with a plan, ``agent-review`` with a failed review), which a human's
     feedback must not make.
     """
-    from orange.engine.gates import append_to_section
-    from orange.errors import IllegalTransition
-    from orange.store.store import now_iso
-
     ref = locate(task, project)
-    text = (message or "").strip()
-    current = ref.store.get(ref.task_id)
-    if current.status not in HUMAN_STATUSES:
-        raise IllegalTransition(
-            f"task {current.id} is {current.status}; request-changes sends back only a task "
-            f"in {' or '.join(HUMAN_STATUSES)}"
-        )
-
-    def add_feedback(body: str) -> str:
-        if not text:
-            return body
-        return append_to_section(body, "## Feedback", f"{now_iso()} (human):\n{text}")
-
-    engine = engine_for(ref)
-    outcome = engine.transition(
-        ref.task_id, "working", body_edit=add_feedback, expect_from=current.status
-    )
-    report(outcome, json_out)
+    report(engine_for(ref).request_changes(ref.task_id, message or ""), json_out)
 
 
 @app.command("complete")

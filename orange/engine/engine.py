@@ -45,6 +45,7 @@ if TYPE_CHECKING:
     from orange.projects import Project
 
 BASELINE_FIELD = "gate_baseline"
+HUMAN_STATUSES = ("reviewing", "stuck")  # where only a human sends a task back
 RUN_FIELD = "agent_run"  # a token per agent start: deaths are handled once per run
 DEAD_FIELD = "dead_run"  # "<run>@<status>": the death last handled
 
@@ -266,6 +267,33 @@ class Engine:
             state["transition"].hooks, state["workflow"], state["before"], after, opts, outcome
         )
         return outcome
+
+    def request_changes(self, task_id: str, message: str = "") -> Outcome:
+        """A human sends a task back to its worker, the message under ``## Feedback``.
+
+        Only from a status a human holds (``reviewing``, or ``stuck`` where the workflow
+        leads back to working): elsewhere a move to working is the agent's own, gated
+        move (``planning`` with a plan, ``agent-review`` with a failed review), which a
+        human's feedback must not make.
+        """
+        from orange.engine.gates import append_to_section
+
+        text = message.strip()
+        current = self.store.get(task_id)
+        if current.status not in HUMAN_STATUSES:
+            raise IllegalTransition(
+                f"task {current.id} is {current.status}; request-changes sends back only a "
+                f"task in {' or '.join(HUMAN_STATUSES)}"
+            )
+
+        def add_feedback(body: str) -> str:
+            if not text:
+                return body
+            return append_to_section(body, "## Feedback", f"{now_iso()} (human):\n{text}")
+
+        return self.transition(
+            current.id, "working", body_edit=add_feedback, expect_from=current.status
+        )
 
     def spawn(self, task_id: str, *, options: Mapping[str, Any] | None = None) -> Outcome:
         """Start a task's agent: the workflow's spawning move out of the initial status,

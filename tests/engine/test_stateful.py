@@ -78,9 +78,9 @@ class WorkflowMachine(RuleBasedStateMachine):
     def spawn(self) -> None:
         self._try(lambda: self.engine.spawn(self.task_id))
 
-    @rule()
-    def request_changes(self) -> None:
-        self._try(lambda: self.engine.transition(self.task_id, "working"))
+    @rule(message=st.sampled_from(["", "Please add a test"]))
+    def request_changes(self, message: str) -> None:
+        self._try(lambda: self.engine.request_changes(self.task_id, message))
 
     @precondition(lambda self: True)
     @rule()

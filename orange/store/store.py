@@ -148,7 +148,13 @@ class TaskStore:
         snap = self.snapshot()
         task_id = self.resolve(prefix, snap)
         task = snap.task(task_id)
-        if task is None:  # pragma: no cover - resolve() found it a moment ago
+        if task is None:  # listed, but not where its id says: a misplaced or broken file
+            for entry in snap.entries():
+                if entry.task_dir.rsplit("/", 1)[-1] == task_id:
+                    reason = entry.error or "it is not in the folder its id belongs in"
+                    if not reason.startswith(entry.task_dir):
+                        reason = f"{entry.task_dir}/TASK.md: {reason}"
+                    raise BrokenTaskFile(reason)
             raise NotFound(f"no task {prefix!r}")
         return task
 

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from orange.errors import SchemaTooNew
+from orange.errors import BrokenTaskFile, SchemaTooNew
 from orange.store import layout
 from orange.store.events import Change
 from orange.store.store import TaskStore
@@ -142,3 +142,21 @@ def test_identical_broken_files_each_name_their_own_path(repo: Path) -> None:
     assert set(broken) == set(paths)
     for path, error in broken.items():
         assert error.startswith(f"{path}: ")
+
+
+def test_a_broken_file_in_the_wrong_folder_is_shown_with_its_path(repo: Path) -> None:
+    store = TaskStore.open(repo)
+    path = "tasks/00/misplaced/TASK.md"  # not the shard sha1("misplaced") gives
+
+    def corrupt(snap: object) -> Change:
+        return Change(
+            task_id="misplaced",
+            event="test",
+            subject="corrupt",
+            writes={path: b"---\nid: [oops\n---\n"},
+        )
+
+    store.commit(corrupt)
+    assert [t.path for t in store.tasks() if isinstance(t, BrokenTask)] == [path]
+    with pytest.raises(BrokenTaskFile, match=f"^{path}: frontmatter is not valid YAML"):
+        store.get("misplaced")

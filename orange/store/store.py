@@ -167,30 +167,28 @@ class TaskStore:
         return _decode(self.pygit[task.blob_id].read_raw(), task.blob_id)
 
     def history(self, task_id: str) -> list[HistoryEntry]:
-        """The commits about one task, oldest first."""
-        import pygit2
+        """The commits about one task, oldest first (indexed, see `history`)."""
+        from orange.store.history import commits_of
 
         ref = self.pygit.references.get(layout.TASKS_REF)
         if ref is None:
             return []
+        db_path = self.repo.orange_dir() / "history.sqlite3"
         out: list[HistoryEntry] = []
-        for commit in self.pygit.walk(ref.target, pygit2.enums.SortMode.TOPOLOGICAL):
-            trailers = events.parse_trailers(commit.message)
-            if trailers.get("Orange-Task") != task_id:
-                continue
+        for commit_id, message, time_ in commits_of(db_path, self.pygit, str(ref.target), task_id):
+            trailers = events.parse_trailers(message)
             out.append(
                 HistoryEntry(
-                    commit=str(commit.id),
+                    commit=commit_id,
                     event=trailers.get("Orange-Event", ""),
-                    subject=commit.message.split("\n", 1)[0],
+                    subject=message.split("\n", 1)[0],
                     actor=trailers.get("Orange-Actor", ""),
-                    at=_iso(commit.commit_time),
+                    at=_iso(time_),
                     from_status=trailers.get("Orange-From"),
                     to_status=trailers.get("Orange-To"),
                     trailers=trailers,
                 )
             )
-        out.reverse()
         return out
 
     # Writing -------------------------------------------------------------------------

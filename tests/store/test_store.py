@@ -160,3 +160,21 @@ def test_a_broken_file_in_the_wrong_folder_is_shown_with_its_path(repo: Path) ->
     assert [t.path for t in store.tasks() if isinstance(t, BrokenTask)] == [path]
     with pytest.raises(BrokenTaskFile, match=f"^{path}: frontmatter is not valid YAML"):
         store.get("misplaced")
+
+
+def test_history_index_follows_new_commits_rewinds_and_corruption(repo: Path) -> None:
+    store = TaskStore.open(repo)
+    put_task(store, "hist01")
+    put_task(store, "other1")
+    set_field(store, "hist01", "summary", "one")
+    assert [h.event for h in store.history("hist01")] == ["task.created", "task.updated"]
+    rewind_to = git(repo, "rev-parse", layout.TASKS_REF).strip()
+    set_field(store, "hist01", "summary", "two", subject="task hist01: second update")
+    history = store.history("hist01")  # extended incrementally
+    assert [h.subject for h in history][-1] == "task hist01: second update"
+    assert [h.event for h in store.history("other1")] == ["task.created"]
+    git(repo, "update-ref", layout.TASKS_REF, rewind_to)  # moved back by plain git
+    assert [h.event for h in store.history("hist01")] == ["task.created", "task.updated"]
+    db = repo / ".git" / "orange" / "history.sqlite3"
+    db.write_bytes(b"garbage" * 50)
+    assert len(store.history("hist01")) == 2  # rebuilt silently

@@ -118,11 +118,7 @@ def list_tasks(
         store = store_for(proj)
         for task in store.tasks():
             if isinstance(task, Task):
-                if task.project and task.project != proj.name:
-                    continue
-                if status is not None and task.status != status:
-                    continue
-                if status is None and not all_ and not task.is_active:
+                if not _shown(task.project, task.status, proj.name, status, all_):
                     continue
                 text = store.body_of(task) if body and json_out else None
                 rows.append((task, text))
@@ -151,26 +147,22 @@ def _list_json_fast(scope: list[Project], *, status: str | None, all_: bool) -> 
     import json
 
     from orange.home import orange_home
-    from orange.store.task import TERMINAL_STATUSES
+    from orange.store.task import BrokenTask
 
     workspaces = orange_home() / "workspaces"
     rows: list[tuple[str, str]] = []
     for proj in scope:
         for entry in store_for(proj).snapshot().entries():
             if entry.fields_json is None:
-                broken = {
-                    "id": entry.task_dir.rsplit("/", 1)[-1],
-                    "broken": True,
-                    "path": f"{entry.task_dir}/TASK.md",
-                    "error": entry.error,
-                }
-                rows.append(("~", json.dumps(broken, ensure_ascii=False)))
+                broken = BrokenTask(
+                    path=f"{entry.task_dir}/TASK.md",
+                    error=entry.error or "",
+                    blob_id=entry.blob,
+                    id=entry.task_dir.rsplit("/", 1)[-1],
+                )
+                rows.append(("~", json.dumps(broken_object(broken), ensure_ascii=False)))
                 continue
-            if entry.project and entry.project != proj.name:
-                continue
-            if status is not None and entry.status != status:
-                continue
-            if status is None and not all_ and entry.status in TERMINAL_STATUSES:
+            if not _shown(entry.project, entry.status, proj.name, status, all_):
                 continue
             text = entry.fields_json
             if entry.workspace:
@@ -179,6 +171,19 @@ def _list_json_fast(scope: list[Project], *, status: str | None, all_: bool) -> 
             rows.append((entry.activity, text))
     rows.sort(key=lambda row: row[0], reverse=True)
     sys.stdout.write('{"tasks": [' + ", ".join(text for _, text in rows) + "]}\n")
+
+
+def _shown(
+    task_project: str, task_status: str, project: str, status: str | None, all_: bool
+) -> bool:
+    """Whether `task list` shows a task: of this project, the asked status, or active."""
+    from orange.store.task import TERMINAL_STATUSES
+
+    if task_project and task_project != project:
+        return False
+    if status is not None:
+        return task_status == status
+    return all_ or task_status not in TERMINAL_STATUSES
 
 
 def _activity(task: object) -> str:

@@ -45,7 +45,7 @@ def peek(
 ) -> None:
     """Print the recent output of the task's agent."""
     from orange.errors import InvalidInput
-    from orange.hooks.actions import WORKER, reviewer_window
+    from orange.hooks.actions import agent_window
     from orange.hooks.tmux import Tmux
 
     ref = locate(task, project)
@@ -54,7 +54,7 @@ def peek(
     if not session:
         raise InvalidInput(f"task {current.id} has no tmux session")
     state = engine_for(ref).workflow(current).states.get(current.status)
-    window = reviewer_window(current) if state and state.agent == "reviewer" else WORKER
+    window = agent_window(current, state.agent if state else "worker")
     tmux = Tmux()
     if tmux.pane(session, window) is None:
         raise InvalidInput(f"task {current.id} has no {window} window in {session}")

@@ -614,6 +614,13 @@ def respawn_spec(workflow: Workflow, status: str) -> HookSpec:
     if state.agent == "reviewer":
         params = {"prompt": prompt, "harness": "review", "permissions": "reduced"}
         return HookSpec("spawn_reviewer", MappingProxyType(params))
+    return worker_spawn_spec(prompt)
+
+
+def worker_spawn_spec(prompt: str) -> HookSpec:
+    """Start the worker window with ``prompt``, the task's harness, full permissions."""
+    from types import MappingProxyType
+
     params = {"prompt": prompt, "harness": "task", "permissions": "full", "window": "worker"}
     return HookSpec("spawn_agent", MappingProxyType(params))
 

@@ -215,15 +215,11 @@ def _write(
 
     def compute(snap: Snapshot) -> Change | None:
         task = _require(snap, task_id)
-        if copies is not None:
-            merged = copies.take_in(task)
-            if merged is not None and merged[0] != task.body:
-                task = task.with_body(merged[0])
-                field_names_now = f"{field_names or what}, body"
-            else:
-                field_names_now = field_names or what
-        else:
-            field_names_now = field_names or what
+        names = field_names or what
+        merged = copies.take_in(task) if copies is not None else None
+        if merged is not None and merged[0] != task.body:
+            task = task.with_body(merged[0])
+            names += ", body"
         changed = mutate(snap, task)
         if changed is None:
             result[:] = [task]
@@ -235,7 +231,7 @@ def _write(
             event=event,
             subject=f"task {task.id}: updated {what}",
             writes={task.path: changed.render().encode()},
-            trailers=(("Orange-Fields", field_names_now),),
+            trailers=(("Orange-Fields", names),),
         )
 
     store.commit(compute)

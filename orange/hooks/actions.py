@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from orange.engine.actions import Action, HookContext
-from orange.engine.engine import respawn_spec
+from orange.engine.engine import worker_spawn_spec
 from orange.errors import HookFailed, OrangeError
 from orange.home import host_name, orange_home
 from orange.hooks import harness as harnesses
@@ -42,6 +42,11 @@ def _worktree(task: Task) -> Path:
 
 def reviewer_window(task: Task) -> str:
     return f"review-{task.int_field('review_round')}"
+
+
+def agent_window(task: Task, agent: str) -> str:
+    """The tmux window of a state's agent (DESIGN §5): the reviewer's or the worker."""
+    return reviewer_window(task) if agent == "reviewer" else WORKER
 
 
 def agent_env(task: Task) -> dict[str, str]:
@@ -133,12 +138,15 @@ class ReleaseWorkspace(Action):
 class SpawnAgent(Action):
     name = "spawn_agent"
     role_by_permissions: ClassVar[dict[str, str]] = {"full": "worker", "reduced": "respawn"}
+    default_harness = "task"
 
     def _harness(self, ctx: HookContext) -> harnesses.Harness:
-        which = str(ctx.spec.get("harness") or "task")
+        """``harness: review`` is the review harness, else the task's own."""
         task = ctx.task
-        name = task.str_field("review_harness") if which == "review" else ""
-        return harnesses.resolve(name or task.str_field("harness") or None)
+        name = task.str_field("harness")
+        if str(ctx.spec.get("harness") or self.default_harness) == "review":
+            name = task.str_field("review_harness") or name
+        return harnesses.resolve(name or None)
 
     def window(self, ctx: HookContext) -> str:
         return str(ctx.spec.get("window") or WORKER)
@@ -172,18 +180,10 @@ class SpawnAgent(Action):
 
 class SpawnReviewer(SpawnAgent):
     name = "spawn_reviewer"
+    default_harness = "review"
 
     def window(self, ctx: HookContext) -> str:
         return reviewer_window(ctx.task)
-
-    def _harness(self, ctx: HookContext) -> harnesses.Harness:
-        which = str(ctx.spec.get("harness") or "review")
-        task = ctx.task
-        if which == "review":
-            name = task.str_field("review_harness") or task.str_field("harness")
-        else:
-            name = task.str_field("harness")
-        return harnesses.resolve(name or None)
 
     def role(self, ctx: HookContext) -> str:
         return "reviewer"
@@ -260,17 +260,11 @@ class NotifyWorker(Action):
         state = ctx.workflow.states.get(task.status)
         if state is None or not state.respawn_prompt:
             raise HookFailed(f"the worker of task {task.id} is not running")
-        spec = respawn_spec(ctx.workflow, task.status)
-        respawn_ctx = HookContext(
-            ctx.engine, spec, ctx.workflow, ctx.before, task, ctx.options, messages=ctx.messages
-        )
-        start_agent(
-            respawn_ctx,
-            tmux,
-            session,
-            WORKER,
-            harnesses.resolve(task.str_field("harness") or None),
-            "worker",
+        spec = worker_spawn_spec(state.respawn_prompt)
+        SpawnAgent().apply(
+            HookContext(
+                ctx.engine, spec, ctx.workflow, ctx.before, task, ctx.options, messages=ctx.messages
+            )
         )
         ctx.say(f"the worker of task {task.id} was not running: respawned it")
 

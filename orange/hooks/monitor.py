@@ -33,7 +33,7 @@ from orange import projects
 from orange.engine.engine import Engine, workflow_of
 from orange.errors import OrangeError
 from orange.home import host_name, orange_home
-from orange.hooks.actions import WORKER, reviewer_window
+from orange.hooks.actions import agent_window
 from orange.hooks.tmux import Tmux
 from orange.store.store import TaskStore, now_iso
 from orange.store.task import Task
@@ -79,7 +79,8 @@ def run_pass(task_filter: str | None = None) -> PassReport:
         except OrangeError:
             continue
         engine: Engine | None = None
-        for task in store.snapshot().tasks():
+        snap = store.snapshot()
+        for task in snap.tasks():
             if not isinstance(task, Task) or task.project != project.name or not task.is_active:
                 continue
             if task.str_field("host") not in ("", me):
@@ -93,13 +94,13 @@ def run_pass(task_filter: str | None = None) -> PassReport:
 
                 copies, probe = runtime_adapters(project)
                 engine = Engine(store, project, copies=copies, probe=probe, actor="monitor")
-            workflow = workflow_of(store.snapshot(), task)
+            workflow = workflow_of(snap, task)
             polls.append(workflow.exit_monitoring.poll_interval)
             state = workflow.states.get(task.status)
             if state is None or state.agent == "none":
                 continue
             report.checked += 1
-            window = reviewer_window(task) if state.agent == "reviewer" else WORKER
+            window = agent_window(task, state.agent)
             pane = panes.get((session, window))
             alive = session in sessions and pane is not None and not pane.dead
             if alive:

@@ -15,13 +15,13 @@ class TmuxProbe:
     """Is the agent of the task's current state running? (DESIGN §5)"""
 
     def is_alive(self, task: Task, agent: str) -> bool:
-        from orange.hooks.actions import WORKER, reviewer_window
+        from orange.hooks.actions import agent_window
         from orange.hooks.tmux import Tmux
 
         session = task.str_field("tmux_session")
         if not session:
             return False
-        window = reviewer_window(task) if agent == "reviewer" else WORKER
+        window = agent_window(task, agent)
         pane = Tmux().pane(session, window)
         return pane is not None and not pane.dead
 

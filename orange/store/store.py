@@ -120,9 +120,7 @@ class TaskStore:
 
     # Reading -------------------------------------------------------------------------
     def snapshot(self) -> Snapshot:
-        ref = self.pygit.references.get(layout.TASKS_REF)
-        commit = None if ref is None else self.pygit[ref.target].peel(_commit_type())
-        return Snapshot(self, commit)
+        return Snapshot(self, _tip(self.pygit)[1])
 
     def resolve(self, prefix: str, snapshot: Snapshot | None = None) -> str:
         """A full task id from an id or a unique prefix of one."""
@@ -207,8 +205,7 @@ class TaskStore:
         repo = self.pygit
         with exclusive(self.repo.orange_dir() / "tasks.lock"):
             for attempt in range(_MAX_ATTEMPTS):
-                ref = repo.references.get(layout.TASKS_REF)
-                commit = None if ref is None else repo[ref.target].peel(_commit_type())
+                ref, commit = _tip(repo)
                 snap = Snapshot(self, commit)
                 schema = snap.schema()
                 if schema > layout.SCHEMA_VERSION:
@@ -292,10 +289,12 @@ def _signature(repo: pygit2.Repository) -> pygit2.Signature:
         return pygit2.Signature("Orange", "orange@localhost")
 
 
-def _commit_type() -> Any:
+def _tip(repo: pygit2.Repository) -> tuple[pygit2.Reference | None, pygit2.Commit | None]:
+    """The tasks ref (the handle compare-and-swap needs) and the commit it points at."""
     import pygit2
 
-    return pygit2.Commit
+    ref = repo.references.get(layout.TASKS_REF)
+    return ref, None if ref is None else ref.peel(pygit2.Commit)
 
 
 def _decode(data: bytes, where: str) -> str:

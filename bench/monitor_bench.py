@@ -1,6 +1,6 @@
 """What one monitor pass costs at 1,000 tasks, 50 of them active with live agents.
 
-Prints the median wall time of `orange.hooks.monitor.run_pass()` and how many tmux and
+Prints the median wall time of `orange.monitor.loop.run_pass()` and how many tmux and
 git processes one pass starts (the goal: O(1), whatever the number of tasks).  Runs in
 a throwaway repository with its own ORANGE_HOME and tmux server.
 
@@ -44,7 +44,7 @@ def main() -> None:
             ["git", "-C", str(repo), "commit", "-q", "--allow-empty", "-m", "i"], check=True
         )
         _populate(repo, socket)
-        from orange.hooks import monitor
+        from orange.monitor import loop as monitor
 
         monitor.run_pass()  # warm the listing cache
         calls = _count_processes(monitor.run_pass)

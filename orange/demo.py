@@ -113,7 +113,7 @@ def run_demo(*, keep: bool = False) -> None:
                 f"tmux -L {os.environ['ORANGE_TMUX_SOCKET']})"
             )
         else:
-            from orange.hooks import monitor
+            from orange.hooks import watcher as monitor
             from orange.hooks.tmux import Tmux
 
             monitor.stop()

@@ -83,7 +83,7 @@ def update_task(
     if changes:
         updated = update_fields(ref.store, ref.task_id, changes, copies=engine.copies)
     if branch is not None:
-        from orange.hooks.rename import rename_branch
+        from orange.ops.rename import rename_branch
 
         changes["branch"] = branch
         updated = rename_branch(engine, updated, branch or None)

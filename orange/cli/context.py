@@ -95,7 +95,7 @@ def engine_for(ref: TaskRef, *, actor: str | None = None) -> Engine:
     from orange.engine.engine import Engine
 
     try:
-        from orange.hooks.runtime import runtime_adapters
+        from orange.hooks.adapters import runtime_adapters
     except ImportError:
         return Engine(ref.store, ref.project, actor=actor)
     copies, probe = runtime_adapters(ref.project)

@@ -13,7 +13,7 @@ def install(
     ] = None,
 ) -> None:
     """Install Orange's agent skills, permissions and hooks for your coding agents."""
-    from orange.hooks.install import install as install_files
+    from orange.ops.install import install as install_files
 
     for path, outcome in install_files(harness):
         typer.echo(f"{outcome:9} {path}")

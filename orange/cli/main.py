@@ -18,7 +18,7 @@ def build_app() -> typer.Typer:
 
     from orange.cli import (
         demo,
-        hooks,
+        githooks,
         install,
         monitor,
         moves,
@@ -45,9 +45,9 @@ def build_app() -> typer.Typer:
     app.add_typer(monitor.app, name="monitor")
     app.command("demo")(demo.demo)
     app.command("install")(install.install)
-    app.add_typer(hooks.app, name="hooks")
-    app.add_typer(hooks.tasks_app, name="tasks")
-    app.command("hook-impl", hidden=True)(hooks.hook_impl)
+    app.add_typer(githooks.app, name="hooks")
+    app.add_typer(githooks.tasks_app, name="tasks")
+    app.command("hook-impl", hidden=True)(githooks.hook_impl)
     return app
 
 

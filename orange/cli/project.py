@@ -32,7 +32,7 @@ def add(
     _check_workflow(workflow)
     project = projects.add(path, name=name, pool_size=pool_size, workflow=workflow)
     from orange.errors import OrangeError
-    from orange.hooks.githooks import install_hooks
+    from orange.githooks.shims import install_hooks
 
     try:
         install_hooks(project.path)

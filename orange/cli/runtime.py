@@ -71,7 +71,7 @@ def merge(
     json_out: JsonOpt = False,
 ) -> None:
     """Merge a reviewed task into the default branch and finish it (done)."""
-    from orange.hooks.merge import merge_task
+    from orange.ops.merge import merge_task
 
     ref = locate(task, project)
     engine = engine_for(ref)

@@ -17,7 +17,7 @@ JsonOpt = Annotated[bool, typer.Option("--json")]
 def init(project: ProjectOpt = None, json_out: JsonOpt = False) -> None:
     """Create all the project's worktrees now (they are otherwise made on first use)."""
     from orange import projects
-    from orange.hooks.pool import init_pool
+    from orange.ops.workspaces import init_pool
 
     proj = projects.infer(name=project)
     created = init_pool(proj)
@@ -34,7 +34,7 @@ def init(project: ProjectOpt = None, json_out: JsonOpt = False) -> None:
 def list_(project: ProjectOpt = None, json_out: JsonOpt = False) -> None:
     """Each workspace of the pool and the task that holds it."""
     from orange import projects
-    from orange.hooks.pool import pool_status
+    from orange.ops.workspaces import pool_status
 
     proj = projects.infer(name=project)
     rows = pool_status(proj)
@@ -55,7 +55,7 @@ def gc(
 ) -> None:
     """Release worktrees whose task has ended or no longer exists (never losing work)."""
     from orange import projects
-    from orange.hooks.pool import gc_pool
+    from orange.ops.workspaces import gc_pool
 
     proj = projects.infer(name=project)
     released, kept = gc_pool(proj, force=force)

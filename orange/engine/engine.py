@@ -258,7 +258,7 @@ class Engine:
                 actor=actor or self.actor,
             )
 
-        commit = self.store.commit(compute)
+        commit = self.store.commit(compute).commit
         after: Task = state["after"]
         outcome = Outcome(after, state["before"].status, to, commit, messages=state["messages"])
         self._sync_copy(after)
@@ -568,7 +568,7 @@ class Engine:
                 actor=self.actor,
             )
 
-        commit = self.store.commit(compute)
+        commit = self.store.commit(compute).commit
         after: Task = state["after"]
         outcome = Outcome(after, after.status, after.status, commit, messages=state["messages"])
         self._sync_copy(after)

@@ -205,7 +205,7 @@ def start_agent(
     effort = task.str_field(effort_key) or None
     argv = harness.command(prompt, role=role, effort=effort)  # type: ignore[arg-type]
     tmux.start(session, window, argv, cwd=worktree, env=agent_env(task))
-    from orange.hooks import monitor
+    from orange.hooks import watcher as monitor
 
     monitor.install_tmux_hooks()
     monitor.ensure_running()

@@ -13,7 +13,14 @@ _TRAILER = re.compile(r"^(Orange-[A-Za-z-]+): (.*)$")
 
 @dataclass(frozen=True)
 class Change:
-    """What one commit does: files to write (None deletes) and what to say about it."""
+    """What one commit does: files to write (None deletes) and what to say about it.
+
+    `TaskStore.commit` hands back the change its compute function returned, with
+    ``commit`` set to the new commit (None when there was nothing to write: no
+    ``writes``, or a tree equal to the tip's).  A caller that needs more than that
+    back subclasses it with keyword-only fields (the engine's decided moves do), so
+    no result travels out of the compute function by any other way.
+    """
 
     task_id: str
     event: str
@@ -21,6 +28,7 @@ class Change:
     writes: Mapping[str, bytes | None]
     trailers: Sequence[tuple[str, str]] = field(default_factory=tuple)
     actor: str | None = None
+    commit: str | None = None
 
 
 def default_actor() -> str:

@@ -12,10 +12,10 @@ import os
 import random
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from orange.errors import BrokenTaskFile, InvalidInput, NotFound, RefConflict, SchemaTooNew
 from orange.store import cache, events, layout, taskfile
@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     import pygit2
 
 _MAX_ATTEMPTS = 100
+C = TypeVar("C", bound="events.Change | None")
 
 
 @dataclass(frozen=True)
@@ -195,12 +196,13 @@ class TaskStore:
         so the ``reference-transaction`` hook never sees Orange's own writes)."""
         _touch(self.repo.orange_dir() / "wake")
 
-    def commit(self, compute: Callable[[Snapshot], events.Change | None]) -> str | None:
+    def commit(self, compute: Callable[[Snapshot], C]) -> C:
         """Apply ``compute`` to the current tip and commit its change atomically.
 
         ``compute`` is re-run on the new tip whenever the ref moved under us, so it must
-        re-check its preconditions there.  Returns the new commit id, or None when
-        ``compute`` decided there is nothing to write.
+        re-check its preconditions there.  Returns what ``compute`` returned, with
+        ``commit`` set to the new commit id (left None when there is nothing to write:
+        ``compute`` returned None, a change without writes, or the same tree).
         """
         repo = self.pygit
         with exclusive(self.repo.orange_dir() / "tasks.lock"):
@@ -215,8 +217,8 @@ class TaskStore:
                         hint="upgrade Orange to change them",
                     )
                 change = compute(snap)
-                if change is None:
-                    return None
+                if change is None or not change.writes:
+                    return change
                 writes = dict(change.writes)
                 if schema < layout.SCHEMA_VERSION:
                     writes[layout.SCHEMA_PATH] = f"{layout.SCHEMA_VERSION}\n".encode()
@@ -224,7 +226,7 @@ class TaskStore:
                 if tree_id is None:
                     tree_id = repo.TreeBuilder().write()
                 if commit is not None and tree_id == commit.tree_id:
-                    return None
+                    return change
                 signature = _signature(repo)
                 parents = [] if commit is None else [commit.id]
                 new = repo.create_commit(
@@ -232,7 +234,7 @@ class TaskStore:
                 )
                 if _move_ref(repo, ref, new, change.subject):
                     self._wake()
-                    return str(new)
+                    return replace(change, commit=str(new))
                 _clear_stale_ref_lock(self.repo.common_dir)
                 time.sleep(random.uniform(0.001, 0.005) * min(attempt + 1, 10))
         raise RefConflict(

@@ -26,7 +26,7 @@ def rec(monkeypatch: pytest.MonkeyPatch) -> Recorder:
     registry, recorder = recording_registry()
     monkeypatch.setattr("orange.engine.engine.default_registry", lambda: registry)
     monkeypatch.setattr("orange.engine.actions.default_registry", lambda: registry)
-    monkeypatch.setattr("orange.hooks.runtime.runtime_adapters", lambda project: (None, None))
+    monkeypatch.setattr("orange.hooks.adapters.runtime_adapters", lambda project: (None, None))
     return recorder
 
 

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from orange.hooks import githooks, hookimpl
+from orange.githooks import impl as hookimpl
+from orange.githooks import shims as githooks
 from orange.store.repo import open_repo
 from tests.conftest import Cli, git, orange_bin
 

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from orange.errors import InvalidInput
-from orange.hooks import install as install_module
-from orange.hooks.install import install
+from orange.ops import install as install_module
+from orange.ops.install import install
 
 
 @pytest.fixture

@@ -12,7 +12,7 @@ from orange.engine.catalog import load_named
 from orange.engine.engine import Engine
 from orange.engine.recording import recording_registry
 from orange.engine.tasks import create_task, edit_body
-from orange.hooks import githooks
+from orange.githooks import shims as githooks
 from orange.store import layout
 from orange.store.store import TaskStore
 from tests.conftest import git

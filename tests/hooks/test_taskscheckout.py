@@ -13,7 +13,8 @@ from orange.engine.catalog import load_named
 from orange.engine.engine import Engine
 from orange.engine.recording import recording_registry
 from orange.engine.tasks import create_task, edit_body
-from orange.hooks import hookimpl, taskscheckout
+from orange.githooks import checkout as taskscheckout
+from orange.githooks import impl as hookimpl
 from orange.store import layout
 from orange.store.repo import open_repo
 from orange.store.store import TaskStore

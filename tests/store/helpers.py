@@ -29,7 +29,7 @@ def put_task(store: TaskStore, task_id: str, body: str = "", **fields: Any) -> s
             writes={task.path: task.render().encode()},
         )
 
-    return store.commit(compute)
+    return store.commit(compute).commit
 
 
 def set_field(
@@ -47,4 +47,4 @@ def set_field(
             trailers=(("Orange-Fields", key),),
         )
 
-    return store.commit(compute)
+    return store.commit(compute).commit

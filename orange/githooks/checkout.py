@@ -69,7 +69,7 @@ def record_tip(repo: GitRepo, tip: str) -> None:
 
 def checkout(repo: GitRepo, directory: Path) -> Path:
     """Create a tasks checkout of ``repo`` at ``directory``; returns its path."""
-    from orange.hooks.githooks import install_hooks
+    from orange.githooks.shims import install_hooks
 
     tip = tasks_tip(repo)
     if tip is None:

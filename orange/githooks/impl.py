@@ -32,7 +32,7 @@ from types import SimpleNamespace
 from typing import TYPE_CHECKING, cast
 
 from orange.errors import OrangeError
-from orange.hooks import taskscheckout
+from orange.githooks import checkout as taskscheckout
 from orange.hooks.git import git
 from orange.store import layout
 from orange.store.lock import exclusive
@@ -99,7 +99,7 @@ def reference_transaction(cwd: Path, args: Sequence[str]) -> int:
     from orange.projects import find_for_repo
 
     if find_for_repo(repo) is not None:
-        from orange.hooks import monitor
+        from orange.hooks import watcher as monitor
 
         monitor.ensure_running()
     return 0

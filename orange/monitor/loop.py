@@ -16,18 +16,9 @@ active tasks left.
 
 from __future__ import annotations
 
-import fcntl
-import json
 import os
-import shlex
-import subprocess
-import sys
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any
 
 from orange import projects
 from orange.engine.engine import Engine, workflow_of
@@ -35,18 +26,12 @@ from orange.errors import OrangeError
 from orange.home import host_name, orange_home
 from orange.hooks.actions import agent_window
 from orange.hooks.tmux import Tmux
+from orange.hooks.watcher import lock_path, single, write_status
 from orange.store.store import TaskStore, now_iso
 from orange.store.task import Task
 
 DEFAULT_POLL = 30
 TICK = 1.0
-HOOK_INDEX = 4711  # our slot in the global session-closed hook array
-
-
-def state_dir() -> Path:
-    path = orange_home() / "monitor"
-    path.mkdir(parents=True, exist_ok=True)
-    return path
 
 
 def log(line: str) -> None:
@@ -90,7 +75,7 @@ def run_pass(task_filter: str | None = None) -> PassReport:
             if not session or (task_filter and not task.id.startswith(task_filter)):
                 continue
             if engine is None:
-                from orange.hooks.runtime import runtime_adapters
+                from orange.hooks.adapters import runtime_adapters
 
                 copies, probe = runtime_adapters(project)
                 engine = Engine(store, project, copies=copies, probe=probe, actor="monitor")
@@ -128,49 +113,6 @@ def run_pass(task_filter: str | None = None) -> PassReport:
     return report
 
 
-@contextmanager
-def _single(path: Path) -> Iterator[bool]:
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            yield False
-            return
-        yield True
-    finally:
-        os.close(fd)
-
-
-def lock_path() -> Path:
-    return state_dir() / "monitor.lock"
-
-
-def status_path() -> Path:
-    return state_dir() / "status.json"
-
-
-def is_running() -> bool:
-    with _single(lock_path()) as got:
-        return not got
-
-
-def _write_status(data: dict[str, Any]) -> None:
-    path = status_path()
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(data, indent=2))
-    tmp.replace(path)
-
-
-def read_status() -> dict[str, Any]:
-    try:
-        data = json.loads(status_path().read_text())
-    except (OSError, ValueError):
-        data = {}
-    data["running"] = is_running()
-    return data if isinstance(data, dict) else {"running": data}
-
-
 def _wake_stamp() -> float:
     """The newest change to any project's wake file (touched by git hooks)."""
     newest = 0.0
@@ -189,7 +131,7 @@ def _wake_stamp() -> float:
 def loop() -> int:
     """The monitor loop.  Returns when another monitor runs or nothing is active."""
     while True:
-        with _single(lock_path()) as got:
+        with single(lock_path()) as got:
             if not got:
                 return 0
             _run_loop()
@@ -207,7 +149,7 @@ def _run_loop() -> None:
         wake_seen = _wake_stamp()
         report = run_pass()
         last = (last + report.actions)[-20:]
-        _write_status(
+        write_status(
             {
                 "pid": os.getpid(),
                 "since": started,
@@ -243,68 +185,3 @@ def _wait(report: PassReport, wake_seen: float) -> None:
         if live != previous:
             return  # an agent died or started (maybe while the last pass ran): look now
         previous = live
-
-
-def stop() -> bool:
-    """Stop this host's monitor loop; False when none runs."""
-    import signal
-
-    data = read_status()
-    pid = data.get("pid")
-    if not data.get("running") or not isinstance(pid, int):
-        return False
-    try:
-        os.kill(pid, signal.SIGTERM)
-    except ProcessLookupError:
-        return False
-    return True
-
-
-def ensure_running() -> None:
-    """Start the monitor loop in the background unless one runs (or it is disabled)."""
-    if os.environ.get("ORANGE_MONITOR", "").lower() in ("0", "off", "no"):
-        return
-    if is_running():
-        return
-    logs = orange_home() / "logs"
-    logs.mkdir(parents=True, exist_ok=True)
-    with open(logs / "monitor.log", "a") as out:
-        subprocess.Popen(
-            [sys.executable, "-m", "orange", "monitor"],
-            stdin=subprocess.DEVNULL,
-            stdout=out,
-            stderr=out,
-            start_new_session=True,
-            close_fds=True,
-        )
-
-
-def install_tmux_hooks() -> None:
-    """Make tmux run ``orange monitor --once`` the moment an agent dies.
-
-    The pass covers every task rather than ``--task ID`` for the pane that died: it costs
-    one tmux call whatever the number of tasks, and needs no pane-to-task map in tmux.
-
-    Global hooks in our own slot of each hook array, so a user's hooks are kept.
-    ``pane-died`` only fires for panes with ``remain-on-exit`` (our agents), so other
-    panes on the server never start Orange.  The command lives in a small script so no
-    path has to survive two levels of quoting (tmux's and the shell's).
-    """
-    script = state_dir() / "on-agent-exit.sh"
-    env = {
-        "ORANGE_HOME": str(orange_home()),
-        "ORANGE_TMUX_SOCKET": os.environ.get("ORANGE_TMUX_SOCKET", ""),
-        "PATH": os.environ.get("PATH", ""),
-    }
-    lines = ["#!/bin/sh", "# written by orange: react to an agent's exit at once"]
-    lines += [f"export {key}={shlex.quote(value)}" for key, value in env.items()]
-    lines.append(f"exec {shlex.quote(sys.executable)} -m orange monitor --once >/dev/null 2>&1")
-    text = "\n".join(lines) + "\n"
-    if not script.exists() or script.read_text() != text:
-        script.write_text(text)
-        script.chmod(0o755)
-    if '"' in str(script) or "#" in str(script):
-        return  # cannot be quoted for tmux: the monitor loop's tick still notices deaths
-    tmux = Tmux()
-    for hook in ("pane-died", "session-closed"):
-        tmux.set_hook(f"{hook}[{HOOK_INDEX}]", f'run-shell -b "{script}"')

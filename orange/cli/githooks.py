@@ -31,7 +31,7 @@ def install(
     ] = None,
 ) -> None:
     """Install the hooks into a project (or the update hook into a bare repository)."""
-    from orange.hooks import githooks
+    from orange.githooks import shims as githooks
 
     if server is not None:
         written = githooks.install_server_hook(server)
@@ -47,7 +47,7 @@ def uninstall(
     server: Annotated[Path | None, typer.Option("--server", help="A bare repository.")] = None,
 ) -> None:
     """Remove Orange's hooks, putting back the hooks they chained."""
-    from orange.hooks import githooks
+    from orange.githooks import shims as githooks
 
     removed = githooks.uninstall_hooks(server if server is not None else _repo_path(project))
     for path in removed:
@@ -62,7 +62,7 @@ def checkout(
     project: ProjectOpt = None,
 ) -> None:
     """Check out refs/orange/tasks into DIR, to edit tasks and commit with plain git."""
-    from orange.hooks import taskscheckout
+    from orange.githooks import checkout as taskscheckout
     from orange.store.repo import open_repo
 
     path = taskscheckout.checkout(open_repo(_repo_path(project)), directory)
@@ -74,7 +74,7 @@ def refresh(
     directory: Annotated[Path, typer.Argument(help="The tasks checkout.")] = Path("."),
 ) -> None:
     """Bring a tasks checkout up to date, keeping uncommitted edits."""
-    from orange.hooks import taskscheckout
+    from orange.githooks import checkout as taskscheckout
 
     result = taskscheckout.refresh(directory)
     if result.old == result.new:
@@ -95,6 +95,6 @@ def hook_impl(
     args: Annotated[list[str] | None, typer.Argument(help="The hook's arguments.")] = None,
 ) -> None:
     """Run a git hook's logic (called by the shims in the hooks directory)."""
-    from orange.hooks import hookimpl
+    from orange.githooks import impl as hookimpl
 
     raise typer.Exit(hookimpl.run(name, args or []))

@@ -1,0 +1,138 @@
+"""Starting, stopping and waking the monitor process (`orange.monitor`), from below it.
+
+The spawn actions make sure a monitor watches the agents they start, and git hooks wake
+it when git itself moves ``refs/orange/*``; neither imports the monitor's loop: they start
+``python -m orange monitor`` in the background (one per host, held by a flock) and tell
+tmux to run ``orange monitor --once`` the moment an agent pane dies.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import shlex
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from orange.home import orange_home
+from orange.hooks.tmux import Tmux
+
+HOOK_INDEX = 4711  # our slot in the global session-closed hook array
+
+
+def state_dir() -> Path:
+    path = orange_home() / "monitor"
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+@contextmanager
+def single(path: Path) -> Iterator[bool]:
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            yield False
+            return
+        yield True
+    finally:
+        os.close(fd)
+
+
+def lock_path() -> Path:
+    return state_dir() / "monitor.lock"
+
+
+def status_path() -> Path:
+    return state_dir() / "status.json"
+
+
+def is_running() -> bool:
+    with single(lock_path()) as got:
+        return not got
+
+
+def write_status(data: dict[str, Any]) -> None:
+    path = status_path()
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(data, indent=2))
+    tmp.replace(path)
+
+
+def read_status() -> dict[str, Any]:
+    try:
+        data = json.loads(status_path().read_text())
+    except (OSError, ValueError):
+        data = {}
+    data["running"] = is_running()
+    return data if isinstance(data, dict) else {"running": data}
+
+
+def stop() -> bool:
+    """Stop this host's monitor loop; False when none runs."""
+    data = read_status()
+    pid = data.get("pid")
+    if not data.get("running") or not isinstance(pid, int):
+        return False
+    try:
+        os.kill(pid, signal.SIGTERM)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def ensure_running() -> None:
+    """Start the monitor loop in the background unless one runs (or it is disabled)."""
+    if os.environ.get("ORANGE_MONITOR", "").lower() in ("0", "off", "no"):
+        return
+    if is_running():
+        return
+    logs = orange_home() / "logs"
+    logs.mkdir(parents=True, exist_ok=True)
+    with open(logs / "monitor.log", "a") as out:
+        subprocess.Popen(
+            [sys.executable, "-m", "orange", "monitor"],
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=out,
+            start_new_session=True,
+            close_fds=True,
+        )
+
+
+def install_tmux_hooks() -> None:
+    """Make tmux run ``orange monitor --once`` the moment an agent dies.
+
+    The pass covers every task rather than ``--task ID`` for the pane that died: it costs
+    one tmux call whatever the number of tasks, and needs no pane-to-task map in tmux.
+
+    Global hooks in our own slot of each hook array, so a user's hooks are kept.
+    ``pane-died`` only fires for panes with ``remain-on-exit`` (our agents), so other
+    panes on the server never start Orange.  The command lives in a small script so no
+    path has to survive two levels of quoting (tmux's and the shell's).
+    """
+    script = state_dir() / "on-agent-exit.sh"
+    env = {
+        "ORANGE_HOME": str(orange_home()),
+        "ORANGE_TMUX_SOCKET": os.environ.get("ORANGE_TMUX_SOCKET", ""),
+        "PATH": os.environ.get("PATH", ""),
+    }
+    lines = ["#!/bin/sh", "# written by orange: react to an agent's exit at once"]
+    lines += [f"export {key}={shlex.quote(value)}" for key, value in env.items()]
+    lines.append(f"exec {shlex.quote(sys.executable)} -m orange monitor --once >/dev/null 2>&1")
+    text = "\n".join(lines) + "\n"
+    if not script.exists() or script.read_text() != text:
+        script.write_text(text)
+        script.chmod(0o755)
+    if '"' in str(script) or "#" in str(script):
+        return  # cannot be quoted for tmux: the monitor loop's tick still notices deaths
+    tmux = Tmux()
+    for hook in ("pane-died", "session-closed"):
+        tmux.set_hook(f"{hook}[{HOOK_INDEX}]", f'run-shell -b "{script}"')

@@ -20,6 +20,7 @@ check: $(STAMP)
 	$(BIN)/ruff check orange tests bench
 	$(BIN)/ruff format --check orange tests bench
 	$(BIN)/mypy
+	$(BIN)/lint-imports
 
 test: check
 	$(BIN)/pytest

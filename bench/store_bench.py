@@ -284,7 +284,7 @@ def listing(bench: Bench, repos: dict[int, Path]) -> None:
 
 def bytes_written(bench: Bench, repo: Path, ids: list[str]) -> None:
     """Figure 3: loose bytes of one CLI update, packed bytes per update after gc."""
-    from orange.engine.tasks import update_fields
+    from orange.engine.edits import update_fields
     from orange.store.store import TaskStore
 
     loose = []

@@ -11,11 +11,12 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING
 
-from orange.cli.context import TaskRef, current_project, engine_for, locate, store_for
+from orange.cli.context import TaskRef, current_project, engine_for, locate
 from orange.cli.output import broken_object, emit_json, task_object
+from orange.compose import open_store
 
 if TYPE_CHECKING:
-    from orange.engine.engine import Outcome
+    from orange.engine.decide import Outcome
     from orange.projects import Project
     from orange.store.task import BrokenTask, Task
 
@@ -62,7 +63,7 @@ def update_task(
     json_out: bool,
 ) -> None:
     """``task update``: a move (--status), or new summary / branch."""
-    from orange.engine.tasks import update_fields
+    from orange.engine.edits import update_fields
     from orange.errors import InvalidInput
 
     ref = locate(task, project)
@@ -115,7 +116,7 @@ def list_tasks(
         return
     rows: list[tuple[Task | BrokenTask, str | None]] = []
     for proj in scope:
-        store = store_for(proj)
+        store = open_store(proj)
         for task in store.tasks():
             if isinstance(task, Task):
                 if not _shown(task.project, task.status, proj.name, status, all_):
@@ -152,7 +153,7 @@ def _list_json_fast(scope: list[Project], *, status: str | None, all_: bool) -> 
     workspaces = orange_home() / "workspaces"
     rows: list[tuple[str, str]] = []
     for proj in scope:
-        for entry in store_for(proj).snapshot().entries():
+        for entry in open_store(proj).snapshot().entries():
             if entry.fields_json is None:
                 broken = BrokenTask(
                     path=f"{entry.task_dir}/TASK.md",

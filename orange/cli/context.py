@@ -4,15 +4,13 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from orange import projects
-from orange.errors import InvalidInput, NotARepository, NotFound
+from orange.compose import build_engine, open_store
+from orange.engine.engine import Engine
+from orange.errors import InvalidInput, NotFound
 from orange.projects import Project
 from orange.store.store import TaskStore
-
-if TYPE_CHECKING:
-    from orange.engine.engine import Engine
 
 
 @dataclass(frozen=True)
@@ -20,16 +18,6 @@ class TaskRef:
     project: Project
     store: TaskStore
     task_id: str
-
-
-def store_for(project: Project) -> TaskStore:
-    try:
-        return TaskStore(project.repo())
-    except NotARepository:
-        raise NotFound(
-            f"project {project.name}'s repository is gone ({project.path})",
-            hint=f"remove it with `orange project remove {project.name}`",
-        ) from None
 
 
 def current_project(name: str | None) -> Project | None:
@@ -57,7 +45,7 @@ def _task_of_workspace() -> str | None:
     for project in projects.load_all():
         if not name.startswith(f"{project.name}--"):
             continue
-        for task in store_for(project).tasks():
+        for task in open_store(project).tasks():
             if isinstance(task, Task) and task.is_active and task.str_field("workspace") == name:
                 return task.id
     return None
@@ -71,12 +59,12 @@ def locate(task: str | None, project_name: str | None) -> TaskRef:
         raise InvalidInput("no task id given", hint="pass the task id (see `orange task list`)")
     project = current_project(project_name)
     if project is not None:
-        store = store_for(project)
+        store = open_store(project)
         return TaskRef(project, store, store.resolve(task))
     found: list[TaskRef] = []
     for candidate in projects.load_all():
         try:
-            store = store_for(candidate)
+            store = open_store(candidate)
             found.append(TaskRef(candidate, store, store.resolve(task)))
         except (NotFound, InvalidInput):
             continue
@@ -91,12 +79,5 @@ def locate(task: str | None, project_name: str | None) -> TaskRef:
 
 
 def engine_for(ref: TaskRef, *, actor: str | None = None) -> Engine:
-    """The engine for a task's repository, with the runtime's adapters when present."""
-    from orange.engine.engine import Engine
-
-    try:
-        from orange.hooks.adapters import runtime_adapters
-    except ImportError:
-        return Engine(ref.store, ref.project, actor=actor)
-    copies, probe = runtime_adapters(ref.project)
-    return Engine(ref.store, ref.project, copies=copies, probe=probe, actor=actor)
+    """The engine for a task's repository, from the composition root."""
+    return build_engine(ref.project, actor=actor, store=ref.store)

@@ -6,8 +6,9 @@ import sys
 
 import typer
 
-from orange.cli.context import TaskRef, engine_for, store_for
+from orange.cli.context import TaskRef, engine_for
 from orange.cli.output import emit_json, task_object
+from orange.compose import open_store
 from orange.projects import Project
 
 
@@ -48,7 +49,7 @@ def create_and_spawn(
     extra = {k: v for k, v in (("effort", effort), ("review_effort", review_effort)) if v}
     if chosen and effort:
         harnesses.resolve(chosen).command("x", role="worker", effort=effort)
-    store = store_for(project)
+    store = open_store(project)
     task = create_task(
         store,
         project,

@@ -29,7 +29,6 @@ def build_app() -> typer.Typer:
         workspace,
     )
 
-    del moves, runtime  # they register their commands on task.app
     app = typer.Typer(
         name="orange",
         help="Run many coding agents on one project, every transition gated and recorded in git.",
@@ -39,7 +38,10 @@ def build_app() -> typer.Typer:
         rich_markup_mode=None,
     )
     app.add_typer(project.app, name="project")
-    app.add_typer(task.app, name="task")
+    task_app = typer.Typer(help=task.HELP, no_args_is_help=True)
+    for name, command in (*task.COMMANDS, *moves.COMMANDS, *runtime.COMMANDS):
+        task_app.command(name)(command)
+    app.add_typer(task_app, name="task")
     app.add_typer(workflow.app, name="workflow")
     app.add_typer(workspace.app, name="workspace")
     app.add_typer(monitor.app, name="monitor")

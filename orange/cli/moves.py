@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from orange.cli.context import TaskRef, engine_for, locate
 from orange.cli.output import emit_json
-from orange.cli.task import JsonOpt, ProjectOpt, app
+from orange.cli.task import JsonOpt, ProjectOpt
 
 if TYPE_CHECKING:
-    from orange.engine.engine import Outcome
+    from orange.engine.decide import Outcome
 
 # Statuses in which a human holds the task and may send it back with feedback.
 
@@ -31,21 +32,18 @@ def move(ref: TaskRef, to: str, json_out: bool, **options: object) -> None:
     move_task(ref, to, json_out, **options)
 
 
-@app.command("spawn")
 def spawn(task: TaskArg = None, project: ProjectOpt = None, json_out: JsonOpt = False) -> None:
     """Start a task's agent (its workflow's move out of pending, or its state's entry)."""
     ref = locate(task, project)
     report(engine_for(ref).spawn(ref.task_id, options={"explicit": True}), json_out)
 
 
-@app.command("respawn")
 def respawn(task: TaskArg = None, project: ProjectOpt = None, json_out: JsonOpt = False) -> None:
     """Restart the agent of a task's current state after it died."""
     ref = locate(task, project)
     report(engine_for(ref).respawn(ref.task_id), json_out)
 
 
-@app.command("cancel")
 def cancel(
     task: TaskArg = None,
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask.")] = False,
@@ -68,7 +66,6 @@ def cancel(
     move(ref, "cancelled", json_out, force=force)
 
 
-@app.command("request-changes")
 def request_changes(
     task: TaskArg = None,
     message: Annotated[str | None, typer.Option("--message", "-m", help="What to change.")] = None,
@@ -86,13 +83,11 @@ def request_changes(
     report(engine_for(ref).request_changes(ref.task_id, message or ""), json_out)
 
 
-@app.command("complete")
 def complete(task: TaskArg = None, project: ProjectOpt = None, json_out: JsonOpt = False) -> None:
     """Self-review workflow: the agent is done; hand the task to a human (reviewing)."""
     move(locate(task, project), "reviewing", json_out)
 
 
-@app.command("stuck")
 def stuck(
     task: TaskArg = None,
     reason: Annotated[str | None, typer.Option("--reason", help="Why.")] = None,
@@ -112,7 +107,6 @@ def stuck(
     report(engine_for(ref).transition(ref.task_id, "stuck", body_edit=add_reason), json_out)
 
 
-@app.command("ack")
 def ack(task: TaskArg = None, project: ProjectOpt = None, json_out: JsonOpt = False) -> None:
     """Clear a task's attention flag."""
     ref = locate(task, project)
@@ -123,3 +117,15 @@ def ack(task: TaskArg = None, project: ProjectOpt = None, json_out: JsonOpt = Fa
         emit_json(task_object(updated))
     else:
         typer.echo(f"task {updated.id}: attention cleared")
+
+
+# `task` subcommands, registered by `orange.cli.main.build_app`.
+COMMANDS: tuple[tuple[str, Callable[..., None]], ...] = (
+    ("spawn", spawn),
+    ("respawn", respawn),
+    ("cancel", cancel),
+    ("request-changes", request_changes),
+    ("complete", complete),
+    ("stuck", stuck),
+    ("ack", ack),
+)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Annotated
 
 import typer
@@ -9,10 +10,9 @@ import typer
 from orange.cli.context import engine_for, locate
 from orange.cli.moves import TaskArg, report
 from orange.cli.output import emit_json
-from orange.cli.task import JsonOpt, ProjectOpt, app
+from orange.cli.task import JsonOpt, ProjectOpt
 
 
-@app.command("attach")
 def attach(task: TaskArg = None, project: ProjectOpt = None) -> None:
     """Attach to a task's tmux session (respawning a dead agent first when allowed)."""
     from orange.errors import InvalidInput
@@ -37,7 +37,6 @@ def attach(task: TaskArg = None, project: ProjectOpt = None) -> None:
     Tmux().attach(session)
 
 
-@app.command("peek")
 def peek(
     task: TaskArg = None,
     lines: Annotated[int, typer.Option("--lines", "-n", help="How many lines.")] = 40,
@@ -61,7 +60,6 @@ def peek(
     typer.echo(tmux.capture(session, window, lines))
 
 
-@app.command("merge")
 def merge(
     task: TaskArg = None,
     strategy: Annotated[str | None, typer.Option("--strategy", help="ff or merge.")] = None,
@@ -81,7 +79,6 @@ def merge(
     report(outcome, json_out)
 
 
-@app.command("create-pr")
 def create_pr(task: TaskArg = None, project: ProjectOpt = None, json_out: JsonOpt = False) -> None:
     """Push the task's branch and open a pull request (title: summary; body: ## Handoff)."""
     from orange.hooks.github import create_pr as open_pr
@@ -98,7 +95,6 @@ def create_pr(task: TaskArg = None, project: ProjectOpt = None, json_out: JsonOp
         typer.echo(f"task {updated.id}: opened {url}")
 
 
-@app.command("restore")
 def restore(
     task: Annotated[str, typer.Argument()],
     snapshot: Annotated[
@@ -116,3 +112,13 @@ def restore(
         emit_json({"id": ref.task_id, "branch": branch, "snapshot": snap_ref})
     else:
         typer.echo(f"restored {snap_ref} on branch {branch}")
+
+
+# `task` subcommands, registered by `orange.cli.main.build_app`.
+COMMANDS: tuple[tuple[str, Callable[..., None]], ...] = (
+    ("attach", attach),
+    ("peek", peek),
+    ("merge", merge),
+    ("create-pr", create_pr),
+    ("restore", restore),
+)

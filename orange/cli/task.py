@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from typing import Annotated
 
 import typer
@@ -10,7 +11,7 @@ import typer
 from orange.cli.context import locate
 from orange.cli.output import emit_json
 
-app = typer.Typer(help="Create, list, show and change tasks.", no_args_is_help=True)
+HELP = "Create, list, show and change tasks."
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object.")]
 ProjectOpt = Annotated[str | None, typer.Option("--project", help="Project name.")]
@@ -29,7 +30,6 @@ def _read_text(source: str) -> str:
     return path.read_text()
 
 
-@app.command("create")
 def create(
     branch: Annotated[
         str | None, typer.Argument(help="Branch (default orange-tasks/<id>).")
@@ -66,7 +66,6 @@ def create(
     )
 
 
-@app.command("list")
 def list_(
     status: Annotated[str | None, typer.Option("--status", help="Only this status.")] = None,
     all_: Annotated[bool, typer.Option("--all", help="Include done and cancelled.")] = False,
@@ -88,7 +87,6 @@ def list_(
     )
 
 
-@app.command("show")
 def show(
     task: Annotated[str, typer.Argument()], project: ProjectOpt = None, json_out: JsonOpt = False
 ) -> None:
@@ -106,7 +104,6 @@ def show(
         print_task(current, current.body, history)
 
 
-@app.command("log")
 def log(
     task: Annotated[str, typer.Argument()], project: ProjectOpt = None, json_out: JsonOpt = False
 ) -> None:
@@ -122,7 +119,6 @@ def log(
         typer.echo(f"{entry.commit[:10]}  {entry.at}  {entry.actor:<8} {entry.subject}")
 
 
-@app.command("update")
 def update(
     task: Annotated[str | None, typer.Argument(help="Task id (default: this workspace's).")] = None,
     summary: Annotated[str | None, typer.Option("--summary")] = None,
@@ -142,7 +138,6 @@ def update(
     )
 
 
-@app.command("edit")
 def edit(
     task: Annotated[str, typer.Argument()],
     section: Annotated[
@@ -153,9 +148,9 @@ def edit(
     json_out: JsonOpt = False,
 ) -> None:
     """Replace one body section or the whole body (opens $EDITOR without --file)."""
+    from orange.engine.edits import edit_body
     from orange.engine.gates import section as get_section
     from orange.engine.gates import set_section
-    from orange.engine.tasks import edit_body
 
     ref = locate(task, project)
     heading = _heading(section) if section else None
@@ -223,7 +218,6 @@ def _run_editor(text: str) -> str:
         os.unlink(path)
 
 
-@app.command("delete")
 def delete(
     task: Annotated[str, typer.Argument()],
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask.")] = False,
@@ -231,7 +225,7 @@ def delete(
     json_out: JsonOpt = False,
 ) -> None:
     """Delete a done or cancelled task (its history stays in git)."""
-    from orange.engine.tasks import delete_task
+    from orange.engine.edits import delete_task
     from orange.errors import InvalidInput
 
     ref = locate(task, project)
@@ -248,3 +242,15 @@ def delete(
         emit_json({"deleted": deleted.id})
     else:
         typer.echo(f"deleted task {deleted.id} (its history stays in refs/orange/tasks)")
+
+
+# `task` subcommands, registered by `orange.cli.main.build_app`.
+COMMANDS: tuple[tuple[str, Callable[..., None]], ...] = (
+    ("create", create),
+    ("list", list_),
+    ("show", show),
+    ("log", log),
+    ("update", update),
+    ("edit", edit),
+    ("delete", delete),
+)

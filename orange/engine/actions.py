@@ -10,22 +10,20 @@ An action runs in two phases (DESIGN §4):
 - ``apply`` runs after the write.  A failure there does not roll back the move: the
   engine records it in ``attention``.
 
-Runtime actions (worktrees, tmux, gh) live in `orange.hooks` and are registered by
-`default_registry`.  Every action is idempotent: nothing to do is success.
+The engine is handed its registry by the composition root (`orange.compose`); it never
+looks the runtime up.  The actions that touch the world (worktrees, tmux, gh, notify,
+run_command) live in `orange.hooks`.  Every action is idempotent: nothing to do is
+success.
 """
 
 from __future__ import annotations
 
-import json
-import os
-import shutil
-import subprocess
-import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from orange.engine.actionspec import ACTION_PARAMS, PROTECTED_FIELDS
+from orange.engine.actionspec import ACTION_PARAMS
+from orange.engine.fields import ENGINE_FIELDS
 from orange.errors import HookFailed
 
 if TYPE_CHECKING:
@@ -72,16 +70,6 @@ class Action:
         return None
 
 
-class Unavailable(Action):
-    """A registered action whose implementation is not present."""
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-
-    def prepare(self, ctx: HookContext) -> dict[str, Any]:
-        raise HookFailed(f"hook action {self.name} is not available in this Orange")
-
-
 class Increment(Action):
     name = "increment"
 
@@ -102,94 +90,21 @@ class SetField(Action):
         return {name: ctx.spec.get("value")}
 
 
-class Notify(Action):
-    """Tell the human: terminal bell, ``notify-send`` when present, optional webhook.
-
-    Never blocks a move and never fails one: every channel is best effort.
-    """
-
-    name = "notify"
-
-    def apply(self, ctx: HookContext) -> None:
-        task = ctx.task
-        text = str(ctx.spec.get("message") or "")
-        text = text or f"task {task.id} is now {task.status}: {task.summary}"
-        if sys.stderr.isatty():
-            sys.stderr.write("\a")
-            sys.stderr.flush()
-        if shutil.which("notify-send"):
-            try:
-                subprocess.run(
-                    ["notify-send", "Orange", text], timeout=3, check=False, capture_output=True
-                )
-            except (OSError, subprocess.SubprocessError):
-                pass
-        import urllib.request
-
-        url = _webhook_url()
-        if url:
-            payload = json.dumps({"task": task.id, "status": task.status, "text": text}).encode()
-            try:
-                request = urllib.request.Request(
-                    url, data=payload, headers={"Content-Type": "application/json"}
-                )
-                urllib.request.urlopen(request, timeout=3).close()
-            except Exception:  # a bad URL, a refused connection, a reply that is not HTTP
-                pass
-
-
-class RunCommand(Action):
-    """Run an argv from the workflow file; task values arrive as environment variables,
-    never spliced into the command line."""
-
-    name = "run_command"
-
-    def apply(self, ctx: HookContext) -> None:
-        argv = [str(part) for part in ctx.spec.get("argv") or []]  # type: ignore[attr-defined]
-        task = ctx.task
-        env = dict(os.environ)
-        for key, value in task.fields.items():
-            if isinstance(value, str | int) and not isinstance(value, bool):
-                env[f"ORANGE_TASK_{key.upper()}"] = str(value)
-        env["ORANGE_TASK_ID"] = task.id
-        env["ORANGE_FROM_STATUS"] = ctx.before.status
-        workdir = ctx.engine.project_path
-        try:
-            result = subprocess.run(
-                argv, env=env, cwd=workdir, capture_output=True, text=True, timeout=300
-            )
-        except (OSError, subprocess.SubprocessError) as exc:
-            raise HookFailed(f"run_command {argv[0]!r} could not run: {exc}") from None
-        if result.returncode != 0:
-            tail = " ".join(result.stderr.split())[-200:]
-            raise HookFailed(f"run_command {argv[0]!r} exited {result.returncode}: {tail}")
-
-
-# Fields the engine keeps for itself besides `PROTECTED_FIELDS`: the task's project and
-# workflow revision (`orange.engine.tasks.ENGINE_FIELDS`) and the engine's bookkeeping
-# (gate freshness baseline, agent run token, last handled death).
-_ENGINE_KEPT = frozenset({"project", "workflow_rev", "gate_baseline", "agent_run", "dead_run"})
-
-
 def _check_writable(name: str) -> None:
-    if name in PROTECTED_FIELDS or name in _ENGINE_KEPT:
+    if name in ENGINE_FIELDS:
         raise HookFailed(f"a hook may not set {name!r}")
 
 
-def _webhook_url() -> str:
-    from orange.home import load_config
-
-    try:
-        value = load_config().get("notify", {})
-    except Exception:  # a broken config must not block a move
-        return ""
-    return str(value.get("webhook", "")) if isinstance(value, dict) else ""
-
-
 class Registry:
-    """Action name → action.  The names are exactly `ACTION_PARAMS`'s."""
+    """Action name → action, for exactly the names of `ACTION_PARAMS` (the vocabulary
+    the loader checks workflows against), so a name can never be valid in a workflow
+    and missing at run time."""
 
     def __init__(self, actions: Mapping[str, Action]) -> None:
+        missing = sorted(ACTION_PARAMS.keys() - actions.keys())
+        unknown = sorted(actions.keys() - ACTION_PARAMS.keys())
+        if missing or unknown:
+            raise ValueError(f"registry: missing actions {missing}, unknown actions {unknown}")
         self._actions = dict(actions)
 
     def get(self, name: str) -> Action:
@@ -205,26 +120,9 @@ class Registry:
         return Registry({**self._actions, **actions})
 
 
-CORE_ACTIONS: Mapping[str, Callable[[], Action]] = {
+# The actions the engine provides itself: they only compute fields.  Every other name
+# of `ACTION_PARAMS` is the runtime's (`orange.hooks.registry`).
+ENGINE_ACTIONS: Mapping[str, Callable[[], Action]] = {
     "increment": Increment,
     "set_field": SetField,
-    "notify": Notify,
-    "run_command": RunCommand,
 }
-
-
-def core_registry() -> Registry:
-    """Core actions plus every runtime action marked unavailable."""
-    actions: dict[str, Action] = {name: Unavailable(name) for name in ACTION_PARAMS}
-    actions.update({name: make() for name, make in CORE_ACTIONS.items()})
-    return Registry(actions)
-
-
-def default_registry() -> Registry:
-    """Core actions plus the runtime's (worktrees, tmux, gh) when installed."""
-    registry = core_registry()
-    try:
-        from orange.hooks.registry import runtime_actions
-    except ImportError:
-        return registry
-    return registry.replace(**runtime_actions())

@@ -1,7 +1,8 @@
 """The hook-action vocabulary a workflow may name, and each action's parameters.
 
-`ACTION_PARAMS` is the single table the loader validates hook lists against; the
-runtime registry in `orange.hooks` must provide exactly these names.
+`ACTION_PARAMS` is the single table of action names: the loader validates hook lists
+against it, and a `orange.engine.actions.Registry` refuses to be built unless it
+provides exactly these names (the runtime's table in `orange.hooks.registry`).
 """
 
 from __future__ import annotations
@@ -11,20 +12,6 @@ from dataclasses import dataclass
 from typing import Literal
 
 ParamKind = Literal["prompt", "text", "field", "choice", "argv", "scalar"]
-
-# Frontmatter fields only the engine may change: `increment`/`set_field` refuse them.
-PROTECTED_FIELDS = frozenset(
-    {
-        "id",
-        "status",
-        "workflow",
-        "project",
-        "workflow_rev",
-        "gate_baseline",
-        "agent_run",
-        "dead_run",
-    }
-)
 
 
 @dataclass(frozen=True)
@@ -74,3 +61,6 @@ ACTION_PARAMS: Mapping[str, Mapping[str, Param]] = {
     "notify": {"message": Param("text")},
     "run_command": {"argv": Param("argv", required=True)},
 }
+
+# The actions that start an agent: a move running one begins a new agent run.
+SPAWNING_ACTIONS = frozenset({"spawn_agent", "spawn_reviewer"})

@@ -12,7 +12,8 @@ import re
 from collections.abc import Mapping
 from types import MappingProxyType
 
-from orange.engine.actionspec import ACTION_PARAMS, PROTECTED_FIELDS, Param
+from orange.engine.actionspec import ACTION_PARAMS, Param
+from orange.engine.fields import ENGINE_FIELDS
 from orange.engine.workflow import HookSpec
 from orange.engine.yamldoc import Doc, describe, did_you_mean, join, known
 
@@ -73,7 +74,7 @@ def _param(doc: Doc, prompts: Mapping[str, str], param: Param, value: object, pa
         name = doc.string(value, path)
         if not _FIELD.fullmatch(name):
             doc.fail(path, f'"{name}" is not a field name')
-        if name in PROTECTED_FIELDS:
+        if name in ENGINE_FIELDS:
             doc.fail(path, f'"{name}" is changed only by the engine')
         return name
     if param.kind == "argv":

@@ -1,6 +1,7 @@
 """A recording stand-in for the runtime's hook actions, for tests and dry runs.
 
-Core actions (increment, set_field, ...) stay real; every runtime action records each
+The engine's actions, notify and run_command stay real; every action that drives
+worktrees, tmux or remotes records each
 ``prepare``/``apply`` call and makes the field changes the real one would make
 (workspace binding, tmux session), without touching worktrees or tmux.  ``fail``
 makes chosen actions raise in the chosen phase.
@@ -11,22 +12,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from orange.engine.actions import Action, HookContext, Registry, core_registry
+from orange.engine.actions import Action, HookContext, Registry
 from orange.errors import HookFailed
+from orange.hooks.actions import RUNTIME_ACTIONS
+from orange.hooks.registry import full_registry
 
-_RUNTIME = (
-    "acquire_workspace",
-    "release_workspace",
-    "spawn_agent",
-    "spawn_reviewer",
-    "kill_session",
-    "kill_reviewer",
-    "notify_worker",
-    "spawn_next",
-    "push_branch",
-    "delete_remote_branch",
-    "create_pr",
-)
+# The actions that drive worktrees, tmux and remotes; the rest stay real.
+_RUNTIME = sorted(action.name for action in RUNTIME_ACTIONS)
 
 
 @dataclass
@@ -82,5 +74,5 @@ class _Recorded(Action):
 
 def recording_registry(recorder: Recorder | None = None) -> tuple[Registry, Recorder]:
     recorder = recorder or Recorder()
-    actions = {name: _Recorded(name, recorder) for name in _RUNTIME}
-    return core_registry().replace(**actions), recorder
+    actions: dict[str, Action] = {name: _Recorded(name, recorder) for name in _RUNTIME}
+    return full_registry().replace(**actions), recorder

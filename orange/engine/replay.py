@@ -16,9 +16,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from orange.engine.engine import BASELINE_FIELD, parse_committed
+from orange.engine.definitions import committed_workflow_text, parse_committed
+from orange.engine.fields import BASELINE_FIELD
 from orange.engine.gates import check_gate
-from orange.engine.tasks import committed_workflow_text
 from orange.engine.workflow import Workflow
 from orange.errors import OrangeError
 from orange.store import layout

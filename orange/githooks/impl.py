@@ -31,12 +31,15 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, cast
 
+from orange.compose import build_engine
+from orange.engine.external import complete_external_move
 from orange.errors import OrangeError
 from orange.githooks import checkout as taskscheckout
 from orange.hooks.git import git
 from orange.store import layout
 from orange.store.lock import exclusive
 from orange.store.repo import GitRepo, open_repo
+from orange.store.store import TaskStore
 from orange.store.task import Task
 
 if TYPE_CHECKING:
@@ -268,23 +271,9 @@ def moved_tasks(pygit: pygit2.Repository, commit: pygit2.Commit) -> list[Task]:
 
 
 def _complete(repo: GitRepo, project: Project, before: Task) -> str:
-    from orange.engine.engine import BASELINE_FIELD, Engine
-    from orange.engine.gates import fingerprints
-    from orange.store.store import TaskStore
-
-    store = TaskStore(repo)
-    engine = Engine(store, project, actor="git-hook")
+    engine = build_engine(project, actor="git-hook", store=TaskStore(repo))
     try:
-        current = store.get(before.id)
-        # A state entered by hand starts its gates' freshness here, as the engine's
-        # own moves do, so an artifact from an earlier round never counts.
-        sections = engine.workflow(current).gated_sections(current.status)
-        baseline = fingerprints(current.body, sections)
-        if (current.fields.get(BASELINE_FIELD) or {}) != baseline:
-            engine.set_fields(
-                current.id, {BASELINE_FIELD: baseline}, "baseline.set", f"gates of {current.status}"
-            )
-        outcome = engine.complete_external_move(before.id, before)
+        outcome = complete_external_move(engine, before)
     except OrangeError as exc:
         return f"task {before.id}: could not run the hooks of the move: {exc}"
     if outcome is None:

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from orange.engine.actions import Action, HookContext
-from orange.engine.engine import worker_spawn_spec
+from orange.engine.monitoring import worker_spawn_spec
 from orange.errors import HookFailed, OrangeError
 from orange.home import host_name, orange_home
 from orange.hooks import harness as harnesses
@@ -336,18 +336,17 @@ class CreatePr(Action):
         ctx.say(f"opened {url}")
 
 
-def runtime_action_table() -> dict[str, Action]:
-    actions: list[Action] = [
-        AcquireWorkspace(),
-        ReleaseWorkspace(),
-        SpawnAgent(),
-        SpawnReviewer(),
-        KillSession(),
-        KillReviewer(),
-        NotifyWorker(),
-        SpawnNext(),
-        PushBranch(),
-        DeleteRemoteBranch(),
-        CreatePr(),
-    ]
-    return {action.name: action for action in actions}
+# The actions that drive worktrees, tmux and remotes.
+RUNTIME_ACTIONS: tuple[type[Action], ...] = (
+    AcquireWorkspace,
+    ReleaseWorkspace,
+    SpawnAgent,
+    SpawnReviewer,
+    KillSession,
+    KillReviewer,
+    NotifyWorker,
+    SpawnNext,
+    PushBranch,
+    DeleteRemoteBranch,
+    CreatePr,
+)

@@ -30,12 +30,13 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-
-from libtmux import exc as tmux_exc
-from libtmux.common import tmux_cmd
-from libtmux.server import Server
+from typing import TYPE_CHECKING
 
 from orange.errors import HookFailed
+
+if TYPE_CHECKING:
+    from libtmux.common import tmux_cmd
+    from libtmux.server import Server
 
 SOCKET_ENV = "ORANGE_TMUX_SOCKET"
 
@@ -92,7 +93,17 @@ class Tmux:
     def __init__(self, socket_name: str | None = None, *, submit_delay: float = SUBMIT_DELAY):
         self.socket_name = socket_name or os.environ.get(SOCKET_ENV) or None
         self.submit_delay = submit_delay
-        self._server = Server(socket_name=self.socket_name)
+        self._libtmux_server: Server | None = None
+
+    @property
+    def _server(self) -> Server:
+        if self._libtmux_server is None:
+            # libtmux costs more to import than an agent's whole `task update`: only a
+            # command that really talks to tmux loads it.
+            from libtmux.server import Server
+
+            self._libtmux_server = Server(socket_name=self.socket_name)
+        return self._libtmux_server
 
     # -- names -----------------------------------------------------------------------
 
@@ -308,8 +319,11 @@ class Tmux:
                 pass  # not ours to signal, or gone: the next listing will tell
 
     def _call(self, *args: str) -> tmux_cmd:
+        server = self._server  # loads libtmux, and with it its exceptions
+        from libtmux import exc as tmux_exc
+
         try:
-            return self._server.cmd(*args)
+            return server.cmd(*args)
         except tmux_exc.TmuxCommandNotFound:
             raise HookFailed("tmux is not installed", hint="install tmux 3.0 or newer") from None
 

@@ -21,7 +21,9 @@ import time
 from dataclasses import dataclass, field
 
 from orange import projects
-from orange.engine.engine import Engine, workflow_of
+from orange.compose import build_engine
+from orange.engine.definitions import workflow_of
+from orange.engine.engine import Engine
 from orange.errors import OrangeError
 from orange.home import host_name, orange_home
 from orange.hooks.actions import agent_window
@@ -75,10 +77,7 @@ def run_pass(task_filter: str | None = None) -> PassReport:
             if not session or (task_filter and not task.id.startswith(task_filter)):
                 continue
             if engine is None:
-                from orange.hooks.adapters import runtime_adapters
-
-                copies, probe = runtime_adapters(project)
-                engine = Engine(store, project, copies=copies, probe=probe, actor="monitor")
+                engine = build_engine(project, actor="monitor", store=store)
             workflow = workflow_of(snap, task)
             polls.append(workflow.exit_monitoring.poll_interval)
             state = workflow.states.get(task.status)

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from orange.engine.engine import Engine, Outcome
+from orange.engine.decide import Outcome
+from orange.engine.engine import Engine
 from orange.errors import InvalidInput
 from orange.hooks import github, workspace
 from orange.hooks.git import GitFailed, git, git_ok

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from orange.engine.edits import update_fields
 from orange.engine.engine import Engine
-from orange.engine.tasks import update_fields
 from orange.errors import InvalidInput
 from orange.hooks import workspace
 from orange.hooks.git import git, git_ok

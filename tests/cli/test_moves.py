@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from orange.compose import Runtime
 from orange.engine.recording import Recorder, recording_registry
 from orange.store import layout
 from tests.conftest import Cli, Result, git
@@ -24,9 +25,7 @@ REVIEW_PASS = "Verdict: PASS\n\nLooks good.\n"
 def rec(monkeypatch: pytest.MonkeyPatch) -> Recorder:
     """Every engine the CLI builds uses one recording registry and no runtime adapters."""
     registry, recorder = recording_registry()
-    monkeypatch.setattr("orange.engine.engine.default_registry", lambda: registry)
-    monkeypatch.setattr("orange.engine.actions.default_registry", lambda: registry)
-    monkeypatch.setattr("orange.hooks.adapters.runtime_adapters", lambda project: (None, None))
+    monkeypatch.setattr("orange.compose.runtime", lambda: Runtime(registry, None, None))
     return recorder
 
 

@@ -14,21 +14,18 @@ from typing import Any
 import pytest
 import yaml
 
-from orange.engine.actions import (
-    CORE_ACTIONS,
-    HookContext,
-    Unavailable,
-    core_registry,
-    default_registry,
-)
-from orange.engine.actionspec import ACTION_PARAMS, PROTECTED_FIELDS
+from orange.engine.actions import ENGINE_ACTIONS, Action, HookContext, Registry
+from orange.engine.actionspec import ACTION_PARAMS
 from orange.engine.catalog import load_named
-from orange.engine.engine import BASELINE_FIELD, DEAD_FIELD, RUN_FIELD, Outcome
+from orange.engine.decide import Outcome
+from orange.engine.fields import ENGINE_FIELDS
 from orange.engine.recording import recording_registry
-from orange.engine.tasks import ENGINE_FIELDS, create_task
+from orange.engine.tasks import create_task
 from orange.engine.workflow import HookSpec
 from orange.errors import HookFailed, WorkflowError
 from orange.home import orange_home
+from orange.hooks.actions import RUNTIME_ACTIONS
+from orange.hooks.registry import full_registry
 from orange.store.task import Task
 from tests.engine.conftest import Env
 
@@ -101,7 +98,7 @@ def _context(env: Env, spec: HookSpec) -> HookContext:
 
 # Every field only the engine writes: its protected ones, the task identity it sets at
 # creation, and its bookkeeping (gate baseline, agent run, handled death).
-ENGINE_OWNED = sorted(PROTECTED_FIELDS | ENGINE_FIELDS | {BASELINE_FIELD, RUN_FIELD, DEAD_FIELD})
+ENGINE_OWNED = sorted(ENGINE_FIELDS)
 
 
 @pytest.mark.parametrize("field", ENGINE_OWNED)
@@ -110,10 +107,10 @@ def test_hooks_may_not_touch_engine_fields(env: Env, action: str, field: str) ->
     params = {"field": field, "value": "x"} if action == "set_field" else {"field": field}
     ctx = _context(env, HookSpec(action, MappingProxyType(params)))
     with pytest.raises(HookFailed, match=f"a hook may not set '{field}'"):
-        core_registry().get(action).prepare(ctx)
+        ENGINE_ACTIONS[action]().prepare(ctx)
 
 
-@pytest.mark.parametrize("field", sorted(PROTECTED_FIELDS))
+@pytest.mark.parametrize("field", sorted(ENGINE_FIELDS))
 def test_loader_refuses_protected_fields(env: Env, field: str) -> None:
     with pytest.raises(WorkflowError, match="is changed only by the engine"):
         load_named(write_workflow([{"action": "set_field", "field": field, "value": "x"}]))
@@ -375,36 +372,33 @@ def test_a_later_hook_still_runs_after_a_failing_one(
 # The registry --------------------------------------------------------------------------------
 
 
-def test_core_registry_names_exactly_the_action_vocabulary() -> None:
-    registry = core_registry()
-    assert registry.names() == set(ACTION_PARAMS)
-    for name in ACTION_PARAMS:
-        action = registry.get(name)
-        assert isinstance(action, Unavailable) == (name not in CORE_ACTIONS)
+def test_a_registry_must_provide_exactly_the_action_vocabulary() -> None:
+    registry, _ = recording_registry()
+    actions = {name: registry.get(name) for name in registry.names()}
+    del actions["spawn_agent"]
+    with pytest.raises(ValueError, match=r"missing actions \['spawn_agent'\]"):
+        Registry(actions)
+    with pytest.raises(ValueError, match=r"unknown actions \['launch_rockets'\]"):
+        Registry({**actions, "spawn_agent": Action(), "launch_rockets": Action()})
 
 
 def test_recording_registry_provides_every_action() -> None:
     registry, _ = recording_registry()
     assert registry.names() == set(ACTION_PARAMS)
-    assert not any(isinstance(registry.get(n), Unavailable) for n in ACTION_PARAMS)
 
 
 def test_unknown_action_name_is_a_hook_failure() -> None:
+    registry, _ = recording_registry()
     with pytest.raises(HookFailed, match="unknown hook action 'launch_rockets'"):
-        core_registry().get("launch_rockets")
+        registry.get("launch_rockets")
 
 
-def test_unavailable_action_rejects_in_prepare(env: Env) -> None:
-    ctx = _context(env, HookSpec("spawn_agent", MappingProxyType({"prompt": "worker"})))
-    with pytest.raises(HookFailed, match="spawn_agent is not available"):
-        Unavailable("spawn_agent").prepare(ctx)
-
-
-def test_default_registry_provides_every_action_with_the_runtime() -> None:
-    from orange.hooks.registry import runtime_actions
-
-    runtime = set(runtime_actions())
-    assert runtime == set(ACTION_PARAMS) - set(CORE_ACTIONS)
-    registry = default_registry()
+def test_the_full_registry_is_the_engines_actions_plus_the_runtimes() -> None:
+    registry = full_registry()
     assert registry.names() == set(ACTION_PARAMS)
-    assert not any(isinstance(registry.get(n), Unavailable) for n in ACTION_PARAMS)
+    runtime = {action.name for action in RUNTIME_ACTIONS}
+    assert runtime | set(ENGINE_ACTIONS) | {"notify", "run_command"} == set(ACTION_PARAMS)
+    for name in ENGINE_ACTIONS:
+        assert type(registry.get(name)) is ENGINE_ACTIONS[name]
+    for cls in RUNTIME_ACTIONS:
+        assert type(registry.get(cls.name)) is cls

@@ -13,7 +13,7 @@ def _tip(env: Env) -> str:
 
 
 def _edit(env: Env, task_id: str, text: str) -> None:
-    from orange.engine.tasks import edit_body
+    from orange.engine.edits import edit_body
 
     edit_body(env.store, task_id, lambda t: t.body + text, what="body")
 

@@ -134,6 +134,6 @@ def test_stale_handoff_from_last_round_does_not_count(env: Env) -> None:
 
 
 def _edit(env: Env, task_id: str, body: str) -> None:
-    from orange.engine.tasks import edit_body
+    from orange.engine.edits import edit_body
 
     edit_body(env.store, task_id, lambda _t: body, what="body")

@@ -12,10 +12,12 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, 
 
 from orange import projects
 from orange.engine.catalog import load_named
-from orange.engine.engine import BASELINE_FIELD, Engine
+from orange.engine.edits import edit_body
+from orange.engine.engine import Engine
+from orange.engine.fields import BASELINE_FIELD
 from orange.engine.gates import check_gate
 from orange.engine.recording import recording_registry
-from orange.engine.tasks import create_task, edit_body
+from orange.engine.tasks import create_task
 from orange.errors import OrangeError
 from orange.store import layout
 from orange.store.store import TaskStore

@@ -9,9 +9,10 @@ import pytest
 
 from orange import projects
 from orange.engine.catalog import load_named
+from orange.engine.edits import edit_body
 from orange.engine.engine import Engine
 from orange.engine.recording import recording_registry
-from orange.engine.tasks import create_task, edit_body
+from orange.engine.tasks import create_task
 from orange.githooks import shims as githooks
 from orange.store import layout
 from orange.store.store import TaskStore

@@ -6,7 +6,7 @@ import sys
 import time
 from pathlib import Path
 
-from orange.engine.tasks import update_fields
+from orange.engine.edits import update_fields
 from orange.store.events import Change
 from orange.store.store import Snapshot, TaskStore
 

@@ -1,0 +1,65 @@
+"""The composition root: the one place an engine is built (DESIGN §1, STYLE §1).
+
+Every driver — the CLI, the monitor, the git hooks, later the dashboard — gets its
+engine from `build_engine`: the project's store, the registry of every hook action, the
+agents' TASK.md working copies and the tmux liveness probe, and who is acting.  Nothing
+below this module chooses an implementation: the engine uses what it is handed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+
+from orange.engine.actions import Registry
+from orange.engine.engine import AgentProbe, Engine, WorkingCopies
+from orange.errors import NotARepository, NotFound
+from orange.hooks.adapters import TmuxProbe
+from orange.hooks.registry import full_registry
+from orange.hooks.workcopy import RuntimeCopies
+from orange.projects import Project
+from orange.store.store import TaskStore
+
+
+def open_store(project: Project) -> TaskStore:
+    """The task store of a registered project, or a clear error when its repository
+    has gone."""
+    try:
+        return TaskStore(project.repo())
+    except NotARepository:
+        raise NotFound(
+            f"project {project.name}'s repository is gone ({project.path})",
+            hint=f"remove it with `orange project remove {project.name}`",
+        ) from None
+
+
+@dataclass(frozen=True)
+class Runtime:
+    """What an engine is handed besides its store: the hook actions, the agents'
+    working copies, the liveness probe."""
+
+    registry: Registry
+    copies: WorkingCopies | None
+    probe: AgentProbe | None
+
+
+@cache
+def runtime() -> Runtime:
+    """This host's runtime (its parts keep no state: built once per process)."""
+    return Runtime(full_registry(), RuntimeCopies(), TmuxProbe())
+
+
+def build_engine(
+    project: Project, *, actor: str | None = None, store: TaskStore | None = None
+) -> Engine:
+    """The engine for ``project``'s tasks, acting as ``actor`` (``cli``, ``agent``,
+    ``monitor``, ``git-hook``; None: from the environment)."""
+    parts = runtime()
+    return Engine(
+        store if store is not None else open_store(project),
+        project,
+        registry=parts.registry,
+        copies=parts.copies,
+        probe=parts.probe,
+        actor=actor,
+    )

@@ -1,0 +1,151 @@
+"""Pure decisions: which move a request means, and what the task looks like after it.
+
+Nothing here does I/O.  `resolve` finds the transition (steps 1 and 2 of
+`orange.engine.engine`), `plan_move` checks its gate on the body to commit and builds
+the task as it will be written before any hook action prepares (step 3), `seal` adds
+what is decided last (the freshness baseline of the new state's gates, a new agent run
+when the move starts an agent), and `move_change` says it as one ``status.changed``
+commit.  The engine runs these inside the store's write lock, on the current tip.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from orange.engine.actionspec import SPAWNING_ACTIONS
+from orange.engine.fields import BASELINE_FIELD, RUN_FIELD, baseline, run_token
+from orange.engine.gates import archive_section, check_gate, fingerprints
+from orange.engine.workflow import HookSpec, Transition, Workflow
+from orange.errors import GateFailed, GuardFailed, IllegalTransition, WorkflowError
+from orange.store.store import now_iso
+from orange.store.task import Task
+
+
+@dataclass
+class Outcome:
+    """What a move or a respawn did."""
+
+    task: Task
+    from_status: str
+    to_status: str
+    commit: str | None
+    hook_errors: list[str] = field(default_factory=list)
+    messages: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class MovePlan:
+    """A legal, gated move: ``before`` holds the body to commit, ``after`` the task as
+    it will be written before the hook actions add their fields."""
+
+    transition: Transition
+    before: Task
+    after: Task
+
+
+def resolve(workflow: Workflow, task: Task, to: str, *, escalation: bool = False) -> Transition:
+    """The transition ``task.status -> to`` whose ``when`` holds."""
+    current = task.status
+    if current not in workflow.states:
+        raise IllegalTransition(
+            f"task {task.id} has status {current!r}, which workflow {workflow.name} does not know"
+        )
+    if workflow.is_terminal(current):
+        raise IllegalTransition(f"task {task.id} is {current}; a {current} task cannot move")
+    if to not in workflow.states:
+        raise IllegalTransition(
+            f"{to!r} is not a status of workflow {workflow.name}",
+            hint=f"statuses: {', '.join(workflow.states)}",
+        )
+    if escalation and workflow.escalation and workflow.escalation.to == to:
+        # The crash rule's own move: from any active state, whatever the table says.
+        return Transition(from_=current, to=to, hooks=workflow.escalation.hooks)
+    candidates = workflow.transitions_between(current, to)
+    if not candidates:
+        targets = workflow.targets_from(current)
+        return_hint = f"from {current} you can go to: {', '.join(targets) or 'nowhere'}"
+        raise IllegalTransition(f"illegal transition {current} -> {to}", hint=return_hint)
+    passing = [t for t in candidates if t.when is None or t.when.holds(task.fields)]
+    if not passing:
+        conditions = " or ".join(str(t.when) for t in candidates if t.when is not None)
+        fields = sorted({t.when.field for t in candidates if t.when is not None})
+        values = ", ".join(f"{f} is {task.int_field(f)}" for f in fields)
+        raise GuardFailed(f"transition {current} -> {to} not allowed: needs {conditions}, {values}")
+    if len(passing) > 1:
+        raise WorkflowError(f"workflow {workflow.name}: {current} -> {to} is ambiguous")
+    return passing[0]
+
+
+def plan_move(
+    workflow: Workflow,
+    task: Task,
+    body: str,
+    to: str,
+    *,
+    escalation: bool = False,
+    expect_from: str | None = None,
+) -> MovePlan:
+    """Check the move ``task -> to`` with ``body`` as the body to commit (the agent's
+    working copy merged in), and build the task as it will be written."""
+    if expect_from is not None and task.status != expect_from:
+        raise IllegalTransition(f"task {task.id} is already {task.status} (expected {expect_from})")
+    before = task.with_body(body)
+    transition = resolve(workflow, before, to, escalation=escalation)
+    if transition.gate is not None:
+        result = check_gate(transition.gate, body, baseline(before))
+        if not result.ok:
+            raise GateFailed(result.message)
+    after = before.with_body(archive_old_verdicts(workflow, before, to)).with_fields(
+        status=to, crash_count=0, attention=None, updated_at=now_iso()
+    )
+    return MovePlan(transition, before, after)
+
+
+def seal(workflow: Workflow, after: Task, hooks: Iterable[HookSpec]) -> Task:
+    """What is decided last: the gates' freshness baseline of the state the task is in
+    now, and a new agent run when the actions start an agent."""
+    sealed = after.with_fields(
+        **{BASELINE_FIELD: fingerprints(after.body, workflow.gated_sections(after.status))}
+    )
+    return sealed.with_fields(**{RUN_FIELD: run_token()}) if spawns(hooks) else sealed
+
+
+def move_trailers(original: Task, after: Task, *, escalation: bool) -> tuple[tuple[str, str], ...]:
+    """``Orange-From``/``-To``, the fields the move changed, the escalation mark."""
+    skip = ("status", "updated_at", BASELINE_FIELD)
+    changed = [
+        k for k in after.fields if k not in skip and after.fields.get(k) != original.fields.get(k)
+    ]
+    if after.body != original.body:
+        changed.append("body")
+    trailers = [("Orange-From", original.status), ("Orange-To", after.status)]
+    if changed:
+        trailers.append(("Orange-Fields", ", ".join(changed)))
+    if escalation:
+        trailers.append(("Orange-Escalation", "yes"))
+    return tuple(trailers)
+
+
+def spawns(hooks: Iterable[HookSpec]) -> bool:
+    """Whether the actions start an agent (a new agent run begins)."""
+    return any(spec.action in SPAWNING_ACTIONS for spec in hooks)
+
+
+def archive_old_verdicts(workflow: Workflow, task: Task, to: str) -> str:
+    """Entering a state that waits for a verdict: the last round's verdict section is
+    renamed (``## Review (round 1)``), readable but no longer counting."""
+    headings = {
+        t.gate.section for t in workflow.transitions if t.from_ == to and t.gate and t.gate.verdict
+    }
+    headings |= {
+        r.has_artifact.section
+        for r in workflow.rules_for(to)
+        if r.has_artifact is not None and r.has_artifact.verdict
+    }
+    body = task.body
+    round_no = task.int_field("review_round")
+    label = f"round {round_no}" if round_no else "earlier"
+    for heading in sorted(headings):
+        body = archive_section(body, heading, label)
+    return body

@@ -1,0 +1,132 @@
+"""Changing a task without moving it: plain fields, the body, deleting it.
+
+None of these touches ``status`` or another engine-owned field (`orange.engine.fields`),
+and each takes the agent's working copy in first when it is handed one, so every write
+from any side keeps the other side's words (DESIGN §3).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from orange.engine.fields import ENGINE_FIELDS
+from orange.engine.records import Written, require, unchanged
+from orange.errors import InvalidInput
+from orange.store.branches import check_branch_name
+from orange.store.store import Snapshot, TaskStore, now_iso
+from orange.store.task import Task
+
+if TYPE_CHECKING:
+    from orange.engine.engine import WorkingCopies
+
+
+def update_fields(
+    store: TaskStore, task_id: str, changes: dict[str, Any], copies: WorkingCopies | None = None
+) -> Task:
+    """Set plain frontmatter fields (summary, branch, ...), one ``task.updated`` commit."""
+    forbidden = sorted(ENGINE_FIELDS & changes.keys())
+    if forbidden:
+        raise InvalidInput(
+            f"{', '.join(forbidden)} cannot be set this way",
+            hint="status changes go through `orange task update --status`",
+        )
+    if "branch" in changes:
+        check_branch_name(str(changes["branch"]))
+    if "summary" in changes:
+        changes["summary"] = " ".join(str(changes["summary"]).split())
+
+    def mutate(snap: Snapshot, task: Task) -> Task | None:
+        if "branch" in changes:
+            check_branch_unique(snap, task.project, str(changes["branch"]), task.id)
+        if all(task.fields.get(key) == value for key, value in changes.items()):
+            return None
+        return task.with_fields(**changes)
+
+    return _write(
+        store, task_id, mutate, event="task.updated", what=", ".join(changes), copies=copies
+    )
+
+
+def edit_body(
+    store: TaskStore,
+    task_id: str,
+    new_body: Callable[[Task], str],
+    what: str,
+    copies: WorkingCopies | None = None,
+) -> Task:
+    """Replace the body (or a section of it, via ``new_body``), one commit."""
+
+    def mutate(snap: Snapshot, task: Task) -> Task | None:
+        body = new_body(task)
+        return None if body == task.body else task.with_body(body)
+
+    return _write(
+        store, task_id, mutate, event="task.updated", what=what, field_names="body", copies=copies
+    )
+
+
+def delete_task(store: TaskStore, task_id: str) -> Task:
+    def compute(snap: Snapshot) -> Written:
+        task = require(snap, task_id)
+        if task.is_active:
+            raise InvalidInput(
+                f"task {task.id} is {task.status}; only done or cancelled tasks can be deleted",
+                hint=f"cancel it first: orange task cancel {task.id}",
+            )
+        return Written(
+            task_id=task.id,
+            event="task.deleted",
+            subject=f"task {task.id}: deleted",
+            writes={task.path: None},
+            task=task,
+        )
+
+    return store.commit(compute).task
+
+
+def _write(
+    store: TaskStore,
+    task_id: str,
+    mutate: Callable[[Snapshot, Task], Task | None],
+    *,
+    event: str,
+    what: str,
+    field_names: str | None = None,
+    copies: WorkingCopies | None = None,
+) -> Task:
+    """One commit of ``mutate``'s change.  With ``copies``, the agent's working copy is
+    taken in first (DESIGN §3): every write from any side keeps the other's words."""
+
+    def compute(snap: Snapshot) -> Written:
+        task = require(snap, task_id)
+        names = field_names or what
+        merged = copies.take_in(task) if copies is not None else None
+        if merged is not None and merged[0] != task.body:
+            task = task.with_body(merged[0])
+            names += ", body"
+        changed = mutate(snap, task)
+        if changed is None:
+            return unchanged(task)
+        changed = changed.with_fields(updated_at=now_iso())
+        return Written(
+            task_id=task.id,
+            event=event,
+            subject=f"task {task.id}: updated {what}",
+            writes={task.path: changed.render().encode()},
+            trailers=(("Orange-Fields", names),),
+            task=changed,
+        )
+
+    return store.commit(compute).task
+
+
+def check_branch_unique(snap: Snapshot, project: str, branch: str, own_id: str | None) -> None:
+    for other in snap.tasks():
+        if not isinstance(other, Task) or other.id == own_id:
+            continue
+        if other.project == project and other.branch == branch:
+            raise InvalidInput(
+                f"branch {branch!r} is already used by task {other.id}",
+                hint="choose another branch name",
+            )

@@ -1,0 +1,156 @@
+"""What the engine does about a dead agent, and how an agent is started again.
+
+The monitor (`orange.monitor`) notices a dead agent and calls `handle_dead_session`.
+Under the store's lock it decides (`orange.engine.exitrules.decide_dead_session`) and
+records the death once per agent run; then it carries the decision out: the full move
+for `Advance`, the escalation move when the crash count reached the limit, a respawn
+with the state's respawn prompt, or nothing (the task shows the agent as dead).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import TYPE_CHECKING
+
+from orange.engine.definitions import workflow_of
+from orange.engine.exitrules import Advance, Crash, DeadSessionDecision, MarkDead, Respawn
+from orange.engine.exitrules import decide_dead_session as decide
+from orange.engine.fields import DEAD_FIELD, RUN_FIELD, baseline
+from orange.engine.records import Written, require
+from orange.engine.workflow import HookSpec, Workflow
+from orange.errors import IllegalTransition, OrangeError
+from orange.store.store import Snapshot, now_iso
+from orange.store.task import Task
+
+if TYPE_CHECKING:
+    from orange.engine.engine import Engine
+
+
+@dataclass(frozen=True, kw_only=True)
+class Death(Written):
+    """The record of one agent death (or nothing), and what to do about it."""
+
+    decision: DeadSessionDecision | None = None
+    status: str = ""
+
+
+def handle_dead_session(engine: Engine, task_id: str, *, expect_status: str | None = None) -> str:
+    """Apply the workflow's exit-monitoring rules to a task whose agent has died.
+
+    Idempotent: the death of one agent run (``agent_run``) is handled once, however
+    many monitors race; a task that moved meanwhile is left alone.  Returns a short
+    description of what was done (for the monitor's log).
+    """
+    actor = engine.actor or "monitor"
+
+    def compute(snap: Snapshot) -> Death:
+        task = require(snap, task_id)
+        workflow = workflow_of(snap, task)
+        run = f"{task.str_field(RUN_FIELD)}@{task.status}"
+        state = workflow.states.get(task.status)
+        if (
+            workflow.is_terminal(task.status)
+            or (expect_status is not None and task.status != expect_status)
+            or task.str_field(DEAD_FIELD) == run  # this run's death was handled already
+        ):
+            return _nothing(task)
+        if (
+            engine.probe is not None
+            and state is not None
+            and state.agent != "none"
+            and engine.probe.is_alive(task, state.agent)
+        ):
+            return _nothing(task)  # respawned meanwhile by a racing monitor
+        body = engine.body_for_write(task)
+        decision = decide(workflow, task.fields, body, baseline(task))
+        return record_death(task.with_body(body), decision, run, actor)
+
+    death = engine.store.commit(compute)
+    if death.decision is None:
+        return "nothing to do"
+    return _carry_out(engine, task_id, death.status, death.decision, actor)
+
+
+def record_death(task: Task, decision: DeadSessionDecision, run: str, actor: str) -> Death:
+    """The commit recording a death (none for `Advance`: its move is the record)."""
+    status = task.status
+    if isinstance(decision, Advance):
+        return _nothing(task, decision)
+    fields: dict[str, object] = {DEAD_FIELD: run, "updated_at": now_iso()}
+    match decision:
+        case Crash(crash_count=count) | Respawn(count_crash=True, crash_count=count):
+            fields["crash_count"] = count
+            event = "agent.crashed"
+            what = f"agent crashed in {status} ({decision.reason})"
+        case _:
+            event = "agent.dead"
+            what = f"agent exited in {status} ({decision.reason})"
+    match decision:
+        case MarkDead() | Crash(escalate_to=None):
+            fields["attention"] = f"{what}; respawn with `orange task respawn {task.id}`"
+    new = task.with_fields(**fields)
+    return Death(
+        task_id=task.id,
+        event=event,
+        subject=f"task {task.id}: {what}",
+        writes={task.path: new.render().encode()},
+        trailers=(("Orange-Fields", ", ".join(k for k in fields if k != "updated_at")),),
+        actor=actor,
+        task=new,
+        decision=decision,
+        status=status,
+    )
+
+
+def _nothing(task: Task, decision: DeadSessionDecision | None = None) -> Death:
+    """No commit; with ``decision``, one to carry out (an `Advance` is its own record)."""
+    return Death(
+        task_id=task.id,
+        event="",
+        subject="",
+        writes={},
+        task=task,
+        decision=decision,
+        status=task.status,
+    )
+
+
+def _carry_out(
+    engine: Engine, task_id: str, status: str, decision: DeadSessionDecision, actor: str
+) -> str:
+    try:
+        match decision:
+            case Advance(to=target, reason=reason):
+                engine.transition(task_id, target, expect_from=status, actor=actor)
+                return f"advanced {status} -> {target} ({reason})"
+            case Crash(escalate_to=str() as target) | Respawn(escalate_to=str() as target):
+                engine.transition(task_id, target, expect_from=status, escalation=True, actor=actor)
+                return f"escalated {status} -> {target} ({decision.reason})"
+            case Respawn(reason=reason):
+                task = engine.store.get(task_id)
+                spec = respawn_spec(engine.workflow(task), task.status)
+                engine.run_actions(task_id, (spec,), "agent.respawned", {})
+                return f"respawned the agent of {status} ({reason})"
+    except IllegalTransition:
+        return "the task moved meanwhile"
+    except OrangeError as exc:
+        engine.set_attention(task_id, f"monitor could not act: {exc}", event="monitor.failed")
+        return f"failed: {exc}"
+    return f"marked dead in {status} ({decision.reason})"
+
+
+def respawn_spec(workflow: Workflow, status: str) -> HookSpec:
+    """The spawn action that restarts the agent of ``status`` with its respawn prompt."""
+    state = workflow.states[status]
+    prompt = state.respawn_prompt or ""
+    if state.agent == "reviewer":
+        params = {"prompt": prompt, "harness": "review", "permissions": "reduced"}
+        return HookSpec("spawn_reviewer", MappingProxyType(params))
+    return worker_spawn_spec(prompt)
+
+
+def worker_spawn_spec(prompt: str) -> HookSpec:
+    """Start the worker window with ``prompt``, the task's harness, full permissions."""
+    params = {"prompt": prompt, "harness": "task", "permissions": "full", "window": "worker"}
+    return HookSpec("spawn_agent", MappingProxyType(params))

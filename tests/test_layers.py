@@ -1,0 +1,68 @@
+"""The layer contracts in pyproject.toml (run by `make check`) see what they must.
+
+The contracts are checked against a copy of the package with one forbidden import
+planted in it: inside a function, where an import-hygiene test that only imports
+modules would never notice it.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO_ROOT
+
+LINT = str(Path(sys.executable).with_name("lint-imports"))
+
+
+def _lint(root: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [LINT, "--config", str(root / "pyproject.toml"), "--no-cache"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        check=False,
+        env={"PYTHONPATH": str(root), "PATH": "/usr/bin:/bin"},
+    )
+
+
+@pytest.fixture(scope="module")
+def tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("layers")
+    shutil.copytree(REPO_ROOT / "orange", root / "orange")
+    shutil.copy(REPO_ROOT / "pyproject.toml", root / "pyproject.toml")
+    return root
+
+
+def test_the_package_keeps_its_layers(tree: Path) -> None:
+    result = _lint(tree)
+    assert result.returncode == 0, result.stdout
+
+
+@pytest.mark.parametrize(
+    ("module", "planted", "contract"),
+    [
+        ("orange/engine/fields.py", "from orange.hooks import tmux", "the engine never imports"),
+        ("orange/store/layout.py", "from orange import home", "the store imports nothing"),
+        ("orange/hooks/git.py", "import typer", "no core package imports a UI library"),
+        ("orange/hooks/git.py", "from orange.monitor import loop", "drivers above"),
+    ],
+    ids=["engine->hooks", "store->home", "hooks->typer", "hooks->monitor"],
+)
+def test_a_function_level_import_across_a_layer_breaks_a_contract(
+    tree: Path, module: str, planted: str, contract: str
+) -> None:
+    path = tree / module
+    original = path.read_text()
+    path.write_text(f"{original}\n\ndef _planted() -> None:\n    {planted}  # noqa\n")
+    try:
+        result = _lint(tree)
+    finally:
+        path.write_text(original)
+    assert result.returncode == 1, result.stdout
+    broken = result.stdout.split("Broken contracts", 1)[1]
+    assert contract in broken

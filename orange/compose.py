@@ -13,24 +13,11 @@ from functools import cache
 
 from orange.engine.actions import Registry
 from orange.engine.engine import AgentProbe, Engine, WorkingCopies
-from orange.errors import NotARepository, NotFound
 from orange.hooks.adapters import TmuxProbe
 from orange.hooks.registry import full_registry
 from orange.hooks.workcopy import RuntimeCopies
-from orange.projects import Project
+from orange.projects import Project, open_store
 from orange.store.store import TaskStore
-
-
-def open_store(project: Project) -> TaskStore:
-    """The task store of a registered project, or a clear error when its repository
-    has gone."""
-    try:
-        return TaskStore(project.repo())
-    except NotARepository:
-        raise NotFound(
-            f"project {project.name}'s repository is gone ({project.path})",
-            hint=f"remove it with `orange project remove {project.name}`",
-        ) from None
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,7 @@ from orange.errors import InvalidInput, NotARepository, NotFound
 from orange.home import orange_home
 from orange.store.lock import exclusive
 from orange.store.repo import GitRepo, open_repo
+from orange.store.store import TaskStore
 
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
 
@@ -213,3 +214,15 @@ def _check_name(name: str) -> None:
 def _check_pool(pool_size: int) -> None:
     if pool_size < 1:
         raise InvalidInput(f"pool size must be at least 1 (got {pool_size})")
+
+
+def open_store(project: Project) -> TaskStore:
+    """The task store of a registered project, or a clear error when its repository
+    has gone."""
+    try:
+        return TaskStore(project.repo())
+    except NotARepository:
+        raise NotFound(
+            f"project {project.name}'s repository is gone ({project.path})",
+            hint=f"remove it with `orange project remove {project.name}`",
+        ) from None

@@ -6,10 +6,8 @@ import os
 from dataclasses import dataclass
 
 from orange import projects
-from orange.compose import build_engine, open_store
-from orange.engine.engine import Engine
 from orange.errors import InvalidInput, NotFound
-from orange.projects import Project
+from orange.projects import Project, open_store
 from orange.store.store import TaskStore
 
 
@@ -76,8 +74,3 @@ def locate(task: str | None, project_name: str | None) -> TaskRef:
             f"task {task!r} matches in several projects ({names})", hint="use --project"
         )
     return found[0]
-
-
-def engine_for(ref: TaskRef, *, actor: str | None = None) -> Engine:
-    """The engine for a task's repository, from the composition root."""
-    return build_engine(ref.project, actor=actor, store=ref.store)

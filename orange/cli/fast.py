@@ -76,7 +76,8 @@ def fast_command(args: list[str]) -> Callable[[], None] | None:
         plain, opts = parsed
 
         def update() -> None:
-            from orange.cli.commands import update_task
+            # Each fast command loads its own module only: that is the point of the path.
+            from orange.cli.update import update_task
 
             update_task(
                 task=plain[0] if plain else None,
@@ -95,7 +96,8 @@ def fast_command(args: list[str]) -> Callable[[], None] | None:
         _, opts = parsed
 
         def list_() -> None:
-            from orange.cli.commands import list_tasks
+            # Each fast command loads its own module only: that is the point of the path.
+            from orange.cli.listing import list_tasks
 
             list_tasks(
                 status=_text(opts, "--status"),

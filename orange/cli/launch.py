@@ -6,10 +6,10 @@ import sys
 
 import typer
 
-from orange.cli.context import TaskRef, engine_for
+from orange.cli.context import TaskRef
+from orange.cli.engine import engine_for
 from orange.cli.output import emit_json, task_object
-from orange.compose import open_store
-from orange.projects import Project
+from orange.projects import Project, open_store
 
 
 def create_and_spawn(

@@ -8,7 +8,8 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from orange.cli.context import TaskRef, engine_for, locate
+from orange.cli.context import TaskRef, locate
+from orange.cli.engine import engine_for
 from orange.cli.output import emit_json
 from orange.cli.task import JsonOpt, ProjectOpt
 
@@ -21,13 +22,13 @@ TaskArg = Annotated[str | None, typer.Argument(help="Task id (default: this work
 
 
 def report(outcome: Outcome, json_out: bool) -> None:
-    from orange.cli.commands import report_outcome
+    from orange.cli.engine import report_outcome
 
     report_outcome(outcome, json_out)
 
 
 def move(ref: TaskRef, to: str, json_out: bool, **options: object) -> None:
-    from orange.cli.commands import move_task
+    from orange.cli.engine import move_task
 
     move_task(ref, to, json_out, **options)
 

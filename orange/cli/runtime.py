@@ -7,7 +7,8 @@ from typing import Annotated
 
 import typer
 
-from orange.cli.context import engine_for, locate
+from orange.cli.context import locate
+from orange.cli.engine import engine_for
 from orange.cli.moves import TaskArg, report
 from orange.cli.output import emit_json
 from orange.cli.task import JsonOpt, ProjectOpt

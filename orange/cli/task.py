@@ -75,7 +75,7 @@ def list_(
     json_out: JsonOpt = False,
 ) -> None:
     """List tasks, newest activity first."""
-    from orange.cli.commands import list_tasks
+    from orange.cli.listing import list_tasks
 
     list_tasks(
         status=status,
@@ -131,7 +131,7 @@ def update(
     json_out: JsonOpt = False,
 ) -> None:
     """Change a task's summary or branch, or move it (--status) through its workflow."""
-    from orange.cli.commands import update_task
+    from orange.cli.update import update_task
 
     update_task(
         task=task, summary=summary, status=status, branch=branch, project=project, json_out=json_out
@@ -170,7 +170,7 @@ def edit(
             return text
         return set_section(current_task.body, heading, text)
 
-    from orange.cli.context import engine_for
+    from orange.cli.engine import engine_for
 
     engine = engine_for(ref)
     updated = edit_body(ref.store, ref.task_id, new_body, what=what, copies=engine.copies)

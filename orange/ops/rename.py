@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 from orange.engine.edits import update_fields
-from orange.engine.engine import Engine
+from orange.engine.engine import WorkingCopies
 from orange.errors import InvalidInput
 from orange.hooks import workspace
 from orange.hooks.git import git, git_ok
 from orange.hooks.tmux import Tmux
 from orange.store.branches import check_branch_name
+from orange.store.store import TaskStore
 from orange.store.task import Task
 
 
-def rename_branch(engine: Engine, task: Task, new: str | None) -> Task:
+def rename_branch(
+    store: TaskStore, copies: WorkingCopies | None, task: Task, new: str | None
+) -> Task:
     """Rename (``new``) or adopt (None: the branch checked out in the worktree)."""
     worktree = workspace.local_workspace(task)
     live = worktree is not None and worktree.is_dir()
@@ -43,7 +46,7 @@ def rename_branch(engine: Engine, task: Task, new: str | None) -> Task:
     if old_session and new_session:
         changes["tmux_session"] = new_session
     try:
-        updated = update_fields(engine.store, task.id, changes)
+        updated = update_fields(store, task.id, changes, copies=copies)
     except Exception:
         if renamed_git and worktree is not None:
             git("branch", "-m", new, task.branch, cwd=worktree, check=False)
@@ -52,5 +55,6 @@ def rename_branch(engine: Engine, task: Task, new: str | None) -> Task:
         tmux = Tmux()
         if tmux.has_session(old_session):
             tmux.rename_session(old_session, new_session)
-    engine.sync_copy(updated)
+    if copies is not None:
+        copies.after_write(updated)
     return updated

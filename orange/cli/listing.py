@@ -1,98 +1,17 @@
-"""Command bodies that need no typer, shared by the typer commands and the fast path.
-
-Agents call ``orange task update`` many times per task, and every call is a process.
-typer's parameter handling costs more than everything else on that path (it imports
-pydantic), so the hottest commands also run through `orange.cli.fast`, a tiny parser
-that falls back to typer for anything it does not recognise.  Both end here.
-"""
+"""``orange task list``, shared by the typer command and the fast path."""
 
 from __future__ import annotations
 
 import sys
 from typing import TYPE_CHECKING
 
-from orange.cli.context import TaskRef, current_project, engine_for, locate
+from orange.cli.context import current_project
 from orange.cli.output import broken_object, emit_json, task_object
-from orange.compose import open_store
+from orange.projects import open_store
 
 if TYPE_CHECKING:
-    from orange.engine.decide import Outcome
     from orange.projects import Project
     from orange.store.task import BrokenTask, Task
-
-
-def report_outcome(outcome: Outcome, json_out: bool) -> None:
-    """Print what a move did: the move, messages, and hook failures (the move stands)."""
-    if json_out:
-        obj = task_object(outcome.task)
-        obj.update(
-            {
-                "from": outcome.from_status,
-                "to": outcome.to_status,
-                "hook_errors": outcome.hook_errors,
-                "messages": outcome.messages,
-            }
-        )
-        emit_json(obj)
-    else:
-        task = outcome.task
-        if outcome.from_status != outcome.to_status:
-            print(f"task {task.id}: {outcome.from_status} -> {outcome.to_status}")
-        for line in outcome.messages:
-            print(line)
-    for error in outcome.hook_errors:
-        print(
-            f"orange: warning: {error} (the task is {outcome.to_status} and needs attention; "
-            f"clear it with `orange task ack {outcome.task.id}`)",
-            file=sys.stderr,
-        )
-
-
-def move_task(ref: TaskRef, to: str, json_out: bool, **options: object) -> None:
-    engine = engine_for(ref)
-    report_outcome(engine.transition(ref.task_id, to, options=options), json_out)
-
-
-def update_task(
-    *,
-    task: str | None,
-    summary: str | None,
-    status: str | None,
-    branch: str | None,
-    project: str | None,
-    json_out: bool,
-) -> None:
-    """``task update``: a move (--status), or new summary / branch."""
-    from orange.engine.edits import update_fields
-    from orange.errors import InvalidInput
-
-    ref = locate(task, project)
-    if status is not None:
-        if summary is not None or branch is not None:
-            raise InvalidInput(
-                "--status cannot be combined with other changes", hint="run two commands"
-            )
-        move_task(ref, status, json_out)
-        return
-    changes: dict[str, object] = {}
-    if summary is not None:
-        changes["summary"] = summary
-    if not changes and branch is None:
-        raise InvalidInput("nothing to update", hint="pass --summary, --branch or --status")
-    engine = engine_for(ref)
-    updated = ref.store.get(ref.task_id)
-    if changes:
-        updated = update_fields(ref.store, ref.task_id, changes, copies=engine.copies)
-    if branch is not None:
-        from orange.ops.rename import rename_branch
-
-        changes["branch"] = branch
-        updated = rename_branch(engine, updated, branch or None)
-    engine.sync_copy(updated)
-    if json_out:
-        emit_json(task_object(updated))
-    else:
-        print(f"updated task {updated.id}: {', '.join(changes)}")
 
 
 def list_tasks(

@@ -1,0 +1,56 @@
+"""``orange task update``: the command agents run most, so it loads only what it uses.
+
+A new summary or branch needs the store, the task file and the agent's working copy;
+a status change needs the engine (`orange.cli.engine`), which only that path loads.
+"""
+
+from __future__ import annotations
+
+from orange.cli.context import locate
+from orange.cli.output import emit_json, task_object
+from orange.engine.edits import update_fields
+from orange.errors import InvalidInput
+from orange.hooks.workcopy import RuntimeCopies
+
+
+def update_task(
+    *,
+    task: str | None,
+    summary: str | None,
+    status: str | None,
+    branch: str | None,
+    project: str | None,
+    json_out: bool,
+) -> None:
+    """``task update``: a move (--status), or a new summary / branch."""
+    ref = locate(task, project)
+    if status is not None:
+        if summary is not None or branch is not None:
+            raise InvalidInput(
+                "--status cannot be combined with other changes", hint="run two commands"
+            )
+        # The engine, its workflows and hook actions: loaded for a move only.
+        from orange.cli.engine import move_task
+
+        move_task(ref, status, json_out)
+        return
+    changes: dict[str, object] = {}
+    if summary is not None:
+        changes["summary"] = summary
+    if not changes and branch is None:
+        raise InvalidInput("nothing to update", hint="pass --summary, --branch or --status")
+    copies = RuntimeCopies()
+    updated = ref.store.get(ref.task_id)
+    if changes:
+        updated = update_fields(ref.store, ref.task_id, changes, copies=copies)
+    if branch is not None:
+        # Renaming a live branch drives git and tmux: loaded for --branch only.
+        from orange.ops.rename import rename_branch
+
+        changes["branch"] = branch
+        updated = rename_branch(ref.store, copies, updated, branch or None)
+    copies.after_write(updated)
+    if json_out:
+        emit_json(task_object(updated))
+    else:
+        print(f"updated task {updated.id}: {', '.join(changes)}")

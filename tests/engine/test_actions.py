@@ -24,13 +24,13 @@ from orange.engine.actions import (
 from orange.engine.actionspec import ACTION_PARAMS, PROTECTED_FIELDS
 from orange.engine.catalog import load_named
 from orange.engine.engine import BASELINE_FIELD, DEAD_FIELD, RUN_FIELD, Outcome
-from orange.engine.recording import recording_registry
 from orange.engine.tasks import ENGINE_FIELDS, create_task
 from orange.engine.workflow import HookSpec
 from orange.errors import HookFailed, WorkflowError
 from orange.home import orange_home
 from orange.store.task import Task
 from tests.engine.conftest import Env
+from tests.recording import recording_registry
 
 
 def write_workflow(hooks: list[dict[str, Any]], name: str = "hooks") -> str:

@@ -10,13 +10,13 @@ import pytest
 from orange import projects
 from orange.engine.catalog import load_named
 from orange.engine.engine import Engine
-from orange.engine.recording import recording_registry
 from orange.engine.tasks import create_task, edit_body
 from orange.hooks import githooks
 from orange.store import layout
 from orange.store.store import TaskStore
 from tests.conftest import git
 from tests.engine.test_seed000_table import PLAN
+from tests.recording import recording_registry
 
 PUSH = f"{layout.TASKS_REF}:{layout.TASKS_REF}"
 

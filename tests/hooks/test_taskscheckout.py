@@ -11,7 +11,6 @@ import pytest
 from orange import projects
 from orange.engine.catalog import load_named
 from orange.engine.engine import Engine
-from orange.engine.recording import recording_registry
 from orange.engine.tasks import create_task, edit_body
 from orange.hooks import hookimpl, taskscheckout
 from orange.store import layout
@@ -20,6 +19,7 @@ from orange.store.store import TaskStore
 from orange.store.task import Task
 from tests.conftest import Cli, git
 from tests.engine.test_seed000_table import FAIL, HANDOFF, PLAN
+from tests.recording import recording_registry
 
 
 @dataclass

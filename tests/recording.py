@@ -1,4 +1,4 @@
-"""A recording stand-in for the runtime's hook actions, for tests and dry runs.
+"""A recording stand-in for the runtime's hook actions (a test double).
 
 Core actions (increment, set_field, ...) stay real; every runtime action records each
 ``prepare``/``apply`` call and makes the field changes the real one would make

@@ -3,14 +3,19 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from orange.cli import fast, main
 from orange.cli.fast import fast_command
-from tests.conftest import Cli
+from orange.cli.main import build_app
+from orange.store import layout
+from tests.conftest import Cli, git, make_repo
 
 
 @pytest.mark.parametrize(
@@ -74,3 +79,107 @@ def test_fast_path_does_not_import_typer(repo: Path, cli: Cli) -> None:
     )
     result = json.loads(out.stdout.strip().splitlines()[-1])
     assert result == {"code": 0, "typer": False}
+
+
+def _typer_command(*path: str) -> Any:
+    """The click command typer builds for ``orange PATH...``."""
+    import typer.main
+
+    command: Any = typer.main.get_command(build_app())
+    for name in path:
+        command = command.commands[name]
+    return command
+
+
+@pytest.mark.parametrize(
+    ("name", "table", "positionals"),
+    [("update", fast._UPDATE, 1), ("list", fast._LIST, 0)],
+    ids=["update", "list"],
+)
+def test_fast_option_tables_match_the_typer_commands(
+    name: str, table: dict[str, bool], positionals: int
+) -> None:
+    command = _typer_command("task", name)
+    takes_value = {
+        opt: not param.is_flag
+        for param in command.params
+        if param.param_type_name == "option"
+        for opt in param.opts
+    }
+    assert {opt: takes_value.get(opt) for opt in table} == table
+    arguments = [p for p in command.params if p.param_type_name == "argument"]
+    assert len(arguments) == positionals
+
+
+TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)")
+
+
+def _run_both_ways(
+    cli: Cli, repo: Path, monkeypatch: pytest.MonkeyPatch, args: list[str]
+) -> list[tuple[int, str, str, str]]:
+    """Run ``args`` from the same tasks ref on the fast path, then on typer's; each run's
+    exit code, stdout, stderr and resulting ref tree (timestamps masked)."""
+    before = git(repo, "rev-parse", layout.TASKS_REF).strip()
+    typer_runs: list[list[str]] = []
+    real_run_typer = main._run_typer
+
+    def counting_run_typer(argv: list[str]) -> int:
+        typer_runs.append(argv)
+        return real_run_typer(argv)
+
+    monkeypatch.setattr(main, "_run_typer", counting_run_typer)
+    outcomes = []
+    for use_fast in (True, False):
+        # git's hooks stay out of it: the ref goes back without any reaction
+        git(repo, "-c", "core.hooksPath=/dev/null", "update-ref", layout.TASKS_REF, before)
+        if not use_fast:
+            monkeypatch.setattr(fast, "fast_command", lambda argv: None)
+        # outside the project unless the arguments do not name it
+        result = cli(*args, cwd=repo.parent if "--project" in args else repo)
+        tree = git(repo, "ls-tree", "-r", f"{layout.TASKS_REF}^{{tree}}")
+        files = "".join(git(repo, "cat-file", "-p", line.split()[2]) for line in tree.splitlines())
+        outcomes.append((result.code, TIME.sub("T", result.out), result.err, TIME.sub("T", files)))
+        assert len(typer_runs) == (0 if use_fast else 1)  # the path it was meant to take
+    return outcomes
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["task", "update", "{id}", "--summary", "new words"],
+        ["task", "update", "{id}", "--summary=inline", "--json"],
+        ["task", "update", "{id}", "--branch", "renamed", "--project", "proj"],
+        ["task", "update", "{id}", "--status", "cancelled"],
+        ["task", "update", "{id}", "--status", "nowhere"],
+        ["task", "update", "nosuchtask", "--summary", "x"],
+        ["task", "list"],
+        ["task", "list", "--json", "--all", "--body"],
+        ["task", "list", "--status", "pending", "--all-projects"],
+        ["task", "list", "--project", "proj", "--json"],
+    ],
+    ids=[
+        "summary",
+        "inline-json",
+        "branch-project",
+        "status",
+        "bad-status",
+        "no-task",
+        "list",
+        "list-json",
+        "list-status",
+        "list-project",
+    ],
+)
+def test_fast_and_typer_paths_give_the_same_result(
+    cli: Cli, repo: Path, monkeypatch: pytest.MonkeyPatch, args: list[str]
+) -> None:
+    cli.ok("project", "add", cwd=repo)
+    task_id = cli.ok("task", "create", "b", "first", "--no-spawn", "--json").json()["id"]  # type: ignore[index]
+    cli.ok("task", "create", "other", "second", "--no-spawn")
+    elsewhere = make_repo(repo.parent / "elsewhere")  # a second project: --project matters
+    cli.ok("project", "add", cwd=elsewhere)
+    cli.ok("task", "create", "b", "elsewhere", "--no-spawn", cwd=elsewhere)
+    args = [task_id if a == "{id}" else a for a in args]
+    assert fast.fast_command(args) is not None
+    fast_outcome, typer_outcome = _run_both_ways(cli, repo, monkeypatch, args)
+    assert fast_outcome == typer_outcome

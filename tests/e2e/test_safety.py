@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from orange.home import orange_home
 from orange.store import layout
 from tests.conftest import git
 from tests.e2e.conftest import World, wait_for
@@ -60,22 +61,70 @@ def test_prompt_reaches_the_agent_byte_for_byte(world: World) -> None:
     assert not (worktree / "pwned").exists() and not (world.repo / "pwned").exists()
 
 
+MARKER = "pwned"
+
+
+def markers(world: World, root: Path) -> list[Path]:
+    """Every file named like the marker under the test's temp dir (repo, worktrees,
+    ORANGE_HOME, HOME) and in this process's working directory."""
+    return [*root.rglob(f"{MARKER}*"), *Path.cwd().glob(f"{MARKER}*")]
+
+
 @pytest.mark.parametrize(
     "branch",
-    ["semi;colon", "$(touch pwned)", "-leading", "dot..dot", "colon:name", "back`tick`"],
-    ids=["semicolon", "subshell", "leading-dash", "double-dot", "colon", "backtick"],
+    [
+        "semi;colon",
+        "$(touch${IFS}pwned)",
+        "back`touch${IFS}pwned`",
+        "a&&touch${IFS}pwned||b>c",
+        "quote'\"pwned",
+    ],
+    ids=["semicolon", "subshell", "backtick", "and-or-redirect", "quotes"],
 )
-def test_hostile_branch_names_are_rejected_or_handled(world: World, branch: str) -> None:
+def test_legal_hostile_branch_names_are_taken_literally(
+    world: World, tmp_path: Path, branch: str
+) -> None:
+    """Names git allows are accepted as they are: the task's branch, the worktree's
+    checked-out branch and its tmux session all come from the literal name, and no
+    shell ever runs the text."""
+    assert git(world.repo, "check-ref-format", "--branch", branch).strip() == branch
     world.set_harness("hold", HOLD)
-    result = world.orange("task", "create", branch, "s", "--harness", "hold")
-    if result.code == 0:
-        task = json.loads(world.ok("task", "list", "--json").out)["tasks"][0]
-        session = task["tmux_session"]
-        assert "." not in session and ":" not in session
-        assert session in world.tmux("list-sessions", "-F", "#{session_name}")
-    else:
-        assert result.code in (1, 2) and "Traceback" not in result.err
-    assert not (world.repo / "pwned").exists()
+    created = world.orange("task", "create", "--harness", "hold", "--json", "--", branch, "s")
+    assert created.code == 0, created.err
+    task_id = json.loads(created.out)["id"]
+    task = world.task(task_id)
+    assert task.branch == branch
+    worktree = orange_home() / "workspaces" / task.str_field("workspace")
+    wait_for(lambda: (worktree / "argv.txt").exists(), what="the agent to start")
+    assert git(worktree, "symbolic-ref", "--short", "HEAD").strip() == branch
+    assert git(world.repo, "rev-parse", "--verify", "-q", f"refs/heads/{branch}").strip()
+    session = task.str_field("tmux_session")
+    assert "." not in session and ":" not in session
+    assert world.tmux("list-sessions", "-F", "#{session_name}").splitlines() == [session]
+    assert markers(world, tmp_path) == []
+
+
+@pytest.mark.parametrize(
+    "branch",
+    ["-leading", "dot..dot", "colon:name", "two words", "@", "HEAD", "refs/heads/main"],
+    ids=["leading-dash", "double-dot", "colon", "space", "at", "head", "full-ref"],
+)
+def test_branch_names_git_refuses_or_that_read_as_something_else_are_refused(
+    world: World, tmp_path: Path, branch: str
+) -> None:
+    world.set_harness("hold", HOLD)
+    tip = git(world.repo, "rev-parse", "-q", "--verify", layout.TASKS_REF, check=False)
+    refused = world.orange("task", "create", "--harness", "hold", "--", branch, "s")
+    assert refused.code == 1, refused.err
+    assert refused.err.startswith(f"orange: {branch!r} is not a valid branch name")
+    assert refused.err.count("\n") == 1 and refused.out == ""
+    assert git(world.repo, "rev-parse", "-q", "--verify", layout.TASKS_REF, check=False) == tip
+    assert json.loads(world.ok("task", "list", "--json").out)["tasks"] == []
+    assert world.tmux("list-sessions", "-F", "#{session_name}") == ""
+    assert not (orange_home() / "workspaces").exists() or not any(
+        (orange_home() / "workspaces").iterdir()
+    )
+    assert markers(world, tmp_path) == []
 
 
 def test_two_agents_transitioning_at_once_both_land(world: World) -> None:

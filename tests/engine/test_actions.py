@@ -19,7 +19,6 @@ from orange.engine.actionspec import ACTION_PARAMS
 from orange.engine.catalog import load_named
 from orange.engine.decide import Outcome
 from orange.engine.fields import ENGINE_FIELDS
-from orange.engine.recording import recording_registry
 from orange.engine.tasks import create_task
 from orange.engine.workflow import HookSpec
 from orange.errors import HookFailed, WorkflowError
@@ -28,6 +27,7 @@ from orange.hooks.actions import RUNTIME_ACTIONS
 from orange.hooks.registry import full_registry
 from orange.store.task import Task
 from tests.engine.conftest import Env
+from tests.recording import recording_registry
 
 
 def write_workflow(hooks: list[dict[str, Any]], name: str = "hooks") -> str:

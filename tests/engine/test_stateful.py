@@ -16,13 +16,13 @@ from orange.engine.edits import edit_body
 from orange.engine.engine import Engine
 from orange.engine.fields import BASELINE_FIELD
 from orange.engine.gates import check_gate
-from orange.engine.recording import recording_registry
 from orange.engine.tasks import create_task
 from orange.errors import OrangeError
 from orange.store import layout
 from orange.store.store import TaskStore
 from orange.store.task import Task
 from tests.conftest import make_repo
+from tests.recording import recording_registry
 
 SECTIONS = {
     "plan": "## Plan\n\nAPPROACH: {n}\n",

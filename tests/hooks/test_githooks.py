@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
@@ -142,18 +141,58 @@ def _wake_lines(repo: Path) -> int:
     return len(wake.read_text().splitlines()) if wake.exists() else 0
 
 
-def test_reference_transaction_wakes_only_for_orange_refs(project: Path) -> None:
-    githooks.install_hooks(project)
-    assert commit(project, "a.txt")[0] == 0
-    git(project, "branch", "other")
-    time.sleep(0.2)
-    assert _wake_lines(project) == 0  # ordinary commits never start Orange
+RECORDING_ORANGE = '#!/bin/sh\necho "$*" >> "${0%/*}/calls"\n'
 
+
+def run_to_the_end(repo: Path, *args: str) -> None:
+    """Run ``git ARGS`` and return only once every process it started has ended, the
+    hooks' background children included: they all inherit the write end of a pipe
+    (nothing in a shim closes it), so its read end sees EOF exactly then."""
+    read_end, write_end = os.pipe()
+    try:
+        result = subprocess.run(
+            ["git", *args], cwd=repo, capture_output=True, text=True, pass_fds=(write_end,)
+        )
+        os.close(write_end)
+        assert result.returncode == 0, result.stderr
+        assert os.read(read_end, 1) == b""  # blocks until the last holder exits
+    finally:
+        os.close(read_end)
+
+
+def test_reference_transaction_starts_orange_only_for_orange_refs(
+    project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The shim's filter, observed synchronously: the shim runs the Orange baked into
+    it, here a script recording each call."""
+    fake = tmp_path / "fake-bin" / "orange"
+    fake.parent.mkdir()
+    fake.write_text(RECORDING_ORANGE)
+    fake.chmod(0o755)
+    calls = fake.parent / "calls"
+    monkeypatch.setattr(githooks, "orange_executable", lambda: str(fake))
+    githooks.install_hooks(project)
+
+    def reference_transactions() -> list[str]:
+        lines = calls.read_text().splitlines() if calls.exists() else []
+        return [line for line in lines if "reference-transaction" in line]
+
+    (project / "a.txt").write_text("x\n")
+    git(project, "add", "a.txt")
+    run_to_the_end(project, "commit", "-q", "-m", "code")
+    run_to_the_end(project, "branch", "other")
+    run_to_the_end(project, "update-ref", "refs/heads/third", "HEAD")
+    assert reference_transactions() == []  # ordinary ref updates never start Orange
+
+    run_to_the_end(project, "update-ref", "refs/orange/tasks", "HEAD")
+    assert reference_transactions() == ["hook-impl reference-transaction committed"]
+
+
+def test_reference_transaction_wakes_the_monitor(project: Path) -> None:
+    """The real Orange behind the shim: git moving refs/orange/* wakes the monitor."""
+    githooks.install_hooks(project)
     head = git(project, "rev-parse", "HEAD").strip()
-    git(project, "update-ref", "refs/orange/tasks", head)
-    deadline = time.monotonic() + 10
-    while _wake_lines(project) == 0 and time.monotonic() < deadline:
-        time.sleep(0.05)
+    run_to_the_end(project, "update-ref", "refs/orange/tasks", head)
     assert _wake_lines(project) >= 1
 
 

@@ -11,13 +11,13 @@ from orange import projects
 from orange.engine.catalog import load_named
 from orange.engine.edits import edit_body
 from orange.engine.engine import Engine
-from orange.engine.recording import recording_registry
 from orange.engine.tasks import create_task
 from orange.githooks import shims as githooks
 from orange.store import layout
 from orange.store.store import TaskStore
 from tests.conftest import git
 from tests.engine.test_seed000_table import PLAN
+from tests.recording import recording_registry
 
 PUSH = f"{layout.TASKS_REF}:{layout.TASKS_REF}"
 

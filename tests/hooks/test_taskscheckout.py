@@ -12,7 +12,6 @@ from orange import projects
 from orange.engine.catalog import load_named
 from orange.engine.edits import edit_body
 from orange.engine.engine import Engine
-from orange.engine.recording import recording_registry
 from orange.engine.tasks import create_task
 from orange.githooks import checkout as taskscheckout
 from orange.githooks import impl as hookimpl
@@ -22,6 +21,7 @@ from orange.store.store import TaskStore
 from orange.store.task import Task
 from tests.conftest import Cli, git
 from tests.engine.test_seed000_table import FAIL, HANDOFF, PLAN
+from tests.recording import recording_registry
 
 
 @dataclass

@@ -1,4 +1,4 @@
-"""A recording stand-in for the runtime's hook actions, for tests and dry runs.
+"""A recording stand-in for the runtime's hook actions (a test double).
 
 The engine's actions, notify and run_command stay real; every action that drives
 worktrees, tmux or remotes records each

@@ -8,6 +8,7 @@ is notified and fixes, and both tasks are merged.  ``--keep`` leaves it all for 
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -15,6 +16,14 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+import yaml
+from rich.console import Console
+from rich.live import Live
+from rich.table import Table
+
+from orange.hooks import watcher as monitor
+from orange.hooks.tmux import Tmux
 
 TIMEOUT = 90.0
 
@@ -54,7 +63,6 @@ def _setup(root: Path) -> Path:
             }
         }
     }
-    import yaml
 
     (home / "config.yml").write_text(yaml.safe_dump(config))
     os.environ.update(
@@ -75,8 +83,6 @@ def _setup(root: Path) -> Path:
 
 
 def run_demo(*, keep: bool = False) -> None:
-    from rich.console import Console
-
     console = Console(highlight=False)
     root = Path(tempfile.mkdtemp(prefix="orange-demo-"))
     started = time.monotonic()
@@ -113,9 +119,6 @@ def run_demo(*, keep: bool = False) -> None:
                 f"tmux -L {os.environ['ORANGE_TMUX_SOCKET']})"
             )
         else:
-            from orange.hooks import watcher as monitor
-            from orange.hooks.tmux import Tmux
-
             monitor.stop()
             Tmux().kill_server()
             deadline = time.monotonic() + 5
@@ -125,7 +128,6 @@ def run_demo(*, keep: bool = False) -> None:
 
 
 def _task_ids(project: Path) -> list[str]:
-    import json
 
     listed = json.loads(_orange("task", "list", "--all", "--json", cwd=project).stdout)
     return [t["id"] for t in sorted(listed["tasks"], key=lambda t: t["created_at"])]
@@ -133,10 +135,6 @@ def _task_ids(project: Path) -> list[str]:
 
 def _watch(console: object, project: Path) -> None:
     """Show the tasks' statuses live until both wait for a human (reviewing)."""
-    import json
-
-    from rich.live import Live
-    from rich.table import Table
 
     deadline = time.monotonic() + TIMEOUT
 

@@ -7,6 +7,10 @@ import socket
 from pathlib import Path
 from typing import Any
 
+import yaml
+
+from orange.errors import InvalidInput
+
 
 def orange_home() -> Path:
     raw = os.environ.get("ORANGE_HOME")
@@ -20,12 +24,10 @@ def host_name() -> str:
 
 def load_config() -> dict[str, Any]:
     """``$ORANGE_HOME/config.yml`` as a mapping ({} when absent)."""
-    from orange.errors import InvalidInput
 
     path = orange_home() / "config.yml"
     if not path.is_file():
         return {}
-    import yaml
 
     try:
         data = yaml.safe_load(path.read_text())

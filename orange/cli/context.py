@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from pathlib import Path
 
 from orange import projects
 from orange.errors import InvalidInput, NotFound
+from orange.home import orange_home
 from orange.projects import Project, open_store
 from orange.store.store import TaskStore
+from orange.store.task import Task
 
 
 @dataclass(frozen=True)
@@ -30,10 +33,6 @@ def current_project(name: str | None) -> Project | None:
 
 def _task_of_workspace() -> str | None:
     """The task holding the worktree the command runs in, if it runs in one."""
-    from pathlib import Path
-
-    from orange.home import orange_home
-    from orange.store.task import Task
 
     root = (orange_home() / "workspaces").resolve()
     cwd = Path.cwd().resolve()

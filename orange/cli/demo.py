@@ -6,11 +6,12 @@ from typing import Annotated
 
 import typer
 
+from orange.demo import run_demo
+
 
 def demo(
     keep: Annotated[bool, typer.Option("--keep", help="Leave the demo behind.")] = False,
 ) -> None:
     """Show Orange on a throwaway project."""
-    from orange.demo import run_demo
 
     run_demo(keep=keep)

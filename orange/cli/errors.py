@@ -14,6 +14,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from orange.errors import OrangeError
+from orange.home import orange_home
 
 EXIT_USER = 1
 EXIT_USAGE = 2
@@ -49,7 +50,6 @@ def report_bug(exc: BaseException, argv: list[str]) -> int:
 
 
 def _write_log(exc: BaseException, argv: list[str]) -> Path | None:
-    from orange.home import orange_home
 
     try:
         logs = orange_home() / "logs"

@@ -8,6 +8,10 @@ from typing import Annotated
 import typer
 
 from orange.cli.context import current_project
+from orange.githooks import checkout as taskscheckout
+from orange.githooks import impl as hookimpl
+from orange.githooks import shims as githooks
+from orange.store.repo import open_repo
 
 app = typer.Typer(help="Install or remove Orange's git hooks.", no_args_is_help=True)
 tasks_app = typer.Typer(
@@ -31,7 +35,6 @@ def install(
     ] = None,
 ) -> None:
     """Install the hooks into a project (or the update hook into a bare repository)."""
-    from orange.githooks import shims as githooks
 
     if server is not None:
         written = githooks.install_server_hook(server)
@@ -47,7 +50,6 @@ def uninstall(
     server: Annotated[Path | None, typer.Option("--server", help="A bare repository.")] = None,
 ) -> None:
     """Remove Orange's hooks, putting back the hooks they chained."""
-    from orange.githooks import shims as githooks
 
     removed = githooks.uninstall_hooks(server if server is not None else _repo_path(project))
     for path in removed:
@@ -62,8 +64,6 @@ def checkout(
     project: ProjectOpt = None,
 ) -> None:
     """Check out refs/orange/tasks into DIR, to edit tasks and commit with plain git."""
-    from orange.githooks import checkout as taskscheckout
-    from orange.store.repo import open_repo
 
     path = taskscheckout.checkout(open_repo(_repo_path(project)), directory)
     typer.echo(f"checked out refs/orange/tasks in {path}; commit there with plain git")
@@ -74,7 +74,6 @@ def refresh(
     directory: Annotated[Path, typer.Argument(help="The tasks checkout.")] = Path("."),
 ) -> None:
     """Bring a tasks checkout up to date, keeping uncommitted edits."""
-    from orange.githooks import checkout as taskscheckout
 
     result = taskscheckout.refresh(directory)
     if result.old == result.new:
@@ -95,6 +94,5 @@ def hook_impl(
     args: Annotated[list[str] | None, typer.Argument(help="The hook's arguments.")] = None,
 ) -> None:
     """Run a git hook's logic (called by the shims in the hooks directory)."""
-    from orange.githooks import impl as hookimpl
 
     raise typer.Exit(hookimpl.run(name, args or []))

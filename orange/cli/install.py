@@ -6,6 +6,8 @@ from typing import Annotated
 
 import typer
 
+from orange.ops.install import install as install_files
+
 
 def install(
     harness: Annotated[
@@ -13,7 +15,6 @@ def install(
     ] = None,
 ) -> None:
     """Install Orange's agent skills, permissions and hooks for your coding agents."""
-    from orange.ops.install import install as install_files
 
     for path, outcome in install_files(harness):
         typer.echo(f"{outcome:9} {path}")

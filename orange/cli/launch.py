@@ -9,6 +9,11 @@ import typer
 from orange.cli.context import TaskRef
 from orange.cli.engine import engine_for
 from orange.cli.output import emit_json, task_object
+from orange.engine.catalog import load_named
+from orange.engine.tasks import create_task
+from orange.errors import OrangeError
+from orange.hooks import harness as harnesses
+from orange.hooks.workspace import PoolFull
 from orange.projects import Project, open_store
 
 
@@ -32,11 +37,6 @@ def create_and_spawn(
     and the output says so (exit 0).  Any other spawn failure leaves the task where it
     was created, says that it exists and why it did not start, and exits 1.
     """
-    from orange.engine.catalog import load_named
-    from orange.engine.tasks import create_task
-    from orange.errors import OrangeError
-    from orange.hooks import harness as harnesses
-    from orange.hooks.workspace import PoolFull
 
     workflow = load_named(project.workflow)
     chosen = ""

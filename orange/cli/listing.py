@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from typing import TYPE_CHECKING
 
+from orange import projects
 from orange.cli.context import current_project
-from orange.cli.output import broken_object, emit_json, task_object
+from orange.cli.output import broken_object, emit_json, task_object, task_table
+from orange.home import orange_home
 from orange.projects import open_store
+from orange.store.task import TERMINAL_STATUSES, BrokenTask, Task
 
 if TYPE_CHECKING:
     from orange.projects import Project
@@ -24,9 +28,6 @@ def list_tasks(
     json_out: bool,
 ) -> None:
     """``task list``: this project's tasks (or every project's), newest activity first."""
-    from orange import projects
-    from orange.cli.output import task_table
-    from orange.store.task import Task
 
     here = None if all_projects else current_project(project)
     scope = [here] if here is not None else projects.load_all()
@@ -64,10 +65,6 @@ def _list_json_fast(scope: list[Project], *, status: str | None, all_: bool) -> 
     Same output as building task objects (`task_object`), an order of magnitude less
     work at 10,000 tasks.
     """
-    import json
-
-    from orange.home import orange_home
-    from orange.store.task import BrokenTask
 
     workspaces = orange_home() / "workspaces"
     rows: list[tuple[str, str]] = []
@@ -97,7 +94,6 @@ def _shown(
     task_project: str, task_status: str, project: str, status: str | None, all_: bool
 ) -> bool:
     """Whether `task list` shows a task: of this project, the asked status, or active."""
-    from orange.store.task import TERMINAL_STATUSES
 
     if task_project and task_project != project:
         return False
@@ -107,7 +103,6 @@ def _shown(
 
 
 def _activity(task: object) -> str:
-    from orange.store.task import Task
 
     if isinstance(task, Task):
         return task.str_field("updated_at") or task.str_field("created_at")

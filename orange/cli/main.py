@@ -6,6 +6,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from orange.cli.errors import EXIT_USAGE, report_bug, report_usage_error, report_user_error
+from orange.cli.fast import fast_command
 from orange.errors import OrangeError
 
 if TYPE_CHECKING:
@@ -14,6 +15,8 @@ if TYPE_CHECKING:
 
 def build_app() -> typer.Typer:
     """The typer application with every command registered (imported on demand)."""
+    # typer (and the pydantic it loads) and the command modules cost more than an
+    # agent's whole `task update`: only a command the fast path does not take loads them.
     import typer
 
     from orange.cli import (
@@ -57,8 +60,6 @@ def run(argv: list[str] | None = None) -> int:
     """Entry point: run the command and map every outcome to an exit code."""
     args = _optional_values(list(sys.argv[1:] if argv is None else argv))
     try:
-        from orange.cli.fast import fast_command
-
         command = fast_command(args)
         if command is None:
             return _run_typer(args)
@@ -76,7 +77,7 @@ def run(argv: list[str] | None = None) -> int:
 
 def _run_typer(args: list[str]) -> int:
     """Run through typer; its own exceptions become usage errors and exit codes."""
-    from typer import Abort, Exit
+    from typer import Abort, Exit  # typer: loaded off the fast path only (see build_app)
     from typer._click import exceptions as click_exc
 
     try:

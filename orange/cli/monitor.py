@@ -7,6 +7,8 @@ from typing import Annotated
 import typer
 
 from orange.cli.output import emit_json
+from orange.hooks.watcher import read_status, stop
+from orange.monitor.loop import loop, run_pass
 
 app = typer.Typer(
     help="Watch agents and apply the workflows' exit rules.", invoke_without_command=True
@@ -23,7 +25,6 @@ def monitor(
     """Run the monitor loop (one per host), or one pass with --once."""
     if ctx.invoked_subcommand is not None:
         return
-    from orange.monitor.loop import loop, run_pass
 
     if not once:
         raise typer.Exit(loop())
@@ -38,7 +39,6 @@ def monitor(
 @app.command("stop")
 def stop_cmd() -> None:
     """Stop this host's monitor loop (task commands start it again when needed)."""
-    from orange.hooks.watcher import stop
 
     typer.echo("monitor stopped" if stop() else "monitor: not running")
 
@@ -46,7 +46,6 @@ def stop_cmd() -> None:
 @app.command("status")
 def status(json_out: Annotated[bool, typer.Option("--json")] = False) -> None:
     """Whether the monitor runs, since when, and what it did last."""
-    from orange.hooks.watcher import read_status
 
     data = read_status()
     if json_out:

@@ -9,9 +9,12 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from orange.cli.context import TaskRef, locate
-from orange.cli.engine import engine_for
-from orange.cli.output import emit_json
+from orange.cli.engine import engine_for, move_task, report_outcome
+from orange.cli.output import emit_json, task_object
 from orange.cli.task import JsonOpt, ProjectOpt
+from orange.engine.gates import append_to_section
+from orange.errors import InvalidInput
+from orange.store.store import now_iso
 
 if TYPE_CHECKING:
     from orange.engine.decide import Outcome
@@ -22,13 +25,11 @@ TaskArg = Annotated[str | None, typer.Argument(help="Task id (default: this work
 
 
 def report(outcome: Outcome, json_out: bool) -> None:
-    from orange.cli.engine import report_outcome
 
     report_outcome(outcome, json_out)
 
 
 def move(ref: TaskRef, to: str, json_out: bool, **options: object) -> None:
-    from orange.cli.engine import move_task
 
     move_task(ref, to, json_out, **options)
 
@@ -55,7 +56,6 @@ def cancel(
     json_out: JsonOpt = False,
 ) -> None:
     """Cancel a task (kills its agent, releases its worktree; never loses work)."""
-    from orange.errors import InvalidInput
 
     ref = locate(task, project)
     if not yes and sys.stdin.isatty():
@@ -96,8 +96,6 @@ def stuck(
     json_out: JsonOpt = False,
 ) -> None:
     """Self-review workflow: the agent cannot finish; ask a human for help."""
-    from orange.engine.gates import append_to_section
-    from orange.store.store import now_iso
 
     ref = locate(task, project)
     text = (reason or "").strip()
@@ -113,8 +111,6 @@ def ack(task: TaskArg = None, project: ProjectOpt = None, json_out: JsonOpt = Fa
     ref = locate(task, project)
     updated = engine_for(ref).ack(ref.task_id)
     if json_out:
-        from orange.cli.output import task_object
-
         emit_json(task_object(updated))
     else:
         typer.echo(f"task {updated.id}: attention cleared")

@@ -43,6 +43,7 @@ def history_object(entry: HistoryEntry) -> dict[str, Any]:
 
 
 def task_table(tasks: Iterable[Task | BrokenTask], *, show_project: bool) -> None:
+    # rich: for what people read; `--json`, which agents read, never loads it.
     from rich.console import Console
     from rich.table import Table
 
@@ -77,6 +78,7 @@ def task_table(tasks: Iterable[Task | BrokenTask], *, show_project: bool) -> Non
 
 
 def print_task(task: Task, body: str, history: list[HistoryEntry]) -> None:
+    # rich: for what people read; `--json`, which agents read, never loads it.
     from rich.console import Console
     from rich.markup import escape
 

@@ -9,14 +9,15 @@ import typer
 
 from orange import projects
 from orange.cli.output import emit_json
+from orange.engine.catalog import load_named
+from orange.errors import OrangeError
+from orange.githooks.shims import install_hooks
 
 app = typer.Typer(help="Register and configure projects.", no_args_is_help=True)
 
 
 def _check_workflow(name: str | None) -> None:
     if name is not None:
-        from orange.engine.catalog import load_named
-
         load_named(name)
 
 
@@ -31,8 +32,6 @@ def add(
     """Register the repository at PATH as a project."""
     _check_workflow(workflow)
     project = projects.add(path, name=name, pool_size=pool_size, workflow=workflow)
-    from orange.errors import OrangeError
-    from orange.githooks.shims import install_hooks
 
     try:
         install_hooks(project.path)

@@ -10,14 +10,18 @@ import typer
 from orange.cli.context import locate
 from orange.cli.engine import engine_for
 from orange.cli.moves import TaskArg, report
-from orange.cli.output import emit_json
+from orange.cli.output import emit_json, task_object
 from orange.cli.task import JsonOpt, ProjectOpt
+from orange.errors import InvalidInput
+from orange.hooks.actions import agent_window
+from orange.hooks.github import create_pr as open_pr
+from orange.hooks.snapshots import restore as restore_snapshot
+from orange.hooks.tmux import Tmux
+from orange.ops.merge import merge_task
 
 
 def attach(task: TaskArg = None, project: ProjectOpt = None) -> None:
     """Attach to a task's tmux session (respawning a dead agent first when allowed)."""
-    from orange.errors import InvalidInput
-    from orange.hooks.tmux import Tmux
 
     ref = locate(task, project)
     engine = engine_for(ref)
@@ -44,9 +48,6 @@ def peek(
     project: ProjectOpt = None,
 ) -> None:
     """Print the recent output of the task's agent."""
-    from orange.errors import InvalidInput
-    from orange.hooks.actions import agent_window
-    from orange.hooks.tmux import Tmux
 
     ref = locate(task, project)
     current = ref.store.get(ref.task_id)
@@ -70,7 +71,6 @@ def merge(
     json_out: JsonOpt = False,
 ) -> None:
     """Merge a reviewed task into the default branch and finish it (done)."""
-    from orange.ops.merge import merge_task
 
     ref = locate(task, project)
     engine = engine_for(ref)
@@ -82,15 +82,12 @@ def merge(
 
 def create_pr(task: TaskArg = None, project: ProjectOpt = None, json_out: JsonOpt = False) -> None:
     """Push the task's branch and open a pull request (title: summary; body: ## Handoff)."""
-    from orange.hooks.github import create_pr as open_pr
 
     ref = locate(task, project)
     current = ref.store.get(ref.task_id)
     url = open_pr(ref.project, current)
     updated = engine_for(ref).set_fields(current.id, {"pr_url": url}, "task.updated", "pr_url")
     if json_out:
-        from orange.cli.output import task_object
-
         emit_json(task_object(updated))
     else:
         typer.echo(f"task {updated.id}: opened {url}")
@@ -105,7 +102,6 @@ def restore(
     json_out: JsonOpt = False,
 ) -> None:
     """Put a task's saved work (from a forced cancel or merge) back on a branch."""
-    from orange.hooks.snapshots import restore as restore_snapshot
 
     ref = locate(task, project)
     branch, snap_ref = restore_snapshot(ref.project, ref.store.get(ref.task_id), snapshot)

@@ -2,14 +2,29 @@
 
 from __future__ import annotations
 
+import os
+import shlex
+import subprocess
 import sys
+import tempfile
 from collections.abc import Callable
+from pathlib import Path
 from typing import Annotated
 
 import typer
 
+from orange import projects
 from orange.cli.context import locate
-from orange.cli.output import emit_json
+from orange.cli.engine import engine_for
+from orange.cli.launch import create_and_spawn
+from orange.cli.listing import list_tasks
+from orange.cli.output import emit_json, history_object, print_task, task_object
+from orange.cli.update import update_task
+from orange.engine.edits import delete_task, edit_body
+from orange.engine.gates import section as get_section
+from orange.engine.gates import set_section
+from orange.errors import InvalidInput, NotFound
+from orange.store.task import Task
 
 HELP = "Create, list, show and change tasks."
 
@@ -20,9 +35,6 @@ ProjectOpt = Annotated[str | None, typer.Option("--project", help="Project name.
 def _read_text(source: str) -> str:
     if source == "-":
         return sys.stdin.read()
-    from pathlib import Path
-
-    from orange.errors import NotFound
 
     path = Path(source)
     if not path.is_file():
@@ -46,8 +58,6 @@ def create(
     json_out: JsonOpt = False,
 ) -> None:
     """Create a task, and start its agent unless --no-spawn."""
-    from orange import projects
-    from orange.cli.launch import create_and_spawn
 
     proj = projects.infer(name=project)
     context_text = _read_text(context) if context is not None else None
@@ -75,7 +85,6 @@ def list_(
     json_out: JsonOpt = False,
 ) -> None:
     """List tasks, newest activity first."""
-    from orange.cli.listing import list_tasks
 
     list_tasks(
         status=status,
@@ -91,7 +100,6 @@ def show(
     task: Annotated[str, typer.Argument()], project: ProjectOpt = None, json_out: JsonOpt = False
 ) -> None:
     """Show a task: frontmatter, body and history."""
-    from orange.cli.output import history_object, print_task, task_object
 
     ref = locate(task, project)
     current = ref.store.get(ref.task_id)
@@ -108,7 +116,6 @@ def log(
     task: Annotated[str, typer.Argument()], project: ProjectOpt = None, json_out: JsonOpt = False
 ) -> None:
     """A task's history, from the commits of the tasks ref."""
-    from orange.cli.output import history_object
 
     ref = locate(task, project)
     history = ref.store.history(ref.task_id)
@@ -131,7 +138,6 @@ def update(
     json_out: JsonOpt = False,
 ) -> None:
     """Change a task's summary or branch, or move it (--status) through its workflow."""
-    from orange.cli.update import update_task
 
     update_task(
         task=task, summary=summary, status=status, branch=branch, project=project, json_out=json_out
@@ -148,9 +154,6 @@ def edit(
     json_out: JsonOpt = False,
 ) -> None:
     """Replace one body section or the whole body (opens $EDITOR without --file)."""
-    from orange.engine.edits import edit_body
-    from orange.engine.gates import section as get_section
-    from orange.engine.gates import set_section
 
     ref = locate(task, project)
     heading = _heading(section) if section else None
@@ -163,21 +166,16 @@ def edit(
     what = heading or "body"
 
     def new_body(current_task: object) -> str:
-        from orange.store.task import Task
 
         assert isinstance(current_task, Task)
         if heading is None:
             return text
         return set_section(current_task.body, heading, text)
 
-    from orange.cli.engine import engine_for
-
     engine = engine_for(ref)
     updated = edit_body(ref.store, ref.task_id, new_body, what=what, copies=engine.copies)
     engine.sync_copy(updated)
     if json_out:
-        from orange.cli.output import task_object
-
         emit_json(task_object(updated, body=updated.body))
     else:
         typer.echo(f"task {updated.id}: {what} saved")
@@ -185,7 +183,6 @@ def edit(
 
 def _heading(section: str) -> str:
     name = section.strip().lstrip("#").strip()
-    from orange.errors import InvalidInput
 
     if not name or "\n" in name:
         raise InvalidInput(
@@ -195,12 +192,6 @@ def _heading(section: str) -> str:
 
 
 def _run_editor(text: str) -> str:
-    import os
-    import shlex
-    import subprocess
-    import tempfile
-
-    from orange.errors import InvalidInput
 
     editor = os.environ.get("VISUAL") or os.environ.get("EDITOR")
     if not editor:
@@ -225,8 +216,6 @@ def delete(
     json_out: JsonOpt = False,
 ) -> None:
     """Delete a done or cancelled task (its history stays in git)."""
-    from orange.engine.edits import delete_task
-    from orange.errors import InvalidInput
 
     ref = locate(task, project)
     current = ref.store.get(ref.task_id)

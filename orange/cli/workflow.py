@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from orange.cli.output import emit_json
+from orange.cli.workflow_table import print_workflow
+from orange.engine.catalog import list_workflows, load_named
+from orange.engine.loader import load_workflow_file
+from orange.engine.mermaid import to_mermaid
+from orange.errors import InvalidInput, NotFound
 
 app = typer.Typer(help="List, show and validate workflows.", no_args_is_help=True)
 
@@ -14,7 +20,6 @@ app = typer.Typer(help="List, show and validate workflows.", no_args_is_help=Tru
 @app.command("list")
 def list_(json_out: Annotated[bool, typer.Option("--json")] = False) -> None:
     """Shipped and user workflows."""
-    from orange.engine.catalog import list_workflows
 
     entries = list_workflows()
     if json_out:
@@ -31,18 +36,13 @@ def show(
     fmt: Annotated[str, typer.Option("--format", help="table or mermaid.")] = "table",
 ) -> None:
     """States and transitions (with gates and hooks) of a workflow."""
-    from orange.engine.catalog import load_named
-    from orange.errors import InvalidInput
 
     workflow = load_named(name)
     if fmt == "mermaid":
-        from orange.engine.mermaid import to_mermaid
-
         typer.echo(to_mermaid(workflow))
         return
     if fmt != "table":
         raise InvalidInput(f"unknown format {fmt!r}", hint="use --format table or --format mermaid")
-    from orange.cli.workflow_table import print_workflow
 
     print_workflow(workflow)
 
@@ -50,10 +50,6 @@ def show(
 @app.command("validate")
 def validate(file: Annotated[str, typer.Argument(help="A workflow YAML file.")]) -> None:
     """Check a workflow file; says what is wrong, with the key path."""
-    from pathlib import Path
-
-    from orange.engine.loader import load_workflow_file
-    from orange.errors import NotFound
 
     path = Path(file)
     if not path.is_file():

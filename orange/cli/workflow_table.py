@@ -7,15 +7,15 @@ into a pipe or a file the tables take the width they need.
 
 from __future__ import annotations
 
+import os
 import sys
-from typing import TYPE_CHECKING
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
 
 from orange.engine.actionspec import ACTION_PARAMS
 from orange.engine.workflow import Gate, HookSpec, Workflow
-
-if TYPE_CHECKING:
-    from rich.console import Console
-    from rich.table import Table
 
 # Output that is not a terminal is not wrapped to 80 columns (rich's default).
 _PIPE_WIDTH = 10_000
@@ -52,8 +52,6 @@ def _hooks(specs: tuple[HookSpec, ...]) -> str:
 
 
 def _table(title: str, columns: tuple[str, ...]) -> Table:
-    from rich.table import Table
-
     table = Table(title=title, title_justify="left")
     for column in columns:
         table.add_column(column, overflow="fold")
@@ -61,23 +59,16 @@ def _table(title: str, columns: tuple[str, ...]) -> Table:
 
 
 def _row(table: Table, *cells: str) -> None:
-    from rich.text import Text
-
     table.add_row(*(Text(cell) for cell in cells))
 
 
 def _console() -> Console:
-    import os
-
-    from rich.console import Console
 
     piped = not sys.stdout.isatty() and not os.environ.get("COLUMNS")
     return Console(highlight=False, width=_PIPE_WIDTH if piped else None)
 
 
 def print_workflow(workflow: Workflow) -> None:
-    from rich.text import Text
-
     console = _console()
     header = Text()
     header.append(workflow.name, style="bold")

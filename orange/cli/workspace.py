@@ -6,7 +6,9 @@ from typing import Annotated
 
 import typer
 
+from orange import projects
 from orange.cli.output import emit_json
+from orange.ops.workspaces import gc_pool, init_pool, pool_status
 
 app = typer.Typer(help="The worktree pool of a project.", no_args_is_help=True)
 ProjectOpt = Annotated[str | None, typer.Option("--project", help="Project name.")]
@@ -16,8 +18,6 @@ JsonOpt = Annotated[bool, typer.Option("--json")]
 @app.command("init")
 def init(project: ProjectOpt = None, json_out: JsonOpt = False) -> None:
     """Create all the project's worktrees now (they are otherwise made on first use)."""
-    from orange import projects
-    from orange.ops.workspaces import init_pool
 
     proj = projects.infer(name=project)
     created = init_pool(proj)
@@ -33,8 +33,6 @@ def init(project: ProjectOpt = None, json_out: JsonOpt = False) -> None:
 @app.command("list")
 def list_(project: ProjectOpt = None, json_out: JsonOpt = False) -> None:
     """Each workspace of the pool and the task that holds it."""
-    from orange import projects
-    from orange.ops.workspaces import pool_status
 
     proj = projects.infer(name=project)
     rows = pool_status(proj)
@@ -54,8 +52,6 @@ def gc(
     json_out: JsonOpt = False,
 ) -> None:
     """Release worktrees whose task has ended or no longer exists (never losing work)."""
-    from orange import projects
-    from orange.ops.workspaces import gc_pool
 
     proj = projects.infer(name=project)
     released, kept = gc_pool(proj, force=force)

@@ -16,6 +16,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+import pygit2
+
 from orange.engine.definitions import committed_workflow_text, parse_committed
 from orange.engine.fields import BASELINE_FIELD
 from orange.engine.gates import check_gate
@@ -40,7 +42,6 @@ class Violation:
 
 def check_history(repo: pygit2.Repository, new: str, old: str | None = None) -> list[Violation]:
     """Check the commits reachable from ``new`` but not from ``old`` (all if None)."""
-    import pygit2
 
     walker = repo.walk(new, pygit2.enums.SortMode.TOPOLOGICAL | pygit2.enums.SortMode.REVERSE)
     if old:
@@ -70,7 +71,6 @@ def check_commit(repo: pygit2.Repository, commit: pygit2.Commit) -> list[Violati
 def _changed_task_files(
     repo: pygit2.Repository, old: pygit2.Tree | None, new: pygit2.Tree
 ) -> Iterator[tuple[str, bytes | None, bytes | None]]:
-    import pygit2
 
     diff = new.diff_to_tree(swap=True) if old is None else old.diff_to_tree(new)
     for delta in diff.deltas:

@@ -21,7 +21,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import pygit2
+
 from orange.errors import InvalidInput, NotFound
+from orange.githooks.shims import install_hooks
 from orange.hooks.git import git, merge_file
 from orange.store import layout
 from orange.store.repo import GitRepo, open_repo
@@ -69,7 +72,6 @@ def record_tip(repo: GitRepo, tip: str) -> None:
 
 def checkout(repo: GitRepo, directory: Path) -> Path:
     """Create a tasks checkout of ``repo`` at ``directory``; returns its path."""
-    from orange.githooks.shims import install_hooks
 
     tip = tasks_tip(repo)
     if tip is None:
@@ -121,7 +123,6 @@ def _reapply(
     repo: GitRepo, top: Path, base: str, mine: str, theirs: str, result: Refreshed
 ) -> None:
     """Re-apply the edits base → mine onto the files of ``theirs`` (the new tip)."""
-    import pygit2
 
     pygit = repo.pygit
     diff = pygit[base].peel(pygit2.Tree).diff_to_tree(pygit[mine].peel(pygit2.Tree))
@@ -169,13 +170,11 @@ def _worktree_tree(repo: GitRepo, top: Path) -> str:
 
 
 def _tree_of(repo: GitRepo, commit: str) -> str:
-    import pygit2
 
     return str(repo.pygit[commit].peel(pygit2.Tree).id)
 
 
 def _blob(pygit: pygit2.Repository, tree_id: str, path: str) -> bytes | None:
-    import pygit2
 
     tree = pygit[tree_id].peel(pygit2.Tree)
     try:

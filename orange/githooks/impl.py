@@ -31,15 +31,21 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, cast
 
+import pygit2
+
 from orange.compose import build_engine
+from orange.engine import replay
 from orange.engine.external import complete_external_move
+from orange.engine.replay import check_history
 from orange.errors import OrangeError
 from orange.githooks import checkout as taskscheckout
+from orange.hooks import watcher as monitor
 from orange.hooks.git import git
+from orange.projects import find_for_repo
 from orange.store import layout
 from orange.store.lock import exclusive
 from orange.store.repo import GitRepo, open_repo
-from orange.store.store import TaskStore
+from orange.store.store import TaskStore, now_iso
 from orange.store.task import Task
 
 if TYPE_CHECKING:
@@ -86,7 +92,6 @@ def wake_monitor(repo: GitRepo) -> None:
 
     For now a line appended to ``<git-common-dir>/orange/wake``.
     """
-    from orange.store.store import now_iso
 
     with (repo.orange_dir() / "wake").open("a") as handle:
         handle.write(f"{now_iso()} {os.getpid()}\n")
@@ -98,12 +103,8 @@ def reference_transaction(cwd: Path, args: Sequence[str]) -> int:
     repo = open_repo(cwd)
     wake_monitor(repo)
     # A fetch or update-ref may need a reaction while no monitor runs (it exits when
-    # this host has nothing active): start one; it returns at once if one runs.
-    from orange.projects import find_for_repo
 
     if find_for_repo(repo) is not None:
-        from orange.hooks import watcher as monitor
-
         monitor.ensure_running()
     return 0
 
@@ -125,7 +126,6 @@ def check_tasks_commit(repo: GitRepo) -> list[str]:
     tip = taskscheckout.tasks_tip(repo)
     if tip != taskscheckout.recorded_tip(repo):
         return [STALE]
-    import pygit2
 
     assert repo.workdir is not None
     pygit = repo.pygit
@@ -139,7 +139,6 @@ def check_tree_change(
 ) -> list[str]:
     """The replay checker's rules for one step ``parent`` → ``staged``, plus what a
     hand edit may not do (touch anything but task files, change fixed fields)."""
-    from orange.engine import replay
 
     problems: list[str] = []
     diff = staged.diff_to_tree(swap=True) if parent is None else parent.diff_to_tree(staged)
@@ -179,7 +178,6 @@ def _hand_edit_problem(old: bytes | None, new: bytes | None) -> str | None:
 
 def check_worktree_commit(repo: GitRepo) -> list[str]:
     """Orange's files staged in a checkout of a registered project ([] if none)."""
-    from orange.projects import find_for_repo
 
     top = repo.workdir
     if top is None or find_for_repo(repo) is None:
@@ -231,9 +229,6 @@ def post_commit(cwd: Path, args: Sequence[str] = ()) -> int:
 def handle_external_moves(repo: GitRepo, commit_id: str) -> list[str]:
     """Run, once on this host, the hooks of the status changes made by ``commit_id``
     (a plain-git commit of the tasks ref).  Returns what was done, for the user."""
-    import pygit2
-
-    from orange.projects import find_for_repo
 
     project = find_for_repo(repo)
     if project is None:
@@ -253,7 +248,6 @@ def handle_external_moves(repo: GitRepo, commit_id: str) -> list[str]:
 
 def moved_tasks(pygit: pygit2.Repository, commit: pygit2.Commit) -> list[Task]:
     """The tasks whose status ``commit`` changes, as they were in its first parent."""
-    from orange.engine import replay
 
     parent = commit.parents[0].tree if commit.parents else None
     moved = []
@@ -294,7 +288,6 @@ def update(cwd: Path, args: Sequence[str]) -> int:
     if new == ZERO:
         print(f"orange: {layout.TASKS_REF} cannot be deleted", file=sys.stderr)
         return 1
-    from orange.engine.replay import check_history
 
     repo = open_repo(cwd)
     if old != ZERO and not repo.pygit.descendant_of(new, old):

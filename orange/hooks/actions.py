@@ -18,9 +18,12 @@ from orange.engine.monitoring import worker_spawn_spec
 from orange.errors import HookFailed, OrangeError
 from orange.home import host_name, orange_home
 from orange.hooks import harness as harnesses
-from orange.hooks import workcopy, workspace
+from orange.hooks import snapshots, workcopy, workspace
+from orange.hooks import watcher as monitor
 from orange.hooks.git import git
+from orange.hooks.github import create_pr
 from orange.hooks.tmux import Tmux
+from orange.hooks.workspace import PoolFull
 from orange.projects import Project
 from orange.store.task import Task
 
@@ -110,7 +113,6 @@ class ReleaseWorkspace(Action):
         path = workspace.local_workspace(ctx.before)
         if path is None or not path.is_dir():
             return {"workspace": None} if ctx.before.str_field("workspace") else {}
-        from orange.hooks import snapshots
 
         project = _project(ctx)
         unsaved = snapshots.unsaved_work(project, path, ctx.before.branch)
@@ -205,7 +207,6 @@ def start_agent(
     effort = task.str_field(effort_key) or None
     argv = harness.command(prompt, role=role, effort=effort)  # type: ignore[arg-type]
     tmux.start(session, window, argv, cwd=worktree, env=agent_env(task))
-    from orange.hooks import watcher as monitor
 
     monitor.install_tmux_hooks()
     monitor.ensure_running()
@@ -275,7 +276,6 @@ class SpawnNext(Action):
     name = "spawn_next"
 
     def apply(self, ctx: HookContext) -> None:
-        from orange.hooks.workspace import PoolFull
 
         engine = ctx.engine
         project = _project(ctx)
@@ -329,7 +329,6 @@ class CreatePr(Action):
     name = "create_pr"
 
     def apply(self, ctx: HookContext) -> None:
-        from orange.hooks.github import create_pr
 
         url = create_pr(_project(ctx), ctx.task)
         ctx.engine.set_fields(ctx.task.id, {"pr_url": url}, "task.updated", "pr_url")

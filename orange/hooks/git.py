@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -80,7 +81,6 @@ def merge_file(ours: str, base: str, theirs: str, labels: tuple[str, str, str]) 
 
     A conflict keeps both versions between the usual markers.
     """
-    import tempfile
 
     with tempfile.TemporaryDirectory(prefix="orange-merge-") as tmp:
         paths = []

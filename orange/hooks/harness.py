@@ -36,6 +36,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 from orange.errors import InvalidInput
+from orange.home import load_config, orange_home
+from orange.hooks.git import git_ok
 
 Role = Literal["worker", "reviewer", "respawn"]
 PROMPT = "{prompt}"
@@ -169,7 +171,6 @@ BUILTINS: dict[str, Harness] = {
 
 
 def _config() -> tuple[Path, dict[str, Any]]:
-    from orange.home import load_config, orange_home
 
     return orange_home() / "config.yml", load_config()
 
@@ -292,7 +293,6 @@ def _allow_all(data: dict[str, Any]) -> None:
 def _merge_json(worktree: Path, path: Path, change: Any) -> bool:
     """Apply ``change`` to the JSON object at ``path`` (created when absent); leaves a
     file the project tracks, or one that is not a JSON object, alone.  True if written."""
-    from orange.hooks.git import git_ok
 
     relative = str(path.relative_to(worktree))
     if git_ok("ls-files", "--error-unmatch", "--", relative, cwd=worktree):

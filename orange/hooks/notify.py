@@ -35,7 +35,7 @@ class Notify(Action):
                 pass
         url = _webhook_url()
         if url:
-            # urllib.request (ssl, email, http) costs more than a whole `task update`:
+            # urllib.request (ssl, email, http) costs more than a whole task update:
             # only a move that posts to a configured webhook loads it.
             import urllib.request
 

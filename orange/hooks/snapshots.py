@@ -8,6 +8,7 @@ from pathlib import Path
 from orange.errors import InvalidInput, NotFound
 from orange.hooks.git import git, git_ok
 from orange.projects import Project
+from orange.store.repo import open_repo
 from orange.store.snapshots import add_snapshot, list_snapshots
 from orange.store.task import Task
 
@@ -47,14 +48,12 @@ def save(project: Project, worktree: Path, task: Task) -> str:
     if tree != git("rev-parse", "HEAD^{tree}", cwd=worktree):
         message = f"orange: snapshot of task {task.id} ({task.branch})\n\nuncommitted work saved"
         commit = git("commit-tree", tree, "-p", head, "-m", message, cwd=worktree)
-    from orange.store.repo import open_repo
 
     return add_snapshot(open_repo(project.path), task.id, commit, f"snapshot of task {task.id}")
 
 
 def restore(project: Project, task: Task, number: int | None) -> tuple[str, str]:
     """Put a snapshot back on a branch; returns (branch, snapshot ref)."""
-    from orange.store.repo import open_repo
 
     taken = list_snapshots(open_repo(project.path), task.id)
     if not taken:

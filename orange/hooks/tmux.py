@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from orange.errors import HookFailed
+from orange.home import orange_home
 
 if TYPE_CHECKING:
     from libtmux.common import tmux_cmd
@@ -319,8 +320,8 @@ class Tmux:
                 pass  # not ours to signal, or gone: the next listing will tell
 
     def _call(self, *args: str) -> tmux_cmd:
-        server = self._server  # loads libtmux, and with it its exceptions
-        from libtmux import exc as tmux_exc
+        server = self._server
+        from libtmux import exc as tmux_exc  # loaded by the line above: free here
 
         try:
             return server.cmd(*args)
@@ -378,8 +379,6 @@ def _no_server(stderr: Sequence[str]) -> bool:
 
 
 def _run_dir() -> Path:
-    from orange.home import orange_home
-
     path = orange_home() / "run"
     path.mkdir(parents=True, exist_ok=True, mode=0o700)
     return path

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from orange.errors import HookFailed
 from orange.home import host_name, orange_home
+from orange.hooks import workcopy
 from orange.hooks.git import GitFailed, git, git_ok
 from orange.projects import Project
 from orange.store.store import Snapshot
@@ -196,7 +197,6 @@ def reset(project: Project, path: Path) -> None:
 
     Callers make sure nothing unsaved is in it first (never lose work).
     """
-    from orange.hooks import workcopy
 
     base = project.default_branch if _has_ref(project.path, project.default_branch) else "HEAD"
     git("checkout", "--quiet", "--force", "--detach", base, cwd=path)

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import pygit2
+
 from orange.errors import InvalidInput
 
 
 def check_branch_name(branch: str) -> str:
-    import pygit2
 
     if (
         not branch

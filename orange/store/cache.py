@@ -16,6 +16,8 @@ from contextlib import closing
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+import pygit2
+
 if TYPE_CHECKING:
     import pygit2
 
@@ -105,7 +107,6 @@ def _refresh(
     parse: Parser,
 ) -> list[Entry]:
     indexed = dict(db.execute("SELECT shard, tree FROM shards").fetchall())
-    import pygit2
 
     current: dict[str, pygit2.Tree] = {}
     if tasks_tree is not None:
@@ -157,7 +158,6 @@ def _index_shard(
 
 
 def _task_blobs(tree: pygit2.Tree) -> Iterator[tuple[str, str]]:
-    import pygit2
 
     for task_tree in tree:
         if not isinstance(task_tree, pygit2.Tree):

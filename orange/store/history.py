@@ -15,6 +15,8 @@ from contextlib import closing
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import pygit2
+
 from orange.store import events
 
 if TYPE_CHECKING:
@@ -85,7 +87,6 @@ def _new_commits(
     repo: pygit2.Repository, tip: str, indexed: str | None
 ) -> Iterator[tuple[str, str, str, int]]:
     """Commits after ``indexed`` up to ``tip``, parents first, that name a task."""
-    import pygit2
 
     modes = pygit2.enums.SortMode
     walker = repo.walk(tip, modes.TOPOLOGICAL | modes.REVERSE)

@@ -12,6 +12,8 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import pygit2
+
 from orange.errors import NotARepository
 
 if TYPE_CHECKING:
@@ -28,7 +30,6 @@ class GitRepo:
 
     @cached_property
     def pygit(self) -> pygit2.Repository:
-        import pygit2
 
         return pygit2.Repository(str(self.git_dir))
 
@@ -52,7 +53,6 @@ class GitRepo:
 
 def open_repo(path: str | os.PathLike[str] = ".") -> GitRepo:
     """The repository containing ``path``.  Raises NotARepository."""
-    import pygit2
 
     start = Path(path).resolve()
     try:

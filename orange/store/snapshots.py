@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pygit2
+
 from orange.store.layout import SNAPSHOTS_PREFIX, valid_task_id
 from orange.store.repo import GitRepo
 
@@ -18,7 +20,6 @@ def list_snapshots(repo: GitRepo, task_id: str) -> dict[int, str]:
 
 def add_snapshot(repo: GitRepo, task_id: str, commit: str, message: str) -> str:
     """Record ``commit`` as the task's next snapshot; returns the ref name."""
-    import pygit2
 
     if not valid_task_id(task_id):
         raise ValueError(f"bad task id {task_id!r}")

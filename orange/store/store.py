@@ -17,8 +17,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
+import pygit2
+
 from orange.errors import BrokenTaskFile, InvalidInput, NotFound, RefConflict, SchemaTooNew
 from orange.store import cache, events, layout, taskfile
+from orange.store.history import commits_of
 from orange.store.lock import exclusive
 from orange.store.repo import GitRepo, open_repo
 from orange.store.task import BrokenTask, Task
@@ -68,7 +71,6 @@ class Snapshot:
         return Task.parse(_decode(blob.data, path), where=path, blob_id=str(blob.id))
 
     def entries(self) -> list[cache.Entry]:
-        import pygit2
 
         tasks_tree = None
         if self.tree is not None and "tasks" in self.tree:
@@ -167,7 +169,6 @@ class TaskStore:
 
     def history(self, task_id: str) -> list[HistoryEntry]:
         """The commits about one task, oldest first (indexed, see `history`)."""
-        from orange.store.history import commits_of
 
         ref = self.pygit.references.get(layout.TASKS_REF)
         if ref is None:
@@ -256,7 +257,6 @@ def _move_ref(
     repo: pygit2.Repository, ref: pygit2.Reference | None, new: pygit2.Oid, why: str
 ) -> bool:
     """Compare-and-swap: move the ref only if it still points where we read it."""
-    import pygit2
 
     try:
         if ref is None:
@@ -283,7 +283,6 @@ def _clear_stale_ref_lock(common_dir: Path) -> None:
 
 
 def _signature(repo: pygit2.Repository) -> pygit2.Signature:
-    import pygit2
 
     try:
         return repo.default_signature
@@ -293,7 +292,6 @@ def _signature(repo: pygit2.Repository) -> pygit2.Signature:
 
 def _tip(repo: pygit2.Repository) -> tuple[pygit2.Reference | None, pygit2.Commit | None]:
     """The tasks ref (the handle compare-and-swap needs) and the commit it points at."""
-    import pygit2
 
     ref = repo.references.get(layout.TASKS_REF)
     return ref, None if ref is None else ref.peel(pygit2.Commit)

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
+import pygit2
+
 if TYPE_CHECKING:
     import pygit2
 
@@ -20,7 +22,6 @@ def apply_writes(
     Only the trees along the written paths are rebuilt; everything else is shared with
     ``base``.  Returns the new tree id, or None if the tree became empty.
     """
-    import pygit2
 
     leaves: dict[str, bytes | None] = {}
     nested: dict[str, dict[str, bytes | None]] = {}
@@ -57,7 +58,6 @@ def apply_writes(
 
 def read_blob(tree: pygit2.Tree | None, path: str) -> pygit2.Blob | None:
     """The blob at ``path`` in ``tree``, or None."""
-    import pygit2
 
     if tree is None:
         return None

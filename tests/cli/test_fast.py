@@ -133,7 +133,7 @@ def _run_both_ways(
         # git's hooks stay out of it: the ref goes back without any reaction
         git(repo, "-c", "core.hooksPath=/dev/null", "update-ref", layout.TASKS_REF, before)
         if not use_fast:
-            monkeypatch.setattr(fast, "fast_command", lambda argv: None)
+            monkeypatch.setattr(main, "fast_command", lambda argv: None)
         # outside the project unless the arguments do not name it
         result = cli(*args, cwd=repo.parent if "--project" in args else repo)
         tree = git(repo, "ls-tree", "-r", f"{layout.TASKS_REF}^{{tree}}")

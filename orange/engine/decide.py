@@ -127,6 +127,23 @@ def move_trailers(original: Task, after: Task, *, escalation: bool) -> tuple[tup
     return tuple(trailers)
 
 
+def starting_move(workflow: Workflow, status: str) -> Transition | None:
+    """The move out of ``status`` that starts its agent (``pending -> planning``)."""
+    for transition in workflow.transitions:
+        if transition.from_ == status and spawns(transition.hooks):
+            return transition
+    return None
+
+
+def can_start(workflow: Workflow, status: str) -> bool:
+    """Whether a task in ``status`` has an agent to start: a starting move, or entry
+    actions (a task created in a state that has an agent)."""
+    state = workflow.states.get(status)
+    return state is not None and (
+        starting_move(workflow, status) is not None or bool(state.on_enter)
+    )
+
+
 def spawns(hooks: Iterable[HookSpec]) -> bool:
     """Whether the actions start an agent (a new agent run begins)."""
     return any(spec.action in SPAWNING_ACTIONS for spec in hooks)

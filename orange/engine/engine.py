@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from orange.engine import monitoring
 from orange.engine.actions import HookContext, Registry
-from orange.engine.decide import Outcome, move_trailers, plan_move, seal, spawns
+from orange.engine.decide import Outcome, move_trailers, plan_move, seal, spawns, starting_move
 from orange.engine.definitions import workflow_of
 from orange.engine.fields import RUN_FIELD, run_token
 from orange.engine.gates import append_to_section
@@ -191,9 +191,9 @@ class Engine:
         workflow = self.workflow(task)
         if workflow.is_terminal(task.status):
             raise InvalidInput(f"task {task.id} is {task.status}; nothing to spawn")
-        for transition in workflow.transitions:
-            if transition.from_ == task.status and spawns(transition.hooks):
-                return self.transition(task.id, transition.to, options=options)
+        start = starting_move(workflow, task.status)
+        if start is not None:
+            return self.transition(task.id, start.to, options=options)
         state = workflow.states[task.status]
         if state.on_enter and not task.str_field("workspace"):
             return self.run_actions(task.id, state.on_enter, "agent.spawned", options or {})

@@ -38,7 +38,7 @@ def create_task(
     extra: dict[str, Any] | None = None,
 ) -> Task:
     summary = " ".join(summary.split()) if summary else ""
-    initial = _initial_status(workflow, status, summary)
+    initial = initial_status(workflow, status, summary)
     if branch is not None:
         check_branch_name(branch)
 
@@ -94,7 +94,9 @@ def _unused_id(snap: Snapshot) -> str:
             return candidate
 
 
-def _initial_status(workflow: Workflow, status: str | None, summary: str) -> str:
+def initial_status(workflow: Workflow, status: str | None, summary: str) -> str:
+    """The status a new task starts in: ``status`` if the workflow allows it, else the
+    first initial status (or the empty-summary one when there is no summary)."""
     allowed = list(workflow.initial_statuses)
     if status is None:
         if not summary and workflow.empty_summary_status:

@@ -1,0 +1,95 @@
+"""Creating a task and starting its agent (``orange task create``).
+
+The harnesses are checked before anything is written (an unknown harness or effort
+creates nothing).  Then the task is created, and its agent started unless the caller
+says not to or the task starts in a state that waits for a human.  A full pool is not
+a failure: the task waits in its queue state for ``spawn_next``.  Any other spawn
+failure leaves the task where it was created, and says why.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from orange.engine.catalog import load_named
+from orange.engine.decide import Outcome, can_start
+from orange.engine.engine import Engine
+from orange.engine.tasks import create_task, initial_status
+from orange.errors import InvalidInput, OrangeError
+from orange.hooks import harness as harnesses
+from orange.hooks.workspace import PoolFull
+from orange.store.task import Task
+
+
+@dataclass(frozen=True)
+class Harnesses:
+    """The agents of a new task: worker and reviewer harness, and their effort."""
+
+    worker: str = ""
+    reviewer: str = ""
+    effort: str = ""
+    review_effort: str = ""
+
+
+@dataclass(frozen=True)
+class Launch:
+    """A created task and what became of starting it: ``started`` (the spawn's
+    outcome), ``queued`` (why it waits for a workspace) or ``error`` (why it did not
+    start); all None when it was not to be started."""
+
+    task: Task
+    started: Outcome | None = None
+    queued: str | None = None
+    error: str | None = None
+
+
+def create_and_spawn(
+    engine: Engine,
+    *,
+    summary: str,
+    branch: str | None = None,
+    context: str | None = None,
+    status: str | None = None,
+    agents: Harnesses = Harnesses(),
+    spawn: bool = True,
+) -> Launch:
+    """Create a task in ``engine``'s project, then start its agent (``spawn``)."""
+    if engine.project is None:
+        raise InvalidInput("a task is created in a registered project")
+    workflow = load_named(engine.project.workflow)
+    will_spawn = spawn and can_start(workflow, initial_status(workflow, status, summary))
+    worker, reviewer = _check_harnesses(agents, will_spawn)
+    extra = {"effort": agents.effort, "review_effort": agents.review_effort}
+    task = create_task(
+        engine.store,
+        engine.project,
+        workflow,
+        summary=summary,
+        branch=branch,
+        context=context,
+        status=status,
+        harness=worker,
+        review_harness=reviewer,
+        extra={key: value for key, value in extra.items() if value},
+    )
+    if not will_spawn:
+        return Launch(task)
+    try:
+        outcome = engine.spawn(task.id)
+    except PoolFull as exc:
+        return Launch(engine.store.get(task.id), queued=exc.message)
+    except OrangeError as exc:
+        return Launch(engine.store.get(task.id), error=str(exc))
+    return Launch(outcome.task, started=outcome)
+
+
+def _check_harnesses(agents: Harnesses, will_spawn: bool) -> tuple[str, str]:
+    """The worker and reviewer harness names, each checked to exist (and to take the
+    effort asked for) before anything is written."""
+    worker = harnesses.resolve(agents.worker or None).name if agents.worker or will_spawn else ""
+    reviewer = harnesses.review_name(agents.reviewer or None, worker) if worker else agents.reviewer
+    if reviewer:
+        harnesses.resolve(reviewer)
+    if worker and agents.effort:
+        harnesses.resolve(worker).command("x", role="worker", effort=agents.effort)
+    return worker, reviewer

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from orange import projects
+from orange.engine.definitions import is_active
 from orange.errors import InvalidInput, NotFound
 from orange.home import orange_home
 from orange.projects import Project, open_store
@@ -42,8 +43,11 @@ def _task_of_workspace() -> str | None:
     for project in projects.load_all():
         if not name.startswith(f"{project.name}--"):
             continue
-        for task in open_store(project).tasks():
-            if isinstance(task, Task) and task.is_active and task.str_field("workspace") == name:
+        snap = open_store(project).snapshot()
+        for task in snap.tasks():
+            if not isinstance(task, Task) or task.str_field("workspace") != name:
+                continue
+            if is_active(snap, task):
                 return task.id
     return None
 

@@ -11,7 +11,10 @@ from orange.cli.context import current_project
 from orange.cli.output import broken_object, emit_json, task_object, task_table
 from orange.home import orange_home
 from orange.projects import open_store
-from orange.store.task import TERMINAL_STATUSES, BrokenTask, Task
+from orange.store.task import BrokenTask, Task
+
+# TODO(listing): per-entry workflow roles once the listing cache records the workflow.
+TERMINAL_STATUSES = frozenset({"done", "cancelled"})
 
 if TYPE_CHECKING:
     from orange.projects import Project

@@ -12,9 +12,8 @@ from orange.cli.context import TaskRef, locate
 from orange.cli.engine import engine_for, move_task, report_outcome
 from orange.cli.output import emit_json, task_object
 from orange.cli.task import JsonOpt, ProjectOpt
-from orange.engine.gates import append_to_section
+from orange.engine import requests
 from orange.errors import InvalidInput
-from orange.store.store import now_iso
 
 if TYPE_CHECKING:
     from orange.engine.decide import Outcome
@@ -64,7 +63,7 @@ def cancel(
             raise typer.Exit(1)
     elif not yes and not json_out and not sys.stdin.isatty():
         raise InvalidInput("refusing to cancel without confirmation", hint="pass --yes")
-    move(ref, "cancelled", json_out, force=force)
+    report(requests.cancel(engine_for(ref), ref.task_id, {"force": force}), json_out)
 
 
 def request_changes(
@@ -81,12 +80,13 @@ def request_changes(
     feedback must not make.
     """
     ref = locate(task, project)
-    report(engine_for(ref).request_changes(ref.task_id, message or ""), json_out)
+    report(requests.request_changes(engine_for(ref), ref.task_id, message or ""), json_out)
 
 
 def complete(task: TaskArg = None, project: ProjectOpt = None, json_out: JsonOpt = False) -> None:
-    """Self-review workflow: the agent is done; hand the task to a human (reviewing)."""
-    move(locate(task, project), "reviewing", json_out)
+    """The agent is done: hand the task to a human (self-review: working -> reviewing)."""
+    ref = locate(task, project)
+    report(requests.complete(engine_for(ref), ref.task_id), json_out)
 
 
 def stuck(
@@ -95,15 +95,10 @@ def stuck(
     project: ProjectOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
-    """Self-review workflow: the agent cannot finish; ask a human for help."""
+    """The agent cannot finish: ask a human for help (the escalation state, e.g. stuck)."""
 
     ref = locate(task, project)
-    text = (reason or "").strip()
-
-    def add_reason(body: str) -> str:
-        return append_to_section(body, "## Stuck", f"{now_iso()}: {text}") if text else body
-
-    report(engine_for(ref).transition(ref.task_id, "stuck", body_edit=add_reason), json_out)
+    report(requests.ask_for_help(engine_for(ref), ref.task_id, reason or ""), json_out)
 
 
 def ack(task: TaskArg = None, project: ProjectOpt = None, json_out: JsonOpt = False) -> None:

@@ -16,14 +16,16 @@ import typer
 from orange import projects
 from orange.cli.context import locate
 from orange.cli.engine import engine_for
-from orange.cli.launch import create_and_spawn
+from orange.cli.launch import create_and_report
 from orange.cli.listing import list_tasks
 from orange.cli.output import emit_json, history_object, print_task, task_object
 from orange.cli.update import update_task
+from orange.engine.definitions import is_active
 from orange.engine.edits import delete_task, edit_body
 from orange.engine.gates import section as get_section
 from orange.engine.gates import set_section
 from orange.errors import InvalidInput, NotFound
+from orange.ops.launch import Harnesses
 from orange.store.task import Task
 
 HELP = "Create, list, show and change tasks."
@@ -61,16 +63,13 @@ def create(
 
     proj = projects.infer(name=project)
     context_text = _read_text(context) if context is not None else None
-    create_and_spawn(
+    create_and_report(
         proj,
         summary=summary,
         branch=branch or None,
         context=context_text,
         status=status,
-        harness=harness,
-        review_harness=review_harness,
-        effort=effort,
-        review_effort=review_effort,
+        agents=Harnesses(harness or "", review_harness or "", effort or "", review_effort or ""),
         spawn=not no_spawn,
         json_out=json_out,
     )
@@ -219,7 +218,7 @@ def delete(
 
     ref = locate(task, project)
     current = ref.store.get(ref.task_id)
-    if current.is_active:
+    if is_active(ref.store.snapshot(), current):
         delete_task(ref.store, ref.task_id)  # raises with the reason
     if not yes:
         if not sys.stdin.isatty():

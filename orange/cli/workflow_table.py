@@ -68,23 +68,38 @@ def _console() -> Console:
     return Console(highlight=False, width=_PIPE_WIDTH if piped else None)
 
 
+def _human(workflow: Workflow, status: str) -> str:
+    """``waits`` for a state waiting for a person, with where request-changes leads."""
+    if not workflow.waits_for_human(status):
+        return ""
+    target = workflow.request_changes_target(status)
+    return f"waits; request-changes -> {target}" if target else "waits"
+
+
 def print_workflow(workflow: Workflow) -> None:
     console = _console()
     header = Text()
     header.append(workflow.name, style="bold")
     header.append(f" v{workflow.version}  {workflow.description}")
     console.print(header)
-    states = _table("states", ("state", "terminal", "agent", "respawn prompt", "on enter"))
+    states = _table(
+        "states",
+        ("state", "terminal", "role", "agent", "respawn prompt", "on enter", "human"),
+    )
     for state in workflow.states.values():
         _row(
             states,
             state.name,
             "yes" if state.terminal else "",
+            state.role or "",
             state.agent if state.agent != "none" else "",
             state.respawn_prompt or "",
             _hooks(state.on_enter),
+            _human(workflow, state.name),
         )
     console.print(states)
+    for note in workflow.inferred_roles:
+        console.print(Text(f"inferred: {note}"))
     moves = _table("transitions", ("from", "to", "when", "gate", "hooks"))
     for t in workflow.transitions:
         _row(moves, t.from_, t.to, str(t.when or ""), _gate(t.gate), _hooks(t.hooks))

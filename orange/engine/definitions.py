@@ -8,12 +8,18 @@ edit), so every clone and a bare server validate history against the same rules.
 
 from __future__ import annotations
 
+import copyreg
 import hashlib
+import os
+import pickle
+from functools import cache
+from pathlib import Path
+from types import MappingProxyType
 from typing import Protocol
 
-from orange.engine.catalog import load_named
-from orange.engine.loader import load_workflow
 from orange.engine.workflow import Workflow
+from orange.errors import OrangeError
+from orange.home import orange_home
 from orange.store import layout
 from orange.store.task import Task
 
@@ -61,16 +67,81 @@ def committed_workflow_text(snap: TreeReader, task: Task) -> str | None:
 
 
 def parse_committed(text: str, name: str) -> Workflow:
-    """A committed definition, parsed once per process per content."""
-    key = hashlib.sha1(text.encode()).hexdigest()
+    """A committed definition, validated by the loader once per content on this host:
+    after that its parsed form comes from a cache (`parsed_cache`)."""
+    key = hashlib.sha256(text.encode()).hexdigest()
     if key not in _parsed:
-        _parsed[key] = load_workflow(text, f"refs/orange/tasks:meta/workflows/{name}.yml")
+        workflow = _read_parsed(key, text)
+        if workflow is None:
+            # The loader (and its validation) runs for a definition not seen before.
+            from orange.engine.loader import load_workflow
+
+            workflow = load_workflow(text, f"refs/orange/tasks:meta/workflows/{name}.yml")
+            _write_parsed(key, workflow)
+        _parsed[key] = workflow
     return _parsed[key]
+
+
+def parsed_cache() -> Path:
+    """Parsed definitions, one pickle per definition text and version of the workflow
+    model: a change to the model's code makes a new directory, never a stale object."""
+    return orange_home() / "cache" / "workflows" / _model_version()
+
+
+@cache
+def _model_version() -> str:
+    digest = hashlib.sha256()
+    for module in _MODEL_MODULES:
+        digest.update((Path(__file__).parent / f"{module}.py").read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def _read_parsed(key: str, text: str) -> Workflow | None:
+    try:
+        data = (parsed_cache() / f"{key}.pickle").read_bytes()
+        workflow = pickle.loads(data)
+    except Exception:  # missing, unreadable or from another model: parse again
+        return None
+    if not isinstance(workflow, Workflow) or workflow.source_text != text:
+        return None
+    return workflow
+
+
+def _write_parsed(key: str, workflow: Workflow) -> None:
+    directory = parsed_cache()
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        temporary = directory / f".{key}.{os.getpid()}.tmp"
+        temporary.write_bytes(pickle.dumps(workflow))
+        temporary.replace(directory / f"{key}.pickle")
+    except OSError:
+        pass  # a cache: the next process parses again
+
+
+def _frozen(mapping: dict[str, object]) -> MappingProxyType[str, object]:
+    return MappingProxyType(mapping)
+
+
+# A parsed workflow holds read-only mappings (hook parameters): pickle them as dicts.
+copyreg.pickle(MappingProxyType, lambda proxy: (_frozen, (dict(proxy),)))
+# The modules whose code defines what a parsed workflow is.
+_MODEL_MODULES = ("workflow", "when", "loader", "hooklist", "actionspec", "yamldoc", "definitions")
 
 
 def workflow_of(snap: TreeReader, task: Task) -> Workflow:
     """The definition the task was created under, as committed in the ref."""
     text = committed_workflow_text(snap, task)
-    if text is None:
-        return load_named(task.workflow)  # a task from before definitions were committed
+    if text is None:  # a task from before definitions were committed: the named one
+        from orange.engine.catalog import load_named  # loads the loader: rare
+
+        return load_named(task.workflow)
     return parse_committed(text, task.workflow)
+
+
+def is_active(snap: TreeReader, task: Task) -> bool:
+    """Whether the task is in a non-terminal state of its workflow.  A task whose
+    definition cannot be read counts as active: it is shown, and keeps what it holds."""
+    try:
+        return not workflow_of(snap, task).is_terminal(task.status)
+    except OrangeError:
+        return True

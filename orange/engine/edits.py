@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from orange.engine.definitions import is_active, workflow_of
 from orange.engine.fields import ENGINE_FIELDS
 from orange.engine.records import Written, require, unchanged
 from orange.errors import InvalidInput
@@ -69,9 +70,10 @@ def edit_body(
 def delete_task(store: TaskStore, task_id: str) -> Task:
     def compute(snap: Snapshot) -> Written:
         task = require(snap, task_id)
-        if task.is_active:
+        if is_active(snap, task):
+            ended = " or ".join(sorted(workflow_of(snap, task).terminal_states))
             raise InvalidInput(
-                f"task {task.id} is {task.status}; only done or cancelled tasks can be deleted",
+                f"task {task.id} is {task.status}; only a {ended} task can be deleted",
                 hint=f"cancel it first: orange task cancel {task.id}",
             )
         return Written(

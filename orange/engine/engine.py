@@ -29,18 +29,15 @@ from orange.engine.actions import HookContext, Registry
 from orange.engine.decide import Outcome, move_trailers, plan_move, seal, spawns, starting_move
 from orange.engine.definitions import workflow_of
 from orange.engine.fields import RUN_FIELD, run_token
-from orange.engine.gates import append_to_section
 from orange.engine.prompts import build_prompt
 from orange.engine.records import Written, fields_change, require
 from orange.engine.workflow import HookSpec, Workflow
-from orange.errors import IllegalTransition, InvalidInput, OrangeError, WorkflowError
+from orange.errors import InvalidInput, OrangeError, WorkflowError
 from orange.store.store import Snapshot, TaskStore, now_iso
 from orange.store.task import Task
 
 if TYPE_CHECKING:
     from orange.projects import Project
-
-HUMAN_STATUSES = ("reviewing", "stuck")  # where only a human sends a task back
 
 
 class WorkingCopies(Protocol):
@@ -158,31 +155,6 @@ class Engine:
             )
 
         return self._carry_out(self.store.commit(compute), opts)
-
-    def request_changes(self, task_id: str, message: str = "") -> Outcome:
-        """A human sends a task back to its worker, the message under ``## Feedback``.
-
-        Only from a status a human holds (``reviewing``, or ``stuck`` where the workflow
-        leads back to working): elsewhere a move to working is the agent's own, gated
-        move (``planning`` with a plan, ``agent-review`` with a failed review), which a
-        human's feedback must not make.
-        """
-        text = message.strip()
-        current = self.store.get(task_id)
-        if current.status not in HUMAN_STATUSES:
-            raise IllegalTransition(
-                f"task {current.id} is {current.status}; request-changes sends back only a "
-                f"task in {' or '.join(HUMAN_STATUSES)}"
-            )
-
-        def add_feedback(body: str) -> str:
-            if not text:
-                return body
-            return append_to_section(body, "## Feedback", f"{now_iso()} (human):\n{text}")
-
-        return self.transition(
-            current.id, "working", body_edit=add_feedback, expect_from=current.status
-        )
 
     def spawn(self, task_id: str, *, options: Mapping[str, Any] | None = None) -> Outcome:
         """Start a task's agent: the workflow's spawning move out of the initial status,

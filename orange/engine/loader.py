@@ -9,12 +9,32 @@ Beyond types and unknown keys, loading enforces seed 001's nine validation rules
 6. every exit-rule ``then`` target is a state (and a transition leads there);
 7. transitions sharing ``from`` and ``to`` have mutually exclusive ``when`` clauses;
 8. ``when`` expressions parse;  9. ``then_when`` branches are exhaustive (and exclusive).
+
+Status roles (``role: queue | done | cancelled``, ``waits_for_human: true``): a role
+names at most one state; ``done`` and ``cancelled`` must be terminal, ``queue`` must
+not, and a terminal state cannot wait for a human.  A file that declares no state with
+some role (users' older files, copies committed in the tasks ref) gets it inferred, and
+`Workflow.inferred_roles` says so (it also notes a role no state has, declared or
+inferred); inference only considers states without a role:
+
+- queue: the first of ``initial_statuses`` with no agent and no ``on_enter`` that has a
+  transition spawning an agent (``spawn_agent``/``spawn_reviewer``); else a
+  non-terminal state named ``pending``;
+- cancelled: a terminal state named ``cancelled``;
+- done: a terminal state named ``done``; else the only terminal state (other than the
+  cancelled one) that a transition with a ``release_workspace`` hook leads to;
+- waits_for_human (only when no state declares the key, true or false): every
+  non-terminal state other than the queue for which the monitor never acts on its own
+  (its exit rules, if any, are all ``action: mark_dead``) and that either runs no agent
+  or has such a ``mark_dead`` rule (an agent the monitor only flags as dead is one a
+  person is talking to; an agent state with no rule at all is merely unmonitored).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from types import MappingProxyType
 from typing import cast, get_args
@@ -28,6 +48,8 @@ from orange.engine.workflow import (
     ExitMonitoring,
     ExitRule,
     Gate,
+    HookSpec,
+    Role,
     RuleAction,
     State,
     Transition,
@@ -50,7 +72,8 @@ _TOP = (
     "exit_monitoring",
     "prompts",
 )
-_STATE_KEYS = ("terminal", "respawn_prompt", "agent", "on_enter")
+_STATE_KEYS = ("terminal", "respawn_prompt", "agent", "on_enter", "role", "waits_for_human")
+_ROLES: tuple[Role, ...] = get_args(Role)
 _TRANSITION_KEYS = ("from", "to", "when", "gate", "hooks")
 _GATE_KEYS = ("section", "required", "fields", "verdict")
 _RULE_KEYS = (
@@ -86,6 +109,8 @@ class _Loader:
         self.states: dict[str, State] = {}
         self.prompts: dict[str, str] = {}
         self.transitions: list[Transition] = []
+        self.role_states: dict[Role, str] = {}
+        self.declares_waiting = False
 
     # -- top level -------------------------------------------------------------------
 
@@ -111,6 +136,7 @@ class _Loader:
         self._check_ambiguity()
         escalation = self._escalation(top.get("escalation"))
         monitoring = self._exit_monitoring(top.get("exit_monitoring"), escalation)
+        inferred = self._infer_roles(initial, monitoring)
         return Workflow(
             name=name,
             version=version,
@@ -124,6 +150,7 @@ class _Loader:
             escalation=escalation,
             source=doc.source,
             source_text=text,
+            inferred_roles=inferred,
         )
 
     def _state_names(self, value: object) -> dict[str, object]:
@@ -240,7 +267,34 @@ class _Loader:
                 join(path, "on_enter"),
                 f'runs only for tasks created in "{name}", which is not in initial_statuses',
             )
-        return State(name, terminal, respawn, cast(AgentWindow, agent), on_enter)
+        role = self._role(name, raw.get("role"), terminal, join(path, "role"))
+        waits = self.doc.boolean(raw.get("waits_for_human", False), join(path, "waits_for_human"))
+        if "waits_for_human" in raw:
+            self.declares_waiting = True
+        if waits and terminal:
+            self.doc.fail(join(path, "waits_for_human"), "a terminal state waits for nothing")
+        return State(name, terminal, respawn, cast(AgentWindow, agent), on_enter, role, waits)
+
+    def _role(self, name: str, value: object, terminal: bool, path: str) -> Role | None:
+        if value is None:
+            return None
+        if value not in _ROLES:
+            self.doc.fail(path, f"expected one of {', '.join(_ROLES)}, got {value!r}")
+        role = value
+        if role in self.role_states:
+            self.doc.fail(
+                path,
+                f"role {role} is already declared by states.{self.role_states[role]}; "
+                "at most one state per role",
+            )
+        if role == "queue" and terminal:
+            self.doc.fail(path, f'role queue needs a non-terminal state; "{name}" is terminal')
+        if role != "queue" and not terminal:
+            self.doc.fail(
+                path, f'role {role} needs a terminal state; "{name}" is not (terminal: true)'
+            )
+        self.role_states[role] = name
+        return role
 
     def _transition(self, value: object, path: str) -> Transition:
         raw = self.doc.mapping(value, path, _TRANSITION_KEYS, required=("from", "to"))
@@ -304,6 +358,73 @@ class _Loader:
         if not required and (fields or verdict):
             self.doc.fail(join(path, "required"), "false cannot be combined with fields or verdict")
         return Gate(section.strip(), required, tuple(fields), cast("Verdict | None", verdict))
+
+    # -- roles a file does not declare (see the module docstring) ---------------------------
+
+    def _infer_roles(self, initial: Sequence[str], monitoring: ExitMonitoring) -> tuple[str, ...]:
+        notes: list[str] = []
+
+        def infer(role: Role, name: str | None) -> None:
+            if role in self.role_states or name is None:
+                return
+            self.states[name] = replace(self.states[name], role=role)
+            self.role_states[role] = name
+            notes.append(f"{self.doc.source}: states.{name}: role not declared, inferred '{role}'")
+
+        infer("queue", self._infer_queue(initial))
+        infer("cancelled", self._free_terminal("cancelled"))
+        infer("done", self._infer_done())
+        for role in _ROLES:
+            if role not in self.role_states:
+                notes.append(
+                    f"{self.doc.source}: states: no state has role '{role}' "
+                    "(none declared, none inferred)"
+                )
+        if not self.declares_waiting:
+            for name, state in list(self.states.items()):
+                if self._seems_waiting(state, monitoring):
+                    self.states[name] = replace(state, waits_for_human=True)
+                    notes.append(
+                        f"{self.doc.source}: states.{name}: waits_for_human not declared, "
+                        "inferred true"
+                    )
+        return tuple(notes)
+
+    def _infer_queue(self, initial: Sequence[str]) -> str | None:
+        for name in initial:
+            state = self.states[name]
+            spawns = any(t.from_ == name and _spawns(t.hooks) for t in self.transitions)
+            if state.agent == "none" and not state.on_enter and spawns:
+                return name
+        pending = self.states.get("pending")
+        if pending is not None and not pending.terminal:
+            return "pending"
+        return None
+
+    def _free_terminal(self, name: str) -> str | None:
+        """``name`` if it is a terminal state without a role."""
+        state = self.states.get(name)
+        return name if state and state.terminal and state.role is None else None
+
+    def _infer_done(self) -> str | None:
+        named = self._free_terminal("done")
+        if named is not None:
+            return named
+        ends = {
+            t.to
+            for t in self.transitions
+            if self._free_terminal(t.to) and any(h.action == "release_workspace" for h in t.hooks)
+        }
+        return ends.pop() if len(ends) == 1 else None
+
+    @staticmethod
+    def _seems_waiting(state: State, monitoring: ExitMonitoring) -> bool:
+        if state.terminal or state.role == "queue":
+            return False
+        rules = [r for r in monitoring.rules if r.status == state.name]
+        if any(r.action != "mark_dead" for r in rules):
+            return False
+        return state.agent == "none" or bool(rules)
 
     # -- escalation and exit monitoring ------------------------------------------------------
 
@@ -435,3 +556,7 @@ class _Loader:
         if escalation is None:
             self.doc.fail(key, 'needs a state to escalate to; declare "escalation: {to: stuck}"')
         return count
+
+
+def _spawns(hooks: Sequence[HookSpec]) -> bool:
+    return any(h.action in ("spawn_agent", "spawn_reviewer") for h in hooks)

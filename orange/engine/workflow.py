@@ -3,6 +3,13 @@
 `orange.engine.loader` builds these from YAML once, validated; nothing else in Orange
 reads workflow YAML.  Mappings are read-only views that keep the file's order (the
 first state is where tasks start by default).
+
+Status roles are workflow data, so no layer outside the workflow needs to know a state
+name: ``role: queue`` (the state ``spawn_next`` starts tasks from), ``role: done``
+(where ``orange task merge`` moves), ``role: cancelled`` (where ``orange task cancel``
+moves) and ``waits_for_human: true`` (a task there waits for a person).  A file that
+does not declare them gets them inferred by the loader; `Workflow.inferred_roles` says
+which were.
 """
 
 from __future__ import annotations
@@ -16,6 +23,7 @@ from orange.engine.when import When
 Verdict = Literal["PASS", "FAIL"]
 AgentWindow = Literal["worker", "reviewer", "none"]
 RuleAction = Literal["crash", "mark_dead", "respawn"]
+Role = Literal["queue", "done", "cancelled"]
 
 
 @dataclass(frozen=True)
@@ -54,6 +62,9 @@ class State:
 
     ``on_enter`` runs when a task is created directly in this state (for example in
     ``clarification`` or ``agent-review``), never on a transition into it.
+
+    ``role`` and ``waits_for_human`` are what the workflow declares or, for a file that
+    declares none, what the loader inferred (see `Workflow`).
     """
 
     name: str
@@ -61,6 +72,8 @@ class State:
     respawn_prompt: str | None = None
     agent: AgentWindow = "none"
     on_enter: tuple[HookSpec, ...] = ()
+    role: Role | None = None
+    waits_for_human: bool = False
 
 
 @dataclass(frozen=True)
@@ -123,7 +136,13 @@ class Escalation:
 
 @dataclass(frozen=True)
 class Workflow:
-    """A validated workflow.  ``source_text`` is the exact YAML it was loaded from."""
+    """A validated workflow.  ``source_text`` is the exact YAML it was loaded from.
+
+    ``inferred_roles`` holds one warning per role or ``waits_for_human`` flag the file
+    did not declare and the loader inferred, as ``<source>: states.<name>: ...``, and
+    one per role no state has at all (``<source>: states: no state has role ...``);
+    ``orange workflow validate`` prints them.  Empty when the file declares every role.
+    """
 
     name: str
     version: int
@@ -137,6 +156,7 @@ class Workflow:
     escalation: Escalation | None
     source: str
     source_text: str = field(repr=False)
+    inferred_roles: tuple[str, ...] = ()
 
     @property
     def initial_status(self) -> str:
@@ -159,6 +179,73 @@ class Workflow:
         state = self.states.get(status)
         return state is not None and state.terminal
 
+    @property
+    def terminal_states(self) -> frozenset[str]:
+        """Every terminal state: a task there is finished and runs nothing."""
+        return frozenset(name for name, state in self.states.items() if state.terminal)
+
+    @property
+    def queue_state(self) -> str | None:
+        """The state (``role: queue``) where tasks wait for a free workspace.
+
+        ``spawn_next`` starts the oldest task of the project in this state; None when the
+        workflow has no queue (then ``spawn_next`` starts nothing).
+        """
+        return self._role_state("queue")
+
+    @property
+    def done_state(self) -> str | None:
+        """The terminal state (``role: done``) ``orange task merge`` moves a task to."""
+        return self._role_state("done")
+
+    @property
+    def cancelled_state(self) -> str | None:
+        """The terminal state (``role: cancelled``) ``orange task cancel`` moves to."""
+        return self._role_state("cancelled")
+
+    def _role_state(self, role: Role) -> str | None:
+        return next((name for name, s in self.states.items() if s.role == role), None)
+
+    def waits_for_human(self, status: str) -> bool:
+        """True when a task in ``status`` waits for a person (``waits_for_human: true``).
+
+        For example clarification (questions to answer), reviewing (a human reviews),
+        stuck (a human decides).  False for an agent's, terminal or unknown status.
+        """
+        state = self.states.get(status)
+        return state is not None and state.waits_for_human
+
+    def request_changes_target(self, status: str) -> str | None:
+        """Where a human sends a task in ``status`` back with changes; None if nowhere.
+
+        The schema does not say who may make a transition (there is no ``by:``), so a
+        human's send-back move is derived.  It is a transition ``status -> to`` where
+
+        - ``status`` waits for a human (`waits_for_human`),
+        - ``to`` does not itself wait for a human and its agent is the worker
+          (``agent: worker``, the default of a state with a ``respawn_prompt``; so ``to``
+          is not terminal, as a terminal state runs no agent),
+        - and its hooks wake that worker: ``notify_worker`` (the live worker is told) or
+          ``spawn_agent`` with ``harness: task`` (a fresh worker starts).
+
+        A move without such a hook is one the agent of ``status`` makes itself (default:
+        ``clarification -> planning``, after the discussion); a move to a waiting state is
+        a hand-over, not a send-back (default: ``stuck -> reviewing``).  The first match
+        in file order wins.
+        """
+        if not self.waits_for_human(status):
+            return None
+        for t in self.transitions:
+            target = self.states[t.to] if t.from_ == status else None
+            if (
+                target is not None
+                and not target.waits_for_human
+                and target.agent == "worker"
+                and any(_wakes_worker(h) for h in t.hooks)
+            ):
+                return t.to
+        return None
+
     def active_states(self) -> tuple[str, ...]:
         """The non-terminal states, in file order."""
         return tuple(name for name, state in self.states.items() if not state.terminal)
@@ -177,3 +264,10 @@ class Workflow:
         headings = [t.gate.section for t in self.transitions if t.from_ == status and t.gate]
         headings += [r.has_artifact.section for r in self.rules_for(status) if r.has_artifact]
         return tuple(dict.fromkeys(headings))
+
+
+def _wakes_worker(hook: HookSpec) -> bool:
+    """True for a hook that tells the worker to act: notify it, or start a new one."""
+    if hook.action == "notify_worker":
+        return True
+    return hook.action == "spawn_agent" and hook.get("harness", "task") == "task"

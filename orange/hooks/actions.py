@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from orange.engine.actions import Action, HookContext
+from orange.engine.definitions import workflow_of
 from orange.engine.monitoring import worker_spawn_spec
 from orange.errors import HookFailed, OrangeError
 from orange.home import host_name, orange_home
@@ -25,6 +26,7 @@ from orange.hooks.github import create_pr
 from orange.hooks.tmux import Tmux
 from orange.hooks.workspace import PoolFull
 from orange.projects import Project
+from orange.store.store import Snapshot
 from orange.store.task import Task
 
 WORKER = "worker"
@@ -271,7 +273,8 @@ class NotifyWorker(Action):
 
 
 class SpawnNext(Action):
-    """Start the oldest pending task of the project, if a worktree is free."""
+    """Start the oldest task waiting in its workflow's queue state (``role: queue``,
+    e.g. pending) in this project, if a worktree is free."""
 
     name = "spawn_next"
 
@@ -285,8 +288,8 @@ class SpawnNext(Action):
             for t in snap.tasks()
             if isinstance(t, Task)
             and t.project == project.name
-            and t.status == "pending"
             and t.id != ctx.task.id
+            and t.status == _queue_state(snap, t)
         ]
         pending.sort(key=lambda t: t.str_field("created_at"))
         for candidate in pending:
@@ -349,3 +352,12 @@ RUNTIME_ACTIONS: tuple[type[Action], ...] = (
     DeleteRemoteBranch,
     CreatePr,
 )
+
+
+def _queue_state(snap: Snapshot, task: Task) -> str | None:
+    """The state ``spawn_next`` pops in the task's workflow (None: none, or a definition
+    that cannot be read)."""
+    try:
+        return workflow_of(snap, task).queue_state
+    except OrangeError:
+        return None

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from orange.engine.definitions import is_active
 from orange.errors import HookFailed
 from orange.home import host_name, orange_home
 from orange.hooks import workcopy
@@ -44,7 +45,7 @@ def holders(snap: Snapshot, project: str) -> dict[str, str]:
     held: dict[str, str] = {}
     me = host_name()
     for task in snap.tasks():
-        if not isinstance(task, Task) or not task.is_active or task.project != project:
+        if not isinstance(task, Task) or task.project != project or not is_active(snap, task):
             continue
         name = task.str_field("workspace")
         if name and task.str_field("host") in ("", me):

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 from orange import projects
 from orange.compose import build_engine
-from orange.engine.definitions import workflow_of
+from orange.engine.definitions import is_active, workflow_of
 from orange.engine.engine import Engine
 from orange.errors import OrangeError
 from orange.home import host_name, orange_home
@@ -68,7 +68,9 @@ def run_pass(task_filter: str | None = None) -> PassReport:
         engine: Engine | None = None
         snap = store.snapshot()
         for task in snap.tasks():
-            if not isinstance(task, Task) or task.project != project.name or not task.is_active:
+            if not isinstance(task, Task) or task.project != project.name:
+                continue
+            if not is_active(snap, task):
                 continue
             if task.str_field("host") not in ("", me):
                 continue

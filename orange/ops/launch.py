@@ -33,11 +33,11 @@ class Harnesses:
 
 @dataclass(frozen=True)
 class Launch:
-    """A created task and what became of starting it: ``started`` (the spawn's
-    outcome), ``queued`` (why it waits for a workspace) or ``error`` (why it did not
-    start); all None when it was not to be started."""
+    """A created task (as created) and what became of starting it: ``started`` (the
+    spawn's outcome), ``queued`` (why it waits for a workspace) or ``error`` (why it
+    did not start); all None when it was not to be started."""
 
-    task: Task
+    created: Task
     started: Outcome | None = None
     queued: str | None = None
     error: str | None = None
@@ -77,10 +77,10 @@ def create_and_spawn(
     try:
         outcome = engine.spawn(task.id)
     except PoolFull as exc:
-        return Launch(engine.store.get(task.id), queued=exc.message)
+        return Launch(task, queued=exc.message)
     except OrangeError as exc:
-        return Launch(engine.store.get(task.id), error=str(exc))
-    return Launch(outcome.task, started=outcome)
+        return Launch(task, error=str(exc))
+    return Launch(task, started=outcome)
 
 
 def _check_harnesses(agents: Harnesses, will_spawn: bool) -> tuple[str, str]:

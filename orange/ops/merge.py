@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from orange.engine import requests
 from orange.engine.decide import Outcome
 from orange.engine.engine import Engine
 from orange.errors import InvalidInput
@@ -33,7 +34,8 @@ def merge_task(
 ) -> Outcome:
     if strategy is not None and strategy not in STRATEGIES:
         raise InvalidInput(f"unknown strategy {strategy!r}", hint="use --strategy ff or merge")
-    if not engine.has_transition(task, "done"):
+    done = engine.workflow(task).done_state
+    if done is None or not engine.has_transition(task, done):
         targets = ", ".join(engine.workflow(task).targets_from(task.status))
         raise InvalidInput(
             f"task {task.id} is {task.status}; it cannot be merged from there",
@@ -84,7 +86,7 @@ def merge_task(
                 cwd=project.path,
             )
             messages.append(f"pushed {project.default_branch} to origin")
-    outcome = engine.transition(task.id, "done", options={"force": force})
+    outcome = requests.finish(engine, task.id, options={"force": force})
     outcome.messages[:0] = messages
     return outcome
 

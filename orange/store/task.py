@@ -34,7 +34,6 @@ FIELD_ORDER = (
 
 STRING_FIELDS = frozenset(FIELD_ORDER) - {"review_round", "crash_count"}
 INT_FIELDS = frozenset({"review_round", "crash_count"})
-TERMINAL_STATUSES = frozenset({"done", "cancelled"})
 
 
 @dataclass(frozen=True)
@@ -86,10 +85,6 @@ class Task:
     @property
     def workflow(self) -> str:
         return self.str_field("workflow") or "default"
-
-    @property
-    def is_active(self) -> bool:
-        return self.status not in TERMINAL_STATUSES
 
     def str_field(self, name: str) -> str:
         value = self.fields.get(name)

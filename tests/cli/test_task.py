@@ -153,7 +153,7 @@ def test_edit_with_editor(
 def test_delete_only_ended_tasks(cli: Cli, project: Path) -> None:
     task_id = str(create(cli, "d", "delete me")["id"])
     refused = cli("task", "delete", task_id, "--yes")
-    assert refused.code == 1 and "only done or cancelled" in refused.err
+    assert refused.code == 1 and "only a cancelled or done task can be deleted" in refused.err
     no_yes = cli("task", "delete", task_id)
     assert no_yes.code == 1
     cli.ok("task", "cancel", task_id, "--yes")

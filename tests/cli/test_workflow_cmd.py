@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -68,6 +69,14 @@ def test_show_table_lists_states_gates_and_hooks(cli: Cli) -> None:
         assert state in out
     for heading in ("## Plan", "## Handoff", "## Review"):
         assert heading in out
+    states_table = out.split("\ntransitions")[0].splitlines()
+    rows = {line.split()[1]: line for line in states_table if line.startswith("│ ")}
+    assert "queue" in rows["pending"]
+    assert "done" in rows["done"].split("│")[3]
+    assert "cancelled" in rows["cancelled"].split("│")[3]
+    assert "waits; request-changes -> working" in rows["reviewing"]
+    assert rows["stuck"].rstrip(" │").endswith("waits")
+    assert "waits" not in rows["working"]
     assert "Verdict: FAIL" in out and "review_round < 2" in out
     # Every hook of every transition is shown whole, never cut to "spawn_revie…".
     for transition in workflow.transitions:
@@ -76,6 +85,15 @@ def test_show_table_lists_states_gates_and_hooks(cli: Cli) -> None:
     assert "spawn_reviewer(prompt=reviewer)" in out
     assert "…" not in out
     assert "crash (stuck after 2)" in out  # exit monitoring
+
+
+def test_show_names_inferred_roles(cli: Cli, user_dir: Path) -> None:
+    text = re.sub(r"(?m)^ +(role|waits_for_human): .*\n", "", shipped_text("self-review"))
+    path = user_dir / "self-review.yml"
+    path.write_text(text)
+    out = cli.ok("workflow", "show", "self-review").out
+    assert f"inferred: {path}: states.pending: role not declared, inferred 'queue'" in out
+    assert "inferred" not in cli.ok("workflow", "show", "minimal").out
 
 
 def test_show_wraps_instead_of_cutting_on_a_narrow_terminal(
@@ -133,8 +151,10 @@ def test_show_broken_user_workflow_names_file_and_key(cli: Cli, user_dir: Path) 
 def test_validate_accepts_the_shipped_workflows(cli: Cli, tmp_path: Path, name: str) -> None:
     path = tmp_path / f"{name}.yml"
     path.write_text(shipped_text(name))
-    out = cli.ok("workflow", "validate", str(path)).out
+    result = cli.ok("workflow", "validate", str(path))
+    out = result.out
     assert f"valid workflow '{name}'" in out
+    assert result.err == ""  # every role is declared: nothing inferred, no warning
     workflow = load_named(name)
     assert f"({len(workflow.states)} states, {len(workflow.transitions)} transitions)" in out
 
@@ -179,6 +199,16 @@ BROKEN = [
         'transitions[18].from: "done" is terminal',
         id="transition-leaves-terminal-state",
     ),
+    pytest.param(
+        ("    role: done ", "    role: finished "),
+        "states.done.role: expected one of queue, done, cancelled, got 'finished'",
+        id="unknown-role",
+    ),
+    pytest.param(
+        ("    role: cancelled ", "    role: done "),
+        "states.cancelled.role: role done is already declared by states.done",
+        id="duplicate-role",
+    ),
 ]  # fmt: skip
 
 
@@ -197,6 +227,21 @@ def test_validate_names_file_and_key_path(
     assert result.err.startswith(f"orange: {path}: ")
     assert says in result.err
     assert result.out == ""
+
+
+def test_validate_warns_about_each_inferred_role(cli: Cli, tmp_path: Path) -> None:
+    text = re.sub(r"(?m)^ +(role|waits_for_human): .*\n", "", shipped_text("minimal"))
+    path = tmp_path / "old.yml"
+    path.write_text(text)
+    result = cli.ok("workflow", "validate", str(path))  # still valid: exit 0
+    assert "valid workflow 'minimal'" in result.out
+    assert result.err.splitlines() == [
+        f"warning: {path}: states.pending: role not declared, inferred 'queue'",
+        f"warning: {path}: states.cancelled: role not declared, inferred 'cancelled'",
+        f"warning: {path}: states.done: role not declared, inferred 'done'",
+        f"warning: {path}: states.reviewing: waits_for_human not declared, inferred true",
+        f"warning: {path}: states.stuck: waits_for_human not declared, inferred true",
+    ]
 
 
 @pytest.mark.parametrize(

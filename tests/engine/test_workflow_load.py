@@ -350,7 +350,65 @@ OTHERS = [
 ]
 
 
-@pytest.mark.parametrize("case", RULES + OTHERS, ids=[c.id for c in RULES + OTHERS])
+def _states(**changes: object) -> Mutate:
+    return lambda data: data["states"].update(changes)
+
+
+ROLES = [
+    Broken(
+        "unknown role",
+        _states(done={"terminal": True, "role": "finished"}),
+        "states.done.role",
+        "expected one of queue, done, cancelled, got 'finished'",
+    ),
+    Broken(
+        "role done on an active state",
+        _states(review={"role": "done"}),
+        "states.review.role",
+        'role done needs a terminal state; "review" is not (terminal: true)',
+    ),
+    Broken(
+        "role cancelled on an active state",
+        _states(stuck={"role": "cancelled"}),
+        "states.stuck.role",
+        'role cancelled needs a terminal state; "stuck" is not',
+    ),
+    Broken(
+        "role queue on a terminal state",
+        _states(done={"terminal": True, "role": "queue"}),
+        "states.done.role",
+        'role queue needs a non-terminal state; "done" is terminal',
+    ),
+    Broken(
+        "two queues",
+        _states(pending={"role": "queue"}, stuck={"role": "queue"}),
+        "states.stuck.role",
+        "role queue is already declared by states.pending; at most one state per role",
+    ),
+    Broken(
+        "two done states",
+        _states(done={"terminal": True, "role": "done"}, gone={"terminal": True, "role": "done"}),
+        "states.gone.role",
+        "role done is already declared by states.done",
+    ),
+    Broken(
+        "terminal state waits for a human",
+        _states(done={"terminal": True, "waits_for_human": True}),
+        "states.done.waits_for_human",
+        "a terminal state waits for nothing",
+    ),
+    Broken(
+        "waits_for_human not a boolean",
+        _states(review={"waits_for_human": "yes"}),
+        "states.review.waits_for_human",
+        "expected true or false, got a string",
+    ),
+]
+
+CASES = RULES + OTHERS + ROLES
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
 def test_broken_workflow_names_file_and_key_path(tmp_path: Path, case: Broken) -> None:
     data = copy.deepcopy(base())
     case.mutate(data)

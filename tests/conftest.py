@@ -8,6 +8,7 @@ import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -88,7 +89,7 @@ class Result:
     out: str
     err: str
 
-    def json(self) -> object:
+    def json(self) -> Any:
         import json
 
         return json.loads(self.out)

@@ -12,7 +12,7 @@ import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 import pytest
 import yaml
@@ -27,7 +27,9 @@ T = TypeVar("T")
 AGENT = [sys.executable, "-m", "orange.demo_agent"]
 
 
-def wait_for(check: Callable[[], T], timeout: float = 30.0, what: str = "condition") -> T:
+def wait_for(
+    check: Callable[[], T | Literal[False] | None], timeout: float = 30.0, what: str = "condition"
+) -> T:
     """Poll ``check`` until it returns something truthy."""
     deadline = time.monotonic() + timeout
     while True:

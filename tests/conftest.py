@@ -8,10 +8,12 @@ import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from orange.cli.main import run as cli_run
+from tests.processes import kill_all, wait_gone
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
@@ -42,6 +44,22 @@ def hermetic(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
         "[init]\n\tdefaultBranch = main\n[advice]\n\tdetachedHead = false\n"
     )
     yield home
+    _no_process_outlives(tmp_path)
+
+
+# A process may be on its way out when its test ends (told to stop, tmux server killed).
+LEFTOVER_GRACE = float(os.environ.get("ORANGE_TEST_LEFTOVER_GRACE", "10"))
+
+
+def _no_process_outlives(tmp_path: Path) -> None:
+    """Fail the test (at teardown) if anything it started still runs: a monitor, a tmux
+    server, an agent, anything whose environment or command line points into its temp
+    dir.  They are killed, and named in the failure."""
+    left = wait_gone(tmp_path, LEFTOVER_GRACE)
+    if left:
+        kill_all(left)
+        names = "\n  ".join(str(p) for p in left)
+        pytest.fail(f"processes outlived the test (killed now):\n  {names}", pytrace=False)
 
 
 def git(cwd: Path | str, *args: str, check: bool = True) -> str:
@@ -71,7 +89,7 @@ class Result:
     out: str
     err: str
 
-    def json(self) -> object:
+    def json(self) -> Any:
         import json
 
         return json.loads(self.out)

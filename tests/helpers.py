@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import TypeVar
+from typing import Literal, TypeVar
 
 T = TypeVar("T")
 
 
-def retry_until(fn: Callable[[], T], timeout: float = 5, interval: float = 0.05) -> T:
+def retry_until(
+    fn: Callable[[], T | Literal[False] | None], timeout: float = 5, interval: float = 0.05
+) -> T:
     """Call ``fn`` until it returns something truthy; return that, or fail after
     ``timeout`` seconds with the last value (poll, never sleep blindly)."""
     deadline = time.monotonic() + timeout

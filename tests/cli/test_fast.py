@@ -51,16 +51,16 @@ def test_fast_path_takes_only_what_it_fully_understands(args: list[str], fast: b
 
 def test_fast_and_typer_paths_agree(cli: Cli, repo: Path) -> None:
     cli.ok("project", "add", cwd=repo)
-    task_id = cli.ok("task", "create", "b", "first", "--no-spawn", "--json").json()["id"]  # type: ignore[index]
+    task_id = cli.ok("task", "create", "b", "first", "--no-spawn", "--json").json()["id"]
     fast = cli.ok("task", "update", task_id, "--summary", "via fast", "--json").json()
     typer_path = cli.ok(
         "task", "update", task_id, "--summary=via typer", "--project", "proj", "--json"
     ).json()
-    assert fast["summary"] == "via fast" and typer_path["summary"] == "via typer"  # type: ignore[index]
+    assert fast["summary"] == "via fast" and typer_path["summary"] == "via typer"
     bad = cli("task", "update", task_id, "--summary", "x", "--bogus")
     assert bad.code == 2  # typer's usage error, not a silent fast-path guess
     listed = cli.ok("task", "list", "--json").json()
-    assert [t["summary"] for t in listed["tasks"]] == ["via typer"]  # type: ignore[index]
+    assert [t["summary"] for t in listed["tasks"]] == ["via typer"]
 
 
 def test_fast_path_does_not_import_typer(repo: Path, cli: Cli) -> None:
@@ -174,7 +174,7 @@ def test_fast_and_typer_paths_give_the_same_result(
     cli: Cli, repo: Path, monkeypatch: pytest.MonkeyPatch, args: list[str]
 ) -> None:
     cli.ok("project", "add", cwd=repo)
-    task_id = cli.ok("task", "create", "b", "first", "--no-spawn", "--json").json()["id"]  # type: ignore[index]
+    task_id = cli.ok("task", "create", "b", "first", "--no-spawn", "--json").json()["id"]
     cli.ok("task", "create", "other", "second", "--no-spawn")
     elsewhere = make_repo(repo.parent / "elsewhere")  # a second project: --project matters
     cli.ok("project", "add", cwd=elsewhere)

@@ -4,6 +4,7 @@ actions replaced by the recording registry (no worktrees, no tmux)."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -86,7 +87,7 @@ def h(cli: Cli, repo: Path, rec: Recorder) -> Harness:
 
 def drive(h: Harness, task_id: str, stop: str) -> None:
     """Drive a pending default task along the seed-000 path up to ``stop``."""
-    steps = [
+    steps: list[tuple[str, Callable[[], object]]] = [
         ("planning", lambda: h.cli.ok("task", "spawn", task_id)),
         ("planning+plan", lambda: h.edit(task_id, "Plan", PLAN)),
         ("working", lambda: h.to(task_id, "working")),

@@ -226,7 +226,7 @@ def test_fast_json_listing_equals_the_task_objects(cli: Cli, project: Path) -> N
     path = layout.task_path(str(a["id"]))
     task = store.get(str(a["id"])).with_fields(workspace="proj--1")
     store.commit(lambda snap: Change(task.id, "test", "ws", {path: task.render().encode()}))
-    listed = cli.ok("task", "list", "--json").json()["tasks"]  # type: ignore[index]
+    listed = cli.ok("task", "list", "--json").json()["tasks"]
     expected = sorted(
         (task_object(t) for t in store.tasks() if isinstance(t, Task)),
         key=lambda o: o["updated_at"],

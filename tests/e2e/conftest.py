@@ -12,7 +12,7 @@ import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 import pytest
 import yaml
@@ -21,12 +21,15 @@ from orange.home import orange_home
 from orange.store.store import TaskStore
 from orange.store.task import Task
 from tests.conftest import Result, git, make_repo, run_orange
+from tests.processes import wait_gone
 
 T = TypeVar("T")
 AGENT = [sys.executable, "-m", "orange.demo_agent"]
 
 
-def wait_for(check: Callable[[], T], timeout: float = 30.0, what: str = "condition") -> T:
+def wait_for(
+    check: Callable[[], T | Literal[False] | None], timeout: float = 30.0, what: str = "condition"
+) -> T:
     """Poll ``check`` until it returns something truthy."""
     deadline = time.monotonic() + timeout
     while True:
@@ -122,8 +125,19 @@ def world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[World]:
     )
     w.ok("project", "add", "--pool-size", "2")
     yield w
-    run_orange("monitor", "stop", cwd=repo)
-    subprocess.run(["tmux", "-L", socket, "kill-server"], capture_output=True, check=False)
+    stop_everything(repo, socket, tmp_path)
+
+
+def stop_everything(repo: Path, socket: str, root: Path, timeout: float = 30.0) -> None:
+    """Stop the test's monitor and its tmux server (with the agents in it), as a user
+    would, until nothing of the test runs: a monitor that was still starting is not
+    seen by the first `monitor stop`, and a dying agent can make tmux start one."""
+    deadline = time.monotonic() + timeout
+    while True:
+        run_orange("monitor", "stop", cwd=repo)
+        subprocess.run(["tmux", "-L", socket, "kill-server"], capture_output=True, check=False)
+        if not wait_gone(root, 1.0) or time.monotonic() > deadline:
+            return  # whatever is left, the hermetic fixture names and fails the test
 
 
 def commits_on(repo: Path, branch: str) -> list[str]:

@@ -1,13 +1,11 @@
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-import tests.recording
 from orange import projects
 from orange.engine.catalog import load_named
 from orange.engine.engine import Engine
@@ -16,10 +14,6 @@ from orange.store.events import Change
 from orange.store.store import Snapshot, TaskStore
 from orange.store.task import Task
 from tests.recording import Recorder, recording_registry
-
-# test_stateful.py (being rewritten separately) still imports the double from its old
-# home in the package; it lives in tests/ now.
-sys.modules.setdefault("orange.engine.recording", tests.recording)
 
 
 @dataclass

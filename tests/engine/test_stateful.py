@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
 from orange import projects
+from orange.engine import requests
 from orange.engine.catalog import load_named
 from orange.engine.edits import edit_body
 from orange.engine.engine import Engine
@@ -82,7 +83,7 @@ class WorkflowMachine(RuleBasedStateMachine):
 
     @rule(message=st.sampled_from(["", "Please add a test"]))
     def request_changes(self, message: str) -> None:
-        self._try(lambda: self.engine.request_changes(self.task_id, message))
+        self._try(lambda: requests.request_changes(self.engine, self.task_id, message))
 
     @precondition(lambda self: True)
     @rule()

@@ -11,6 +11,7 @@ import sys
 import time
 from pathlib import Path
 
+import pygit2
 import pytest
 
 from orange.store import layout
@@ -77,6 +78,7 @@ def _values_introduced(store: TaskStore, ids: list[str]) -> list[tuple[str, int]
                 blob = commit.tree[path]
             except KeyError:
                 continue
+            assert isinstance(blob, pygit2.Blob)
             fields = Task.parse(blob.data.decode(), where=path).fields
             old = previous.get(task_id, {})
             new_values += [

@@ -39,7 +39,7 @@ def arm(store: TaskStore, stage: str) -> None:
     if stage == "compute":
         real_commit = store.commit
 
-        def commit(compute: Callable[[Snapshot], Change | None]) -> str | None:
+        def commit(compute: Callable[[Snapshot], Change | None]) -> Change | None:
             def stalling(snap: Snapshot) -> Change | None:
                 change = compute(snap)
                 stall(stage)
@@ -47,7 +47,7 @@ def arm(store: TaskStore, stage: str) -> None:
 
             return real_commit(stalling)
 
-        store.commit = commit  # type: ignore[method-assign]
+        store.commit = commit  # type: ignore[method-assign, assignment]
     elif stage in ("ref", "ref-lock"):
 
         def move_ref(*args: Any) -> bool:

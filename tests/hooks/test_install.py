@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import frontmatter
 import pytest
 
 from orange.errors import InvalidInput
@@ -40,7 +41,9 @@ def test_installs_for_detected_harnesses_in_the_hermetic_home(agents: Path, herm
         ".config/opencode/skills/orange-orchestrator/SKILL.md": "written",
     }
     skill = (hermetic / ".claude/skills/orange-task/SKILL.md").read_text()
-    assert skill.startswith("---\nname: orange-task\ndescription: ")
+    post = frontmatter.loads(skill)
+    assert skill.startswith("---\n") and post["name"] == "orange-task"
+    assert str(post["description"]).startswith("How to work on an Orange task")
     for needle in (
         "APPROACH:",
         "TOUCHING:",
@@ -69,6 +72,19 @@ def test_second_run_changes_nothing(agents: Path) -> None:
     install()
     again = install()
     assert again and all(outcome == "unchanged" for _, outcome in again)
+
+
+def test_a_skill_is_compared_by_its_frontmatter_and_text(agents: Path, hermetic: Path) -> None:
+    install("claude")
+    path = hermetic / ".claude/skills/orange-task/SKILL.md"
+    post = frontmatter.loads(path.read_text())
+    # The same skill with its keys in another order (as the Agent Skills docs show it).
+    reordered = f"---\nname: {post['name']}\ndescription: {post['description']}\n---\n\n"
+    path.write_text(reordered + post.content + "\n")
+    assert dict(install("claude"))[path] == "unchanged"
+    path.write_text(reordered.replace("How to work", "How not to work") + post.content)
+    assert dict(install("claude"))[path] == "written"
+    assert frontmatter.loads(path.read_text())["description"] == post["description"]
 
 
 def test_existing_settings_are_merged_not_replaced(agents: Path, hermetic: Path) -> None:

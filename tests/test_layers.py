@@ -108,3 +108,18 @@ def test_every_import_inside_a_function_says_why() -> None:
         if not explained
     ]
     assert unexplained == []
+
+
+def test_no_module_over_400_lines_and_no_function_over_50() -> None:
+    too_long = []
+    for path in sorted((REPO_ROOT / "orange").rglob("*.py")):
+        text = path.read_text()
+        name = path.relative_to(REPO_ROOT)
+        if text.count("\n") > 400:
+            too_long.append(f"{name}: {text.count(chr(10))} lines")
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                length = (node.end_lineno or node.lineno) - node.lineno + 1
+                if length > 50:
+                    too_long.append(f"{name}:{node.lineno} {node.name}: {length} lines")
+    assert too_long == []

@@ -8,7 +8,7 @@ import typer
 
 from orange.cli.output import emit_json, task_object
 from orange.compose import build_engine
-from orange.ops.launch import Harnesses, create_and_spawn
+from orange.ops.launch import Harnesses, Launch, create_and_spawn
 from orange.projects import Project
 
 
@@ -37,6 +37,22 @@ def create_and_report(
         spawn=spawn,
     )
     task = launch.created
+    lines, result = _describe(launch)
+    if json_out:
+        obj = task_object(engine.store.get(task.id))
+        obj.update(result)
+        emit_json(obj)
+    else:
+        for line in lines:
+            typer.echo(line)
+    if launch.error is not None:
+        print(f"orange: task {task.id} exists but did not start: {launch.error}", file=sys.stderr)
+        raise typer.Exit(1)
+
+
+def _describe(launch: Launch) -> tuple[list[str], dict[str, object]]:
+    """What to print, and what to add to the JSON object."""
+    task = launch.created
     lines = [f"created task {task.id} [{task.status}] on branch {task.branch}"]
     result: dict[str, object] = {}
     if launch.queued is not None:
@@ -55,13 +71,4 @@ def create_and_report(
         lines.extend(outcome.messages)
         for error in outcome.hook_errors:
             print(f"orange: warning: {error}", file=sys.stderr)
-    if json_out:
-        obj = task_object(engine.store.get(task.id))
-        obj.update(result)
-        emit_json(obj)
-    else:
-        for line in lines:
-            typer.echo(line)
-    if launch.error is not None:
-        print(f"orange: task {task.id} exists but did not start: {launch.error}", file=sys.stderr)
-        raise typer.Exit(1)
+    return lines, result

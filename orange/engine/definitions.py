@@ -125,7 +125,18 @@ def _frozen(mapping: dict[str, object]) -> MappingProxyType[str, object]:
 # A parsed workflow holds read-only mappings (hook parameters): pickle them as dicts.
 copyreg.pickle(MappingProxyType, lambda proxy: (_frozen, (dict(proxy),)))
 # The modules whose code defines what a parsed workflow is.
-_MODEL_MODULES = ("workflow", "when", "loader", "hooklist", "actionspec", "yamldoc", "definitions")
+_MODEL_MODULES = (
+    "workflow",
+    "when",
+    "loader",
+    "loadbase",
+    "roles",
+    "exitparse",
+    "hooklist",
+    "actionspec",
+    "yamldoc",
+    "definitions",
+)
 
 
 def workflow_of(snap: TreeReader, task: Task) -> Workflow:

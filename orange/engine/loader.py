@@ -10,50 +10,27 @@ Beyond types and unknown keys, loading enforces seed 001's nine validation rules
 7. transitions sharing ``from`` and ``to`` have mutually exclusive ``when`` clauses;
 8. ``when`` expressions parse;  9. ``then_when`` branches are exhaustive (and exclusive).
 
-Status roles (``role: queue | done | cancelled``, ``waits_for_human: true``): a role
-names at most one state; ``done`` and ``cancelled`` must be terminal, ``queue`` must
-not, and a terminal state cannot wait for a human.  A file that declares no state with
-some role (users' older files, copies committed in the tasks ref) gets it inferred, and
-`Workflow.inferred_roles` says so (it also notes a role no state has, declared or
-inferred); inference only considers states without a role:
-
-- queue: the first of ``initial_statuses`` with no agent and no ``on_enter`` that has a
-  transition spawning an agent (``spawn_agent``/``spawn_reviewer``); else a
-  non-terminal state named ``pending``;
-- cancelled: a terminal state named ``cancelled``;
-- done: a terminal state named ``done``; else the only terminal state (other than the
-  cancelled one) that a transition with a ``release_workspace`` hook leads to;
-- waits_for_human (only when no state declares the key, true or false): every
-  non-terminal state other than the queue for which the monitor never acts on its own
-  (its exit rules, if any, are all ``action: mark_dead``) and that either runs no agent
-  or has such a ``mark_dead`` rule (an agent the monitor only flags as dead is one a
-  person is talking to; an agent state with no rule at all is merely unmonitored).
+Status roles are checked and, where a file does not declare them, inferred by
+`orange.engine.roles`; exit rules are parsed by `orange.engine.exitparse`.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
 from pathlib import Path
 from types import MappingProxyType
 from typing import cast, get_args
 
+from orange.engine.exitparse import ExitRuleParser
 from orange.engine.hooklist import parse_hooks
-from orange.engine.when import When, describe_point, find_gap, find_overlap, parse_when
+from orange.engine.roles import RoleInference
+from orange.engine.when import describe_point, find_overlap
 from orange.engine.workflow import (
     AgentWindow,
-    Branch,
-    Escalation,
-    ExitMonitoring,
-    ExitRule,
-    Gate,
-    HookSpec,
     Role,
-    RuleAction,
     State,
     Transition,
-    Verdict,
     Workflow,
 )
 from orange.engine.yamldoc import Doc, describe, join, known
@@ -76,15 +53,6 @@ _STATE_KEYS = ("terminal", "respawn_prompt", "agent", "on_enter", "role", "waits
 _ROLES: tuple[Role, ...] = get_args(Role)
 _TRANSITION_KEYS = ("from", "to", "when", "gate", "hooks")
 _GATE_KEYS = ("section", "required", "fields", "verdict")
-_RULE_KEYS = (
-    "status",
-    "has_artifact",
-    "no_artifact",
-    "then",
-    "then_when",
-    "action",
-    "stuck_after",
-)
 
 
 def load_workflow_file(path: str | Path, source: str | None = None) -> Workflow:
@@ -103,14 +71,8 @@ def load_workflow(text: str, source: str) -> Workflow:
     return _Loader(Doc(source)).load(text)
 
 
-class _Loader:
-    def __init__(self, doc: Doc) -> None:
-        self.doc = doc
-        self.states: dict[str, State] = {}
-        self.prompts: dict[str, str] = {}
-        self.transitions: list[Transition] = []
-        self.role_states: dict[Role, str] = {}
-        self.declares_waiting = False
+class _Loader(ExitRuleParser, RoleInference):
+    """Reads one workflow document; every error names the file and the key."""
 
     # -- top level -------------------------------------------------------------------
 
@@ -209,34 +171,6 @@ class _Loader:
             )
         return status
 
-    @staticmethod
-    def _is_terminal(value: object) -> bool:
-        return isinstance(value, dict) and value.get("terminal") is True
-
-    # -- references --------------------------------------------------------------------
-
-    def _known_state(
-        self, name: object, path: str, states: Mapping[str, object] | None = None
-    ) -> str:
-        return self.doc.reference(name, path, self.states if states is None else states, "state")
-
-    def _when(self, value: object, path: str) -> When:
-        if not isinstance(value, str):
-            self.doc.fail(
-                path, f'expected an expression like "review_round < 2", got {describe(value)}'
-            )
-        try:
-            return parse_when(value)
-        except ValueError as exc:
-            self.doc.fail(path, str(exc))
-
-    def _has_transition(self, from_: str, to: str, path: str) -> None:
-        if not any(t.from_ == from_ and t.to == to for t in self.transitions):
-            self.doc.fail(
-                path,
-                f"no transition from {from_} to {to} (the monitor moves only along transitions)",
-            )
-
     # -- states, transitions, hooks ------------------------------------------------------
 
     def _state(self, name: str, value: object, initial: Sequence[str]) -> State:
@@ -274,27 +208,6 @@ class _Loader:
         if waits and terminal:
             self.doc.fail(join(path, "waits_for_human"), "a terminal state waits for nothing")
         return State(name, terminal, respawn, cast(AgentWindow, agent), on_enter, role, waits)
-
-    def _role(self, name: str, value: object, terminal: bool, path: str) -> Role | None:
-        if value is None:
-            return None
-        if value not in _ROLES:
-            self.doc.fail(path, f"expected one of {', '.join(_ROLES)}, got {value!r}")
-        role = value
-        if role in self.role_states:
-            self.doc.fail(
-                path,
-                f"role {role} is already declared by states.{self.role_states[role]}; "
-                "at most one state per role",
-            )
-        if role == "queue" and terminal:
-            self.doc.fail(path, f'role queue needs a non-terminal state; "{name}" is terminal')
-        if role != "queue" and not terminal:
-            self.doc.fail(
-                path, f'role {role} needs a terminal state; "{name}" is not (terminal: true)'
-            )
-        self.role_states[role] = name
-        return role
 
     def _transition(self, value: object, path: str) -> Transition:
         raw = self.doc.mapping(value, path, _TRANSITION_KEYS, required=("from", "to"))
@@ -334,229 +247,3 @@ class _Loader:
                 f"ambiguous with transitions[{first}] ({from_} -> {to}): "
                 f"both hold when {describe_point(point)}",
             )
-
-    def _gate(self, value: object, path: str) -> Gate:
-        raw = self.doc.mapping(value, path, _GATE_KEYS, required=("section",))
-        section = self.doc.string(raw["section"], join(path, "section"))
-        if not section.startswith("## ") or not section[3:].strip():
-            self.doc.fail(
-                join(path, "section"),
-                f'expected a level-2 heading like "## Handoff", got "{section}"',
-            )
-        required = self.doc.boolean(raw.get("required", True), join(path, "required"))
-        fields = self.doc.strings(raw.get("fields"), join(path, "fields"))
-        if "fields" in raw and not fields:
-            self.doc.fail(join(path, "fields"), "list at least one field, or leave fields out")
-        for index, name in enumerate(fields):
-            if not _FIELD.fullmatch(name):
-                self.doc.fail(join(join(path, "fields"), index), f'"{name}" is not a field name')
-        verdict = raw.get("verdict")
-        if verdict is not None:
-            if not isinstance(verdict, str) or verdict.upper() not in ("PASS", "FAIL"):
-                self.doc.fail(join(path, "verdict"), f"expected PASS or FAIL, got {verdict!r}")
-            verdict = verdict.upper()
-        if not required and (fields or verdict):
-            self.doc.fail(join(path, "required"), "false cannot be combined with fields or verdict")
-        return Gate(section.strip(), required, tuple(fields), cast("Verdict | None", verdict))
-
-    # -- roles a file does not declare (see the module docstring) ---------------------------
-
-    def _infer_roles(self, initial: Sequence[str], monitoring: ExitMonitoring) -> tuple[str, ...]:
-        notes: list[str] = []
-
-        def infer(role: Role, name: str | None) -> None:
-            if role in self.role_states or name is None:
-                return
-            self.states[name] = replace(self.states[name], role=role)
-            self.role_states[role] = name
-            notes.append(f"{self.doc.source}: states.{name}: role not declared, inferred '{role}'")
-
-        infer("queue", self._infer_queue(initial))
-        infer("cancelled", self._free_terminal("cancelled"))
-        infer("done", self._infer_done())
-        for role in _ROLES:
-            if role not in self.role_states:
-                notes.append(
-                    f"{self.doc.source}: states: no state has role '{role}' "
-                    "(none declared, none inferred)"
-                )
-        if not self.declares_waiting:
-            for name, state in list(self.states.items()):
-                if self._seems_waiting(state, monitoring):
-                    self.states[name] = replace(state, waits_for_human=True)
-                    notes.append(
-                        f"{self.doc.source}: states.{name}: waits_for_human not declared, "
-                        "inferred true"
-                    )
-        return tuple(notes)
-
-    def _infer_queue(self, initial: Sequence[str]) -> str | None:
-        for name in initial:
-            state = self.states[name]
-            spawns = any(t.from_ == name and _spawns(t.hooks) for t in self.transitions)
-            if state.agent == "none" and not state.on_enter and spawns:
-                return name
-        pending = self.states.get("pending")
-        if pending is not None and not pending.terminal:
-            return "pending"
-        return None
-
-    def _free_terminal(self, name: str) -> str | None:
-        """``name`` if it is a terminal state without a role."""
-        state = self.states.get(name)
-        return name if state and state.terminal and state.role is None else None
-
-    def _infer_done(self) -> str | None:
-        named = self._free_terminal("done")
-        if named is not None:
-            return named
-        ends = {
-            t.to
-            for t in self.transitions
-            if self._free_terminal(t.to) and any(h.action == "release_workspace" for h in t.hooks)
-        }
-        return ends.pop() if len(ends) == 1 else None
-
-    @staticmethod
-    def _seems_waiting(state: State, monitoring: ExitMonitoring) -> bool:
-        if state.terminal or state.role == "queue":
-            return False
-        rules = [r for r in monitoring.rules if r.status == state.name]
-        if any(r.action != "mark_dead" for r in rules):
-            return False
-        return state.agent == "none" or bool(rules)
-
-    # -- escalation and exit monitoring ------------------------------------------------------
-
-    def _escalation(self, value: object) -> Escalation | None:
-        if value is None:
-            return None
-        raw = self.doc.mapping(value, "escalation", ("to", "hooks"), required=("to",))
-        to = self._known_state(raw["to"], "escalation.to")
-        if self.states[to].terminal:
-            self.doc.fail(
-                "escalation.to", f'"{to}" is terminal; escalate to a state a human can act on'
-            )
-        return Escalation(
-            to, parse_hooks(self.doc, self.prompts, raw.get("hooks"), "escalation.hooks")
-        )
-
-    def _exit_monitoring(self, value: object, escalation: Escalation | None) -> ExitMonitoring:
-        raw = self.doc.mapping(value, "exit_monitoring", ("poll_interval", "rules"))
-        interval = self.doc.integer(
-            raw.get("poll_interval", 30), "exit_monitoring.poll_interval", minimum=1
-        )
-        rules: list[ExitRule] = []
-        fallback: dict[str, int] = {}
-        for index, item in enumerate(self.doc.sequence(raw.get("rules"), "exit_monitoring.rules")):
-            path = join("exit_monitoring.rules", index)
-            rule = self._rule(item, path, escalation)
-            if rule.is_fallback:
-                if rule.status in fallback:
-                    self.doc.fail(
-                        path,
-                        f"unreachable: rules[{fallback[rule.status]}] already handles "
-                        f"{rule.status} when no artifact matches",
-                    )
-                fallback[rule.status] = index
-            rules.append(rule)
-        return ExitMonitoring(interval, tuple(rules))
-
-    def _rule(self, value: object, path: str, escalation: Escalation | None) -> ExitRule:
-        doc = self.doc
-        raw = doc.mapping(value, path, _RULE_KEYS, required=("status",))
-        status = self._known_state(raw["status"], join(path, "status"))
-        if self.states[status].terminal:
-            doc.fail(join(path, "status"), f'"{status}" is terminal; no agent runs there')
-        artifact = (
-            self._gate(raw["has_artifact"], join(path, "has_artifact"))
-            if "has_artifact" in raw
-            else None
-        )
-        no_artifact = False
-        if "no_artifact" in raw:
-            if raw["no_artifact"] is not True:
-                doc.fail(join(path, "no_artifact"), "must be true (leave it out otherwise)")
-            if artifact is not None:
-                doc.fail(join(path, "no_artifact"), "cannot be combined with has_artifact")
-            no_artifact = True
-        outcomes = [key for key in ("then", "then_when", "action") if key in raw]
-        if len(outcomes) != 1:
-            doc.fail(
-                path, f'needs exactly one of "then", "then_when", "action" (has: {known(outcomes)})'
-            )
-        then = None
-        if "then" in raw:
-            then = self._known_state(raw["then"], join(path, "then"))
-            self._has_transition(status, then, join(path, "then"))
-        branches = self._then_when(raw.get("then_when"), status, join(path, "then_when"))
-        action = raw.get("action")
-        if action is not None and action not in get_args(RuleAction):
-            doc.fail(
-                join(path, "action"),
-                f"expected one of {', '.join(get_args(RuleAction))}, got {action!r}",
-            )
-        if action == "respawn" and self.states[status].respawn_prompt is None:
-            doc.fail(join(path, "action"), f"respawn needs states.{status}.respawn_prompt")
-        stuck_after = self._stuck_after(raw, path, cast("RuleAction | None", action), escalation)
-        return ExitRule(
-            status,
-            artifact,
-            no_artifact,
-            then,
-            branches,
-            cast("RuleAction | None", action),
-            stuck_after,
-        )
-
-    def _then_when(self, value: object, status: str, path: str) -> tuple[Branch, ...]:
-        if value is None:
-            return ()
-        items = self.doc.sequence(value, path)
-        if not items:
-            self.doc.fail(path, "list at least one {when, then} branch")
-        branches: list[Branch] = []
-        for index, item in enumerate(items):
-            item_path = join(path, index)
-            raw = self.doc.mapping(item, item_path, ("when", "then"), required=("when", "then"))
-            when = self._when(raw["when"], join(item_path, "when"))
-            then = self._known_state(raw["then"], join(item_path, "then"))
-            self._has_transition(status, then, join(item_path, "then"))
-            branches.append(Branch(when, then))
-        whens: list[When | None] = [b.when for b in branches]
-        gap = find_gap(whens)
-        if gap is not None:
-            self.doc.fail(path, f"not exhaustive: no branch holds when {describe_point(gap)}")
-        overlap = find_overlap(whens)
-        if overlap is not None:
-            first, second, point = overlap
-            self.doc.fail(
-                join(join(path, second), "when"),
-                f"overlaps then_when[{first}]: both hold when {describe_point(point)}",
-            )
-        return tuple(branches)
-
-    def _stuck_after(
-        self,
-        raw: Mapping[str, object],
-        path: str,
-        action: RuleAction | None,
-        escalation: Escalation | None,
-    ) -> int | None:
-        key = join(path, "stuck_after")
-        if "stuck_after" not in raw:
-            if action == "crash":
-                self.doc.fail(
-                    key, "action crash needs stuck_after (the crash count that escalates)"
-                )
-            return None
-        if action not in ("crash", "respawn"):
-            self.doc.fail(key, "only an action crash or respawn counts crashes")
-        count = self.doc.integer(raw["stuck_after"], key, minimum=1)
-        if escalation is None:
-            self.doc.fail(key, 'needs a state to escalate to; declare "escalation: {to: stuck}"')
-        return count
-
-
-def _spawns(hooks: Sequence[HookSpec]) -> bool:
-    return any(h.action in ("spawn_agent", "spawn_reviewer") for h in hooks)

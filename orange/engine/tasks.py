@@ -46,7 +46,6 @@ def create_task(
         task_id = _unused_id(snap)
         task_branch = branch or f"orange-tasks/{task_id}"
         check_branch_unique(snap, project.name, task_branch, None)
-        stamp = now_iso()
         fields: dict[str, Any] = {
             "id": task_id,
             "project": project.name,
@@ -55,23 +54,11 @@ def create_task(
             "harness": harness,
             "review_harness": review_harness,
             "status": initial,
-            "review_round": 0,
-            "crash_count": 0,
             "summary": summary,
-            "host": host_name(),
-            "workspace": None,
-            "tmux_session": None,
-            "attention": None,
-            "pr_url": None,
-            "created_at": stamp,
-            "updated_at": stamp,
             "workflow_rev": workflow_rev(workflow),
+            **(extra or {}),
         }
-        fields.update(extra or {})
-        body = ""
-        if context and context.strip():
-            body = f"\n## Context\n\n{context.strip()}\n"
-        task = Task(fields=ordered(fields), body=body)
+        task = _new_task(fields, context)
         writes: dict[str, bytes | None] = {task.path: task.render().encode()}
         writes.update(workflow_writes(snap, workflow))
         title = f'"{summary}"' if summary else "(no summary)"
@@ -85,6 +72,26 @@ def create_task(
         )
 
     return store.commit(compute).task
+
+
+def _new_task(given: dict[str, Any], context: str | None) -> Task:
+    """A new task: the given fields, with every other field of the frontmatter at its
+    starting value, in the usual order; the context, if any, as its first section."""
+    stamp = now_iso()
+    fields: dict[str, Any] = {
+        "review_round": 0,
+        "crash_count": 0,
+        "host": host_name(),
+        "workspace": None,
+        "tmux_session": None,
+        "attention": None,
+        "pr_url": None,
+        "created_at": stamp,
+        "updated_at": stamp,
+        **given,
+    }
+    body = f"\n## Context\n\n{context.strip()}\n" if context and context.strip() else ""
+    return Task(fields=ordered(fields), body=body)
 
 
 def _unused_id(snap: Snapshot) -> str:

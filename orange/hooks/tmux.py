@@ -20,7 +20,6 @@ patterns.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import secrets
@@ -33,7 +32,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from orange.errors import HookFailed
-from orange.home import orange_home
+from orange.hooks.runfiles import private_file, write_spec
 
 if TYPE_CHECKING:
     from libtmux.common import tmux_cmd
@@ -209,37 +208,39 @@ class Tmux:
                 f'tmux window "{session}:{window}" is still running (pid {pane.pid})',
                 hint="kill it first, or wait until it exits",
             )
-        spec = _write_spec(argv, cwd, env or {})
+        spec = write_spec(argv, cwd, env or {})
         launch = [sys.executable, "-P", "-m", "orange.hooks.launch", str(spec)]
-        keep_dead = ["set-option", "-w", "-t", f"={session}:={window}", "remain-on-exit", "on"]
         try:
             if pane is not None:
                 # remain-on-exit is already on for this window.
                 self._run("respawn-pane", "-k", "-t", pane.pane_id, "-c", str(cwd), *launch)
-                return
-            if not self.has_session(session):
-                try:
-                    # On a server of Orange's own (ORANGE_TMUX_SOCKET), the server
-                    # outlives its last session, so the session-closed hook still runs
-                    # and the monitor keeps one server to watch.  The user's default
-                    # server keeps its own exit-empty setting.
-                    stay = ["set-option", "-s", "exit-empty", "off"] if self.socket_name else []
-                    self._run(
-                        "new-session", "-d", "-s", session, "-n", window, "-c", str(cwd),
-                        *launch, ";", *keep_dead, *([";", *stay] if stay else []),
-                    )  # fmt: skip
-                    return
-                except HookFailed as error:
-                    if "duplicate session" not in error.message:
-                        raise
-                    # Created meanwhile by someone else: add the window to it.
-            self._run(
-                "new-window", "-d", "-t", f"={session}:", "-n", window, "-c", str(cwd),
-                *launch, ";", *keep_dead,
-            )  # fmt: skip
+            elif not self._new_session(session, window, str(cwd), launch):
+                self._run(
+                    "new-window", "-d", "-t", f"={session}:", "-n", window, "-c", str(cwd),
+                    *launch, ";", *_keep_dead(session, window),
+                )  # fmt: skip
         except BaseException:
             spec.unlink(missing_ok=True)
             raise
+
+    def _new_session(self, session: str, window: str, cwd: str, launch: list[str]) -> bool:
+        """Create ``session`` running ``launch`` in ``window``; False when it exists."""
+        if self.has_session(session):
+            return False
+        # On a server of Orange's own (ORANGE_TMUX_SOCKET), the server outlives its last
+        # session, so the session-closed hook still runs and the monitor keeps one server
+        # to watch.  The user's default server keeps its own exit-empty setting.
+        stay = [";", "set-option", "-s", "exit-empty", "off"] if self.socket_name else []
+        try:
+            self._run(
+                "new-session", "-d", "-s", session, "-n", window, "-c", cwd,
+                *launch, ";", *_keep_dead(session, window), *stay,
+            )  # fmt: skip
+        except HookFailed as error:
+            if "duplicate session" not in error.message:
+                raise
+            return False  # created meanwhile by someone else: add the window to it
+        return True
 
     def send_text(self, session: str, window: str, text: str) -> None:
         """Type ``text`` into the pane, then press Enter.
@@ -343,7 +344,7 @@ class Tmux:
 
     def _paste(self, pane_id: str, text: str) -> None:
         buffer = f"orange-{secrets.token_hex(6)}"
-        path = _private_file("paste", ".txt", text)
+        path = private_file("paste", ".txt", text)
         try:
             self._run(
                 "load-buffer", "-b", buffer, str(path), ";",
@@ -373,28 +374,11 @@ def _err(stderr: Sequence[str]) -> str:
     return " ".join(" ".join(stderr).split()) or "no error message"
 
 
+def _keep_dead(session: str, window: str) -> list[str]:
+    """Keep the window's pane when its agent exits, so its death (and exit status) shows."""
+    return ["set-option", "-w", "-t", f"={session}:={window}", "remain-on-exit", "on"]
+
+
 def _no_server(stderr: Sequence[str]) -> bool:
     text = " ".join(stderr)
     return any(marker in text for marker in _NO_SERVER) or "No such file" in text
-
-
-def _run_dir() -> Path:
-    path = orange_home() / "run"
-    path.mkdir(parents=True, exist_ok=True, mode=0o700)
-    return path
-
-
-def _private_file(prefix: str, suffix: str, content: str) -> Path:
-    path = _run_dir() / f"{prefix}-{secrets.token_hex(8)}{suffix}"
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        handle.write(content)
-    return path
-
-
-def _write_spec(argv: Sequence[str], cwd: Path | str, env: Mapping[str, str]) -> Path:
-    for key, value in env.items():
-        if not key or "=" in key or "\0" in key or not isinstance(value, str) or "\0" in value:
-            raise HookFailed(f"invalid environment variable for the agent: {key!r}")
-    spec = {"argv": list(argv), "env": dict(env), "cwd": str(Path(cwd).resolve())}
-    return _private_file("launch", ".json", json.dumps(spec, ensure_ascii=False))

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
 from orange import projects
@@ -27,9 +28,9 @@ from orange.engine.engine import Engine
 from orange.errors import OrangeError
 from orange.home import host_name, orange_home
 from orange.hooks.actions import agent_window
-from orange.hooks.tmux import Tmux
+from orange.hooks.tmux import PaneInfo, Tmux
 from orange.hooks.watcher import lock_path, single, write_status
-from orange.store.store import TaskStore, now_iso
+from orange.store.store import Snapshot, TaskStore, now_iso
 from orange.store.task import Task
 
 DEFAULT_POLL = 30
@@ -57,9 +58,7 @@ def run_pass(task_filter: str | None = None) -> PassReport:
     """One pass over every registered project on this host."""
     report = PassReport()
     panes = {(p.session, p.window): p for p in Tmux().panes()}
-    sessions = {p.session for p in panes.values()}
-    me = host_name()
-    polls = []
+    polls: list[int] = []
     for project in projects.load_all():
         try:
             store = TaskStore(project.repo())
@@ -67,19 +66,12 @@ def run_pass(task_filter: str | None = None) -> PassReport:
             continue
         engine: Engine | None = None
         snap = store.snapshot()
-        for task in snap.tasks():
-            if not isinstance(task, Task) or task.project != project.name:
-                continue
-            if not is_active(snap, task):
-                continue
-            if task.str_field("host") not in ("", me):
-                continue
+        for task in _local_active(snap, project.name):
             report.active += 1
             session = task.str_field("tmux_session")
             if not session or (task_filter and not task.id.startswith(task_filter)):
                 continue
-            if engine is None:
-                engine = build_engine(project, actor="monitor", store=store)
+            engine = engine or build_engine(project, actor="monitor", store=store)
             workflow = workflow_of(snap, task)
             polls.append(workflow.exit_monitoring.poll_interval)
             state = workflow.states.get(task.status)
@@ -87,21 +79,11 @@ def run_pass(task_filter: str | None = None) -> PassReport:
                 continue
             report.checked += 1
             window = agent_window(task, state.agent)
-            pane = panes.get((session, window))
-            alive = session in sessions and pane is not None and not pane.dead
-            if alive:
+            why = _why_dead(panes, session, window)
+            if why is None:
                 report.watch.add((session, window))
                 continue
             report.dead += 1
-            why = (
-                "session gone"
-                if session not in sessions
-                else (
-                    f"{window} exited with status {pane.dead_status}"
-                    if pane is not None
-                    else f"no {window} window"
-                )
-            )
             try:
                 done = engine.handle_dead_session(task.id, expect_status=task.status)
             except OrangeError as exc:
@@ -112,6 +94,28 @@ def run_pass(task_filter: str | None = None) -> PassReport:
                 log(line)
     report.poll = min(polls, default=DEFAULT_POLL)
     return report
+
+
+def _local_active(snap: Snapshot, project: str) -> Iterator[Task]:
+    """The project's active tasks that belong to this host."""
+    me = host_name()
+    for task in snap.tasks():
+        if not isinstance(task, Task) or task.project != project:
+            continue
+        if task.str_field("host") in ("", me) and is_active(snap, task):
+            yield task
+
+
+def _why_dead(panes: Mapping[tuple[str, str], PaneInfo], session: str, window: str) -> str | None:
+    """Why the agent in ``session:window`` is dead, or None when it is alive."""
+    pane = panes.get((session, window))
+    if pane is not None and not pane.dead:
+        return None
+    if not any(key[0] == session for key in panes):
+        return "session gone"
+    if pane is None:
+        return f"no {window} window"
+    return f"{window} exited with status {pane.dead_status}"
 
 
 def _wake_stamp() -> float:

@@ -41,54 +41,59 @@ def merge_task(
             f"task {task.id} is {task.status}; it cannot be merged from there",
             hint=f"from {task.status} it can go to: {targets or 'nowhere'}",
         )
-    worktree = workspace.local_workspace(task)
-    if worktree is not None and worktree.is_dir():
-        current = git("symbolic-ref", "--quiet", "--short", "HEAD", cwd=worktree, check=False)
-        if current and current != task.branch:
-            # Merging task.branch would leave the work on `current` behind (and the
-            # release would then refuse over it, after main had already moved).
-            raise InvalidInput(
-                f"the worktree of task {task.id} is on branch {current}, not {task.branch}",
-                hint=f"adopt it with `orange task update {task.id} --branch` run there "
-                f"(ORANGE_TASK_ID={task.id}), or `--branch {current}`, then merge again",
-            )
-    if worktree is not None and worktree.is_dir() and not force:
-        dirty = unsaved_work(project, worktree, task.branch, commits=False)
-        if dirty:
-            raise InvalidInput(
-                f"task {task.id} has {dirty} in {worktree}",
-                hint="commit them first, or pass --force to snapshot them",
-            )
-    messages: list[str] = []
+    _check_worktree(project, task, force=force)
     if task.str_field("pr_url") and not local:
-        state = github.pr_state(project, task.str_field("pr_url"))
-        if state == "OPEN":
-            raise InvalidInput(
-                f"the pull request {task.str_field('pr_url')} is still open",
-                hint="merge it on GitHub first, or merge locally with --local",
-            )
-        if state != "MERGED":
-            raise InvalidInput(
-                f"the pull request {task.str_field('pr_url')} is {state.lower()}",
-                hint="reopen it, or merge locally with --local",
-            )
-        messages.append(f"pull request merged on GitHub: {task.str_field('pr_url')}")
-        if workspace.has_origin(project.path):
-            _try_fetch(project, messages)
+        messages = _merged_on_github(project, task.str_field("pr_url"))
     else:
-        messages.append(merge_locally(project, task.branch, strategy))
+        messages = [merge_locally(project, task.branch, strategy)]
         if workspace.has_origin(project.path):
-            git(
-                "push",
-                "--quiet",
-                "origin",
-                f"refs/heads/{project.default_branch}",
-                cwd=project.path,
-            )
+            ref = f"refs/heads/{project.default_branch}"
+            git("push", "--quiet", "origin", ref, cwd=project.path)
             messages.append(f"pushed {project.default_branch} to origin")
     outcome = requests.finish(engine, task.id, options={"force": force})
     outcome.messages[:0] = messages
     return outcome
+
+
+def _check_worktree(project: Project, task: Task, *, force: bool) -> None:
+    """The task's worktree holds its branch, and (unless ``force``) no unsaved work."""
+    worktree = workspace.local_workspace(task)
+    if worktree is None or not worktree.is_dir():
+        return
+    current = git("symbolic-ref", "--quiet", "--short", "HEAD", cwd=worktree, check=False)
+    if current and current != task.branch:
+        # Merging task.branch would leave the work on `current` behind (and the
+        # release would then refuse over it, after main had already moved).
+        raise InvalidInput(
+            f"the worktree of task {task.id} is on branch {current}, not {task.branch}",
+            hint=f"adopt it with `orange task update {task.id} --branch` run there "
+            f"(ORANGE_TASK_ID={task.id}), or `--branch {current}`, then merge again",
+        )
+    dirty = "" if force else unsaved_work(project, worktree, task.branch, commits=False)
+    if dirty:
+        raise InvalidInput(
+            f"task {task.id} has {dirty} in {worktree}",
+            hint="commit them first, or pass --force to snapshot them",
+        )
+
+
+def _merged_on_github(project: Project, url: str) -> list[str]:
+    """The task's pull request must be merged; then the default branch is fetched."""
+    state = github.pr_state(project, url)
+    if state == "OPEN":
+        raise InvalidInput(
+            f"the pull request {url} is still open",
+            hint="merge it on GitHub first, or merge locally with --local",
+        )
+    if state != "MERGED":
+        raise InvalidInput(
+            f"the pull request {url} is {state.lower()}",
+            hint="reopen it, or merge locally with --local",
+        )
+    messages = [f"pull request merged on GitHub: {url}"]
+    if workspace.has_origin(project.path):
+        _try_fetch(project, messages)
+    return messages
 
 
 def _try_fetch(project: Project, messages: list[str]) -> None:

@@ -28,6 +28,7 @@ def build_app() -> typer.Typer:
         project,
         runtime,
         task,
+        tasks_checkout,
         workflow,
         workspace,
     )
@@ -51,7 +52,7 @@ def build_app() -> typer.Typer:
     app.command("demo")(demo.demo)
     app.command("install")(install.install)
     app.add_typer(githooks.app, name="hooks")
-    app.add_typer(githooks.tasks_app, name="tasks")
+    app.add_typer(tasks_checkout.app, name="tasks")
     app.command("hook-impl", hidden=True)(githooks.hook_impl)
     return app
 

@@ -9,16 +9,9 @@ The shims in ``git-hooks/`` only find ``orange`` and call this.
   checkout of a registered project (a task worktree), Orange's own files (the agent's
   TASK.md copy, harness settings) may not be committed unless the project tracks them.
 - ``post-commit`` (tasks checkout only): carry out, once, the hooks of the status
-  changes just committed (`Engine.complete_external_move`).
+  changes just committed (`orange.engine.external.complete_external_move`).
 - ``reference-transaction``: git itself moved ``refs/orange/*``; wake the monitor.
-- ``update``: the server side.  A team shares tasks through a bare repository; on the
-  machine serving it, with Orange installed, run
-  ``orange hooks install --server /srv/git/project.git`` (or copy ``git-hooks/update``
-  to ``hooks/update`` of the bare repository and make it executable: it runs
-  ``orange hook-impl update REF OLD NEW``).  A push of ``refs/orange/tasks`` is then
-  replayed against the workflow definitions committed in the pushed history itself
-  (the server needs no ``projects.json``) and rejected, ref unchanged, if any commit is
-  not a legal step.
+- ``update``: the server side, in `orange.githooks.server`.
 """
 
 from __future__ import annotations
@@ -36,13 +29,13 @@ import pygit2
 from orange.compose import build_engine
 from orange.engine import replay
 from orange.engine.external import complete_external_move
-from orange.engine.replay import check_history
+from orange.engine.fields import IDENTITY_FIELDS
 from orange.errors import OrangeError
 from orange.githooks import checkout as taskscheckout
+from orange.githooks import server
 from orange.hooks import watcher as monitor
 from orange.hooks.git import git
 from orange.projects import find_for_repo
-from orange.store import layout
 from orange.store.lock import exclusive
 from orange.store.repo import GitRepo, open_repo
 from orange.store.store import TaskStore, now_iso
@@ -56,13 +49,10 @@ if TYPE_CHECKING:
 STALE = (
     "the tasks checkout is behind refs/orange/tasks (Orange wrote since); run: orange tasks refresh"
 )
-ZERO = "0" * 40
 # Files Orange puts in a task worktree (the agent's TASK.md copy, harness settings):
 # never part of the project's history unless the project tracks them itself.
 PROTECTED_FILES = ("TASK.md", "ORANGE-TASK.md", "opencode.json", ".orange-task")
 PROTECTED_DIRS = (".claude/", ".pi/", ".codex/", ".opencode/", ".orange-task/")
-# Frontmatter a hand edit may not change (status may, through the checks).
-_FIXED_FIELDS = ("id", "project", "workflow", "workflow_rev")
 _CONFLICT_MARKERS = ("<<<<<<< ", ">>>>>>> ")
 
 
@@ -72,7 +62,7 @@ def run(name: str, args: Sequence[str], cwd: Path | None = None) -> int:
         "pre-commit": pre_commit,
         "post-commit": post_commit,
         "reference-transaction": reference_transaction,
-        "update": update,
+        "update": server.update,
     }
     handler = handlers.get(name)
     if handler is None:
@@ -170,7 +160,7 @@ def _hand_edit_problem(old: bytes | None, new: bytes | None) -> str | None:
         return None
     before = Task.parse(old.decode("utf-8"), where="before")
     after = Task.parse(text, where="after")
-    changed = [f for f in _FIXED_FIELDS if before.fields.get(f) != after.fields.get(f)]
+    changed = [f for f in sorted(IDENTITY_FIELDS) if before.fields.get(f) != after.fields.get(f)]
     if changed:
         return f"{', '.join(changed)} cannot be changed"
     return None
@@ -274,34 +264,3 @@ def _complete(repo: GitRepo, project: Project, before: Task) -> str:
         return f"task {before.id}: no hooks to carry out (it moved on, or the move is not one)"
     errors = f" (failed: {'; '.join(outcome.hook_errors)})" if outcome.hook_errors else ""
     return f"task {before.id}: {outcome.from_status} -> {outcome.to_status} carried out{errors}"
-
-
-# update (server) ---------------------------------------------------------------------
-def update(cwd: Path, args: Sequence[str]) -> int:
-    """``update REF OLD NEW``: reject pushed tasks history that breaks its workflows."""
-    if len(args) != 3:
-        print("orange: the update hook takes REF OLD NEW", file=sys.stderr)
-        return 2
-    ref, old, new = args
-    if ref != layout.TASKS_REF:
-        return 0
-    if new == ZERO:
-        print(f"orange: {layout.TASKS_REF} cannot be deleted", file=sys.stderr)
-        return 1
-
-    repo = open_repo(cwd)
-    if old != ZERO and not repo.pygit.descendant_of(new, old):
-        print(
-            f"orange: {layout.TASKS_REF} is never rewritten: fetch, merge and push again",
-            file=sys.stderr,
-        )
-        return 1
-    violations = check_history(repo.pygit, new, None if old == ZERO else old)
-    for violation in violations:
-        print(
-            f"task {violation.task_id}: {violation.reason} (commit {violation.commit[:10]})",
-            file=sys.stderr,
-        )
-    if violations:
-        print(f"orange: push of {layout.TASKS_REF} rejected", file=sys.stderr)
-    return 1 if violations else 0

@@ -1,0 +1,47 @@
+"""``orange tasks checkout|refresh``: edit tasks with plain git in a checkout of the ref."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from orange.cli.githooks import ProjectOpt, repo_path
+from orange.githooks import checkout as taskscheckout
+from orange.store.repo import open_repo
+
+app = typer.Typer(
+    help="Edit tasks with plain git in a checkout of refs/orange/tasks.", no_args_is_help=True
+)
+
+
+@app.command("checkout")
+def checkout(
+    directory: Annotated[Path, typer.Argument(help="Where to create the checkout.")],
+    project: ProjectOpt = None,
+) -> None:
+    """Check out refs/orange/tasks into DIR, to edit tasks and commit with plain git."""
+
+    path = taskscheckout.checkout(open_repo(repo_path(project)), directory)
+    typer.echo(f"checked out refs/orange/tasks in {path}; commit there with plain git")
+
+
+@app.command("refresh")
+def refresh(
+    directory: Annotated[Path, typer.Argument(help="The tasks checkout.")] = Path("."),
+) -> None:
+    """Bring a tasks checkout up to date, keeping uncommitted edits."""
+
+    result = taskscheckout.refresh(directory)
+    if result.old == result.new:
+        typer.echo("already up to date")
+    else:
+        typer.echo(f"updated to {result.new[:10]}")
+    for path in result.kept:
+        if path not in result.conflicts:
+            typer.echo(f"kept your edit of {path}")
+    for path in result.conflicts:
+        typer.echo(f"conflict in {path}: both versions kept between markers", err=True)
+    if result.conflicts:
+        raise typer.Exit(1)

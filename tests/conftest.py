@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from hypothesis import Phase, settings
 
 from orange.cli.main import run as cli_run
 
@@ -127,3 +128,11 @@ def run_orange(
         check=False,
     )
     return Result(result.returncode, result.stdout, result.stderr)
+
+
+# Hypothesis: CI runs few, reproducible examples; HYPOTHESIS_PROFILE=long explores.
+settings.register_profile("ci", max_examples=15, derandomize=True, deadline=None)
+settings.register_profile("long", max_examples=300, deadline=None)
+# HYPOTHESIS_PROFILE=ci-noshrink: the CI examples, a failure reported unshrunk (fast).
+settings.register_profile("ci-noshrink", settings.get_profile("ci"), phases=[Phase.generate])
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import Phase, settings
 
 from orange.cli.main import run as cli_run
 from tests.processes import kill_all, wait_gone
@@ -145,3 +146,11 @@ def run_orange(
         check=False,
     )
     return Result(result.returncode, result.stdout, result.stderr)
+
+
+# Hypothesis: CI runs few, reproducible examples; HYPOTHESIS_PROFILE=long explores.
+settings.register_profile("ci", max_examples=15, derandomize=True, deadline=None)
+settings.register_profile("long", max_examples=300, deadline=None)
+# HYPOTHESIS_PROFILE=ci-noshrink: the CI examples, a failure reported unshrunk (fast).
+settings.register_profile("ci-noshrink", settings.get_profile("ci"), phases=[Phase.generate])
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))

@@ -53,7 +53,7 @@ _Loader.add_implicit_resolver(
 _NOT_PRINTABLE = r"\x00-\x1f\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff\ud800-\udfff"
 # A key YAML reads as a string (YAML caps an implicit key at 1024 characters).
 _KEY = r"(?!(?:null|Null|NULL|true|True|TRUE|false|False|FALSE):)[A-Za-z_][A-Za-z0-9_-]{0,127}"
-_QUOTED = rf"'[^{_NOT_PRINTABLE}']*(?:''[^{_NOT_PRINTABLE}']*)*'"
+_QUOTED = rf"'([^{_NOT_PRINTABLE}']*(?:''[^{_NOT_PRINTABLE}']*)*)'"
 # A plain scalar: no indicator first (``-?:`` only before a non-space), no ``: `` or
 # `` #`` inside, no trailing space or colon.  (Loops unrolled: sre is much quicker
 # repeating one class than trying alternatives at every character.)
@@ -62,12 +62,12 @@ _PLAIN = (
     rf"(?:[A-Za-z0-9$()+./;<=\\^_~]|[^{_NOT_PRINTABLE}\x20-\x7e]|[-?:](?=[^ \n]))"
     rf"{_PLAIN_CHARS}(?:(?::(?=[^ \n])| (?=[^#\n])){_PLAIN_CHARS})*"
 )
-# The lines: a key, then nothing (null), a single-quoted or a plain scalar.  Once
-# `_FLAT` has matched, `_FIELD` takes each line apart.
-_FLAT = re.compile(rf"(?:{_KEY}:(?: {_QUOTED}| {_PLAIN})?\n)*")
-_FIELD = re.compile(r"([^:\n]+):(?: ([^\n]+))?\n")
+# One line: the key, then nothing (null), a single-quoted scalar (its text captured)
+# or a plain one.  ``split`` on it leaves only empty strings between the lines when
+# every line is one of these.
+_FLAT_LINE = re.compile(rf"({_KEY}):(?: {_QUOTED}| ({_PLAIN}))?\n")
 _INT = re.compile(r"[-+]?(?:0|[1-9][0-9]*)")
-_RESOLVED: dict[str, Any] = {"": None, "~": None, "null": None, "Null": None, "NULL": None}
+_RESOLVED: dict[str, Any] = {"~": None, "null": None, "Null": None, "NULL": None}
 _RESOLVED.update(dict.fromkeys(("true", "True", "TRUE"), True))
 _RESOLVED.update(dict.fromkeys(("false", "False", "FALSE"), False))
 
@@ -75,20 +75,22 @@ _RESOLVED.update(dict.fromkeys(("false", "False", "FALSE"), False))
 def _flat(header: str) -> dict[str, Any] | None:
     """``header`` as the loader would read it, if it is flat ``key: scalar`` lines;
     None for anything else (the caller then asks the loader)."""
-    if _FLAT.fullmatch(header) is None:
+    pieces = _FLAT_LINE.split(header)  # [between, key, quoted, plain, between, ...]
+    if any(pieces[0::4]):
         return None
-    lines = _FIELD.findall(header)
     data: dict[str, Any] = {}
-    for key, text in lines:
-        if text[:1] == "'":
-            data[key] = text[1:-1].replace("''", "'")
-        elif text in _RESOLVED:
-            data[key] = _RESOLVED[text]
-        elif text[0] in "+-0123456789" and _INT.fullmatch(text):
-            data[key] = int(text)
+    for key, quoted, plain in zip(pieces[1::4], pieces[2::4], pieces[3::4], strict=True):
+        if quoted is not None:
+            data[key] = quoted.replace("''", "'")
+        elif plain is None:
+            data[key] = None
+        elif plain in _RESOLVED:
+            data[key] = _RESOLVED[plain]
+        elif plain[0] in "+-0123456789" and _INT.fullmatch(plain):
+            data[key] = int(plain)
         else:
-            data[key] = text
-    return data if len(data) == len(lines) else None  # a duplicate key: the loader's call
+            data[key] = plain
+    return data if 4 * len(data) + 1 == len(pieces) else None  # duplicates: the loader's
 
 
 class _Dumper(yaml.SafeDumper):

@@ -48,9 +48,11 @@ _Loader.add_implicit_resolver(
 
 
 # The flat frontmatter `join` writes, read without the loader (see the module doc).
-# What YAML reads as itself: no C0/C1 control, NEL, U+2028/9, BOM, non-character or
-# surrogate (as negated classes: Python compiles those far quicker than wide ranges).
-_NOT_PRINTABLE = r"\x00-\x1f\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff\ud800-\udfff"
+# What YAML reads as itself: no C0/C1 control or NEL (in the classes below), and no
+# U+2028/9, BOM, non-character or surrogate (one search first: classes that name
+# characters beyond Latin-1 cost every process a millisecond more to compile).
+_NOT_PRINTABLE = r"\x00-\x1f\x7f-\x9f"
+_NOT_PRINTABLE_WIDE = re.compile("[\u2028\u2029\ufeff\ufffe\uffff\ud800-\udfff]")
 # A key YAML reads as a string (YAML caps an implicit key at 1024 characters).
 _KEY = r"(?!(?:null|Null|NULL|true|True|TRUE|false|False|FALSE):)[A-Za-z_][A-Za-z0-9_-]{0,127}"
 _QUOTED = rf"'([^{_NOT_PRINTABLE}']*(?:''[^{_NOT_PRINTABLE}']*)*)'"
@@ -75,6 +77,8 @@ _RESOLVED.update(dict.fromkeys(("false", "False", "FALSE"), False))
 def _flat(header: str) -> dict[str, Any] | None:
     """``header`` as the loader would read it, if it is flat ``key: scalar`` lines;
     None for anything else (the caller then asks the loader)."""
+    if _NOT_PRINTABLE_WIDE.search(header):
+        return None
     pieces = _FLAT_LINE.split(header)  # [between, key, quoted, plain, between, ...]
     if any(pieces[0::4]):
         return None

@@ -225,6 +225,8 @@ FOREIGN = [
     Foreign("colon-space-in-value", "id: a\nsummary: a: b\n"),
     Foreign("trailing-colon", "id: a\nsummary: a:\n"),
     Foreign("next-line-break", "id: a\nsummary: x\x85y\n"),
+    Foreign("line-separator", "id: a\nsummary: x\u2028y\n"),
+    Foreign("byte-order-mark", "id: a\nsummary: x\ufeffy\n"),
     Foreign("tab", "id: a\nsummary: x\ty\n"),
     Foreign("true-key", "id: a\ntrue: x\n"),
     Foreign("sequence-dash", "id: a\nsummary: - x\n"),

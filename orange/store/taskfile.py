@@ -50,7 +50,7 @@ _Loader.add_implicit_resolver(
 # The flat frontmatter `join` writes, read without the loader (see the module doc).
 # What YAML reads as itself: no C0/C1 control or NEL (in the classes below), and no
 # U+2028/9, BOM, non-character or surrogate (one search first: classes that name
-# characters beyond Latin-1 cost every process a millisecond more to compile).
+# characters beyond Latin-1 cost every process half a millisecond more to compile).
 _NOT_PRINTABLE = r"\x00-\x1f\x7f-\x9f"
 _NOT_PRINTABLE_WIDE = re.compile("[\u2028\u2029\ufeff\ufffe\uffff\ud800-\udfff]")
 # A key YAML reads as a string (YAML caps an implicit key at 1024 characters).

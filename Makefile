@@ -31,6 +31,7 @@ demo: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python bench/store_bench.py
 	$(BIN)/python bench/monitor_bench.py
+	$(BIN)/python bench/startup_bench.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info

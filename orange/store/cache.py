@@ -63,23 +63,23 @@ class Entry(NamedTuple):
         return decoded if isinstance(decoded, dict) else None
 
 
+_encode = json.JSONEncoder(ensure_ascii=False, default=str).encode
+
 # Parses one TASK.md blob into (fields, None) or (None, error).
 Parser = Callable[[bytes, str], tuple[dict[str, Any] | None, str | None]]
 
 
-def list_entries(
-    db_path: Path, repo: pygit2.Repository, tasks_tree: pygit2.Tree | None, parse: Parser
-) -> list[Entry]:
+def list_entries(db_path: Path, tasks_tree: pygit2.Tree | None, parse: Parser) -> list[Entry]:
     """Every task directory under ``tasks_tree``, using and refreshing the cache."""
     for _attempt in range(2):
         try:
             with closing(_connect(db_path)) as db, db:
-                return _refresh(db, repo, tasks_tree, parse)
+                return _refresh(db, tasks_tree, parse)
         except (sqlite3.DatabaseError, OSError):
             _discard(db_path)
     with closing(sqlite3.connect(":memory:")) as db:  # unusable on disk: work uncached
         db.executescript(_SCHEMA)
-        return _refresh(db, repo, tasks_tree, parse)
+        return _refresh(db, tasks_tree, parse)
 
 
 def _connect(db_path: Path) -> sqlite3.Connection:
@@ -100,12 +100,7 @@ def _discard(db_path: Path) -> None:
         Path(f"{db_path}{suffix}").unlink(missing_ok=True)
 
 
-def _refresh(
-    db: sqlite3.Connection,
-    repo: pygit2.Repository,
-    tasks_tree: pygit2.Tree | None,
-    parse: Parser,
-) -> list[Entry]:
+def _refresh(db: sqlite3.Connection, tasks_tree: pygit2.Tree | None, parse: Parser) -> list[Entry]:
     indexed = dict(db.execute("SELECT shard, tree FROM shards").fetchall())
 
     current: dict[str, pygit2.Tree] = {}
@@ -118,7 +113,7 @@ def _refresh(
         db.execute("DELETE FROM shards WHERE shard=?", (shard,))
     for shard, tree in current.items():
         if indexed.get(shard) != str(tree.id):
-            _index_shard(db, repo, shard, tree, parse)
+            _index_shard(db, shard, tree, parse)
     rows = db.execute(
         "SELECT 'tasks/' || e.shard || '/' || e.task, e.blob, b.fields, b.error, b.project,"
         " b.status, b.activity, b.workspace FROM entries e JOIN blobs b ON b.blob = e.blob"
@@ -130,34 +125,38 @@ def _refresh(
     ]
 
 
-def _index_shard(
-    db: sqlite3.Connection, repo: pygit2.Repository, shard: str, tree: pygit2.Tree, parse: Parser
-) -> None:
-    db.execute("DELETE FROM entries WHERE shard=?", (shard,))
+def _index_shard(db: sqlite3.Connection, shard: str, tree: pygit2.Tree, parse: Parser) -> None:
+    """Re-index one shard: parse the blobs not cached yet, then replace its entries."""
     task_blobs = list(_task_blobs(tree))
-    known = _known_blobs(db, [blob for _name, blob in task_blobs])
-    for name, blob_id in task_blobs:
+    known = _known_blobs(db, [blob_id for _name, blob_id, _blob in task_blobs])
+    new_blobs = []
+    for name, blob_id, blob in task_blobs:
+        if blob_id in known:
+            continue
+        known.add(blob_id)
         path = f"tasks/{shard}/{name}/TASK.md"
-        if blob_id not in known:
-            fields: dict[str, Any] | None
-            error: str | None
-            if blob_id.startswith("missing:"):
-                fields, error = None, f"{path}: TASK.md is missing"
-            else:
-                fields, error = parse(repo[blob_id].read_raw(), path)
-            if error is not None:  # blobs are shared: keep the path out of the cached text
-                error = error.removeprefix(f"{path}: ")
-            encoded, *columns = _columns(fields)
-            db.execute(
-                "INSERT OR REPLACE INTO blobs VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (blob_id, encoded, error, *columns),
-            )
-            known.add(blob_id)
-        db.execute("INSERT OR REPLACE INTO entries VALUES (?, ?, ?)", (shard, name, blob_id))
+        fields: dict[str, Any] | None
+        error: str | None
+        if blob is None:
+            fields, error = None, f"{path}: TASK.md is missing"
+        else:
+            fields, error = parse(blob.read_raw(), path)
+        if error is not None:  # blobs are shared: keep the path out of the cached text
+            error = error.removeprefix(f"{path}: ")
+        encoded, *columns = _columns(fields)
+        new_blobs.append((blob_id, encoded, error, *columns))
+    db.executemany("INSERT OR REPLACE INTO blobs VALUES (?, ?, ?, ?, ?, ?, ?)", new_blobs)
+    db.execute("DELETE FROM entries WHERE shard=?", (shard,))
+    db.executemany(
+        "INSERT OR REPLACE INTO entries VALUES (?, ?, ?)",
+        [(shard, name, blob_id) for name, blob_id, _blob in task_blobs],
+    )
     db.execute("INSERT OR REPLACE INTO shards VALUES (?, ?)", (shard, str(tree.id)))
 
 
-def _task_blobs(tree: pygit2.Tree) -> Iterator[tuple[str, str]]:
+def _task_blobs(tree: pygit2.Tree) -> Iterator[tuple[str, str, pygit2.Blob | None]]:
+    """(task directory name, TASK.md blob id, the blob) for each task in a shard; a
+    directory without a TASK.md gets a ``missing:`` id and no blob."""
 
     for task_tree in tree:
         if not isinstance(task_tree, pygit2.Tree):
@@ -165,8 +164,11 @@ def _task_blobs(tree: pygit2.Tree) -> Iterator[tuple[str, str]]:
         blob = None
         for child in task_tree:
             if child.name == "TASK.md" and isinstance(child, pygit2.Blob):
-                blob = str(child.id)
-        yield str(task_tree.name), blob or f"missing:{task_tree.id}"
+                blob = child
+        if blob is None:
+            yield str(task_tree.name), f"missing:{task_tree.id}", None
+        else:
+            yield str(task_tree.name), str(blob.id), blob
 
 
 def _known_blobs(db: sqlite3.Connection, blob_ids: list[str]) -> set[str]:
@@ -189,6 +191,6 @@ def _columns(fields: dict[str, Any] | None) -> tuple[str | None, ...]:
         value = fields.get(key)
         return "" if value is None else str(value)
 
-    encoded = json.dumps(fields, ensure_ascii=False, default=str)
+    encoded = _encode(fields)
     activity = text("updated_at") or text("created_at")
     return encoded, text("project"), text("status"), activity, text("workspace")

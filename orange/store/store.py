@@ -77,7 +77,7 @@ class Snapshot:
             obj = self.tree / "tasks"
             tasks_tree = obj if isinstance(obj, pygit2.Tree) else None
         db_path = self.store.repo.orange_dir() / "cache.sqlite3"
-        return cache.list_entries(db_path, self.store.pygit, tasks_tree, _parse_for_cache)
+        return cache.list_entries(db_path, tasks_tree, _parse_for_cache)
 
     def tasks(self) -> list[Task | BrokenTask]:
         """Every task in the ref (frontmatter only: bodies are not loaded)."""

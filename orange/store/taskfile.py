@@ -9,6 +9,12 @@ check them, since python-frontmatter's dumper strips whitespace and sorts keys):
   ``007``, ``1e3``) are written quoted, and are read back as the strings they were,
   even when a human wrote them unquoted: the loader resolves only null, ``true`` /
   ``false`` and plain decimal integers.
+
+Reading the shape ``join`` writes (one ``key: scalar`` line per key, the scalar plain or
+single-quoted) skips the YAML loader: ``_flat`` gives exactly what the loader would, and
+hands anything else (nesting, lists, block or double-quoted scalars, comments, anchors,
+aliases, tags, duplicate keys, CR line ends) back to it.  A cold listing cache parses
+every task this way.
 """
 
 from __future__ import annotations
@@ -41,6 +47,56 @@ _Loader.add_implicit_resolver(
 )
 
 
+# The flat frontmatter `join` writes, read without the loader (see the module doc).
+# What YAML reads as itself: no C0/C1 control or NEL (in the classes below), and no
+# U+2028/9, BOM, non-character or surrogate (one search first: classes that name
+# characters beyond Latin-1 cost every process half a millisecond more to compile).
+_NOT_PRINTABLE = r"\x00-\x1f\x7f-\x9f"
+_NOT_PRINTABLE_WIDE = re.compile("[\u2028\u2029\ufeff\ufffe\uffff\ud800-\udfff]")
+# A key YAML reads as a string (YAML caps an implicit key at 1024 characters).
+_KEY = r"(?!(?:null|Null|NULL|true|True|TRUE|false|False|FALSE):)[A-Za-z_][A-Za-z0-9_-]{0,127}"
+_QUOTED = rf"'([^{_NOT_PRINTABLE}']*(?:''[^{_NOT_PRINTABLE}']*)*)'"
+# A plain scalar: no indicator first (``-?:`` only before a non-space), no ``: `` or
+# `` #`` inside, no trailing space or colon.  (Loops unrolled: sre is much quicker
+# repeating one class than trying alternatives at every character.)
+_PLAIN_CHARS = rf"[^{_NOT_PRINTABLE} :]*"
+_PLAIN = (
+    rf"(?:[A-Za-z0-9$()+./;<=\\^_~]|[^{_NOT_PRINTABLE}\x20-\x7e]|[-?:](?=[^ \n]))"
+    rf"{_PLAIN_CHARS}(?:(?::(?=[^ \n])| (?=[^#\n])){_PLAIN_CHARS})*"
+)
+# One line: the key, then nothing (null), a single-quoted scalar (its text captured)
+# or a plain one.  ``split`` on it leaves only empty strings between the lines when
+# every line is one of these.
+_FLAT_LINE = re.compile(rf"({_KEY}):(?: {_QUOTED}| ({_PLAIN}))?\n")
+_INT = re.compile(r"[-+]?(?:0|[1-9][0-9]*)")
+_RESOLVED: dict[str, Any] = {"~": None, "null": None, "Null": None, "NULL": None}
+_RESOLVED.update(dict.fromkeys(("true", "True", "TRUE"), True))
+_RESOLVED.update(dict.fromkeys(("false", "False", "FALSE"), False))
+
+
+def _flat(header: str) -> dict[str, Any] | None:
+    """``header`` as the loader would read it, if it is flat ``key: scalar`` lines;
+    None for anything else (the caller then asks the loader)."""
+    if _NOT_PRINTABLE_WIDE.search(header):
+        return None
+    pieces = _FLAT_LINE.split(header)  # [between, key, quoted, plain, between, ...]
+    if any(pieces[0::4]):
+        return None
+    data: dict[str, Any] = {}
+    for key, quoted, plain in zip(pieces[1::4], pieces[2::4], pieces[3::4], strict=True):
+        if quoted is not None:
+            data[key] = quoted.replace("''", "'")
+        elif plain is None:
+            data[key] = None
+        elif plain in _RESOLVED:
+            data[key] = _RESOLVED[plain]
+        elif plain[0] in "+-0123456789" and _INT.fullmatch(plain):
+            data[key] = int(plain)
+        else:
+            data[key] = plain
+    return data if 4 * len(data) + 1 == len(pieces) else None  # duplicates: the loader's
+
+
 class _Dumper(yaml.SafeDumper):
     """SafeDumper that keeps multi-line strings readable as literal blocks."""
 
@@ -68,16 +124,10 @@ _Dumper.add_representer(str, _represent_str)
 
 def split(text: str, *, where: str = "TASK.md") -> tuple[dict[str, Any], str]:
     """Parse a TASK.md into (frontmatter, body).  Raises BrokenTaskFile."""
-    lines = text.splitlines(keepends=True)
-    if not lines or lines[0].rstrip("\r\n") != _FENCE:
-        raise BrokenTaskFile(f"{where}: does not start with a '---' frontmatter line")
-    for index in range(1, len(lines)):
-        if lines[index].rstrip("\r\n") == _FENCE:
-            header = "".join(lines[1:index])
-            body = "".join(lines[index + 1 :])
-            break
-    else:
-        raise BrokenTaskFile(f"{where}: frontmatter has no closing '---' line")
+    header, body = _sections(text, where)
+    data = _flat(header)
+    if data is not None:
+        return data, body
     try:
         data = yaml.load(header, Loader=_Loader)  # _Loader derives from SafeLoader
     except yaml.YAMLError as exc:
@@ -91,6 +141,25 @@ def split(text: str, *, where: str = "TASK.md") -> tuple[dict[str, Any], str]:
         if not isinstance(key, str):
             raise BrokenTaskFile(f"{where}: frontmatter key {key!r} is not a string")
     return data, body
+
+
+# What str.splitlines ends a line at, besides "\n".
+_OTHER_BREAKS = re.compile("[\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029]")
+
+
+def _sections(text: str, where: str) -> tuple[str, str]:
+    """The frontmatter text between the ``---`` lines, and the body after them."""
+    if text.startswith(f"{_FENCE}\n"):  # the usual shape, found without splitting lines
+        end = text.find(f"\n{_FENCE}\n", len(_FENCE))
+        if end != -1 and _OTHER_BREAKS.search(text, 0, end) is None:
+            return text[len(_FENCE) + 1 : end + 1], text[end + len(_FENCE) + 2 :]
+    lines = text.splitlines(keepends=True)
+    if not lines or lines[0].rstrip("\r\n") != _FENCE:
+        raise BrokenTaskFile(f"{where}: does not start with a '---' frontmatter line")
+    for index in range(1, len(lines)):
+        if lines[index].rstrip("\r\n") == _FENCE:
+            return "".join(lines[1:index]), "".join(lines[index + 1 :])
+    raise BrokenTaskFile(f"{where}: frontmatter has no closing '---' line")
 
 
 def join(frontmatter: Mapping[str, Any], body: str) -> str:

@@ -3,8 +3,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from orange.store import layout
-from orange.store.store import TaskStore
-from orange.store.task import Task
+from orange.store.events import Change
+from orange.store.store import Snapshot, TaskStore
+from orange.store.task import BrokenTask, Task
 from tests.conftest import git
 from tests.store.helpers import put_task, set_field
 
@@ -75,3 +76,33 @@ def test_cache_is_incremental_by_shard(repo: Path, monkeypatch: object) -> None:
         mp.undo()
     assert listed["t007"] == "changed"
     assert parsed == [layout.task_path("t007")]
+
+
+def test_a_cold_cache_lists_missing_and_broken_task_files(repo: Path) -> None:
+    store = TaskStore.open(repo)
+    put_task(store, "good01", summary="fine")
+    writes: dict[str, bytes | None] = {
+        f"{layout.task_dir('nofile')}/notes.txt": b"no TASK.md here\n",
+        layout.task_path("broken"): b"---\nid: [unclosed\n---\n",
+        layout.task_path("broken2"): b"---\nid: [unclosed\n---\n",  # the same blob
+    }
+
+    def compute(snap: Snapshot) -> Change:
+        return Change(task_id="nofile", event="test", subject="odd files", writes=writes)
+
+    store.commit(compute)
+    for path in (repo / ".git" / "orange").glob("cache.sqlite3*"):
+        path.unlink()
+    for _cold_then_warm in range(2):
+        listed = {t.id: t for t in store.tasks()}
+        assert set(listed) == {"good01", "nofile", "broken", "broken2"}
+        assert isinstance(listed["good01"], Task)
+        assert listed["good01"].summary == "fine"
+        missing, broken, broken2 = listed["nofile"], listed["broken"], listed["broken2"]
+        assert isinstance(missing, BrokenTask)
+        assert "TASK.md is missing" in missing.error
+        assert isinstance(broken, BrokenTask)
+        assert broken.error.startswith(f"{layout.task_path('broken')}: ")
+        assert "not valid YAML" in broken.error
+        assert isinstance(broken2, BrokenTask)
+        assert broken2.error.startswith(f"{layout.task_path('broken2')}: ")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import socket
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +18,7 @@ def orange_home() -> Path:
 
 def host_name() -> str:
     """This machine's name for runtime fields (``ORANGE_HOST`` overrides it)."""
-    return os.environ.get("ORANGE_HOST") or socket.gethostname()
+    return os.environ.get("ORANGE_HOST") or os.uname().nodename  # = socket.gethostname()
 
 
 def load_config() -> dict[str, Any]:

@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, replace
@@ -81,8 +80,8 @@ def _editing() -> Iterator[list[Project]]:
         projects = load_all()
         yield projects
         data = json.dumps({"projects": [asdict(p) for p in projects]}, indent=2) + "\n"
-        fd, tmp = tempfile.mkstemp(dir=home, prefix=".projects.", suffix=".json")
-        with os.fdopen(fd, "w") as handle:
+        tmp = home / f".projects.{os.getpid()}.{os.urandom(4).hex()}.json"
+        with open(tmp, "x") as handle:  # under the lock: a name of our own
             handle.write(data)
         os.replace(tmp, registry_path())
 

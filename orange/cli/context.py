@@ -7,7 +7,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from orange import projects
-from orange.engine.definitions import is_active
 from orange.errors import InvalidInput, NotFound
 from orange.home import orange_home
 from orange.projects import Project, open_store
@@ -44,11 +43,18 @@ def _task_of_workspace() -> str | None:
         if not name.startswith(f"{project.name}--"):
             continue
         snap = open_store(project).snapshot()
-        for task in snap.tasks():
-            if not isinstance(task, Task) or task.str_field("workspace") != name:
-                continue
-            if is_active(snap, task):
-                return task.id
+        holders = [
+            task
+            for task in snap.tasks()
+            if isinstance(task, Task) and task.str_field("workspace") == name
+        ]
+        if len(holders) > 1:  # a finished task that kept the name: ask its workflow
+            # The workflows are loaded for this rare case only (the agents' hot path).
+            from orange.engine.definitions import is_active
+
+            holders = [task for task in holders if is_active(snap, task)]
+        if holders:
+            return holders[0].id
     return None
 
 

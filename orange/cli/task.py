@@ -21,9 +21,10 @@ from orange.cli.listing import list_tasks
 from orange.cli.output import emit_json, history_object, print_task, task_object
 from orange.cli.update import update_task
 from orange.engine.definitions import is_active
-from orange.engine.edits import delete_task, edit_body
+from orange.engine.edits import edit_body
 from orange.engine.gates import section as get_section
 from orange.engine.gates import set_section
+from orange.engine.tasks import delete_task
 from orange.errors import InvalidInput, NotFound
 from orange.ops.launch import Harnesses
 from orange.store.task import Task

@@ -1,4 +1,4 @@
-"""Changing a task without moving it: plain fields, the body, deleting it.
+"""Changing a task without moving it: plain fields and the body.
 
 None of these touches ``status`` or another engine-owned field (`orange.engine.fields`),
 and each takes the agent's working copy in first when it is handed one, so every write
@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from orange.engine.definitions import is_active, workflow_of
 from orange.engine.fields import ENGINE_FIELDS
 from orange.engine.records import Written, require, unchanged
 from orange.errors import InvalidInput
@@ -65,26 +64,6 @@ def edit_body(
     return _write(
         store, task_id, mutate, event="task.updated", what=what, field_names="body", copies=copies
     )
-
-
-def delete_task(store: TaskStore, task_id: str) -> Task:
-    def compute(snap: Snapshot) -> Written:
-        task = require(snap, task_id)
-        if is_active(snap, task):
-            ended = " or ".join(sorted(workflow_of(snap, task).terminal_states))
-            raise InvalidInput(
-                f"task {task.id} is {task.status}; only a {ended} task can be deleted",
-                hint=f"cancel it first: orange task cancel {task.id}",
-            )
-        return Written(
-            task_id=task.id,
-            event="task.deleted",
-            subject=f"task {task.id}: deleted",
-            writes={task.path: None},
-            task=task,
-        )
-
-    return store.commit(compute).task
 
 
 def _write(

@@ -1,4 +1,4 @@
-"""Creating a task.
+"""Creating and deleting a task.
 
 Creation lives here, with the engine, because it chooses the initial status from the
 task's workflow and commits that workflow's definition into the ref; nothing outside
@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from orange.engine.definitions import workflow_rev, workflow_writes
+from orange.engine.definitions import is_active, workflow_of, workflow_rev, workflow_writes
 from orange.engine.edits import check_branch_unique
-from orange.engine.records import Written
+from orange.engine.records import Written, require
 from orange.errors import InvalidInput
 from orange.home import host_name
 from orange.store import layout
@@ -99,6 +99,26 @@ def _unused_id(snap: Snapshot) -> str:
         candidate = layout.new_task_id()
         if snap.read(layout.task_path(candidate)) is None:
             return candidate
+
+
+def delete_task(store: TaskStore, task_id: str) -> Task:
+    def compute(snap: Snapshot) -> Written:
+        task = require(snap, task_id)
+        if is_active(snap, task):
+            ended = " or ".join(sorted(workflow_of(snap, task).terminal_states))
+            raise InvalidInput(
+                f"task {task.id} is {task.status}; only a {ended} task can be deleted",
+                hint=f"cancel it first: orange task cancel {task.id}",
+            )
+        return Written(
+            task_id=task.id,
+            event="task.deleted",
+            subject=f"task {task.id}: deleted",
+            writes={task.path: None},
+            task=task,
+        )
+
+    return store.commit(compute).task
 
 
 def initial_status(workflow: Workflow, status: str | None, summary: str) -> str:

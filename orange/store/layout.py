@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import hashlib
+import os
 import re
-import secrets
 
 TASKS_REF = "refs/orange/tasks"
 SNAPSHOTS_PREFIX = "refs/orange/snapshots"
@@ -23,7 +23,12 @@ def valid_task_id(task_id: str) -> bool:
 
 
 def new_task_id() -> str:
-    return "".join(secrets.choice(_ID_ALPHABET) for _ in range(ID_LENGTH))
+    """Eight characters from the OS's random source, each uniform over the alphabet."""
+    usable = 256 - 256 % len(_ID_ALPHABET)  # bytes above this would favour some letters
+    chars: list[str] = []
+    while len(chars) < ID_LENGTH:
+        chars += [_ID_ALPHABET[b % len(_ID_ALPHABET)] for b in os.urandom(16) if b < usable]
+    return "".join(chars[:ID_LENGTH])
 
 
 def shard(task_id: str) -> str:

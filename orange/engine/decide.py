@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from types import MappingProxyType
 
 from orange.engine.actionspec import SPAWNING_ACTIONS
 from orange.engine.fields import BASELINE_FIELD, RUN_FIELD, baseline, run_token
@@ -166,3 +167,19 @@ def archive_old_verdicts(workflow: Workflow, task: Task, to: str) -> str:
     for heading in sorted(headings):
         body = archive_section(body, heading, label)
     return body
+
+
+def respawn_spec(workflow: Workflow, status: str) -> HookSpec:
+    """The spawn action that restarts the agent of ``status`` with its respawn prompt."""
+    state = workflow.states[status]
+    prompt = state.respawn_prompt or ""
+    if state.agent == "reviewer":
+        params = {"prompt": prompt, "harness": "review", "permissions": "reduced"}
+        return HookSpec("spawn_reviewer", MappingProxyType(params))
+    return worker_spawn_spec(prompt)
+
+
+def worker_spawn_spec(prompt: str) -> HookSpec:
+    """Start the worker window with ``prompt``, the task's harness, full permissions."""
+    params = {"prompt": prompt, "harness": "task", "permissions": "full", "window": "worker"}
+    return HookSpec("spawn_agent", MappingProxyType(params))

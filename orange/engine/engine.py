@@ -14,7 +14,7 @@ STYLE §8):
 Steps 1–3 are pure (`orange.engine.decide`); steps 1–5 run inside the store's write
 lock on the current tip, so two racing callers (an agent and the monitor, say) can
 never both apply a move.  What the monitor does about a dead agent is in
-`orange.engine.monitoring`; the hooks of a move committed with plain git in
+`orange.engine.monitoring.handle_dead_session`; the hooks of a move committed with plain git in
 `orange.engine.external`.
 """
 
@@ -24,9 +24,16 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-from orange.engine import monitoring
 from orange.engine.actions import HookContext, Registry
-from orange.engine.decide import Outcome, move_trailers, plan_move, seal, spawns, starting_move
+from orange.engine.decide import (
+    Outcome,
+    move_trailers,
+    plan_move,
+    respawn_spec,
+    seal,
+    spawns,
+    starting_move,
+)
 from orange.engine.definitions import workflow_of
 from orange.engine.fields import RUN_FIELD, run_token
 from orange.engine.prompts import build_prompt
@@ -193,13 +200,8 @@ class Engine:
                 f"task {task.id}'s agent is still running",
                 hint=f"attach with `orange task attach {task.id}`",
             )
-        spec = monitoring.respawn_spec(workflow, task.status)
+        spec = respawn_spec(workflow, task.status)
         return self.run_actions(task.id, (spec,), "agent.respawned", options or {})
-
-    def handle_dead_session(self, task_id: str, *, expect_status: str | None = None) -> str:
-        """Apply the workflow's exit-monitoring rules to a task whose agent has died
-        (`orange.engine.monitoring.handle_dead_session`)."""
-        return monitoring.handle_dead_session(self, task_id, expect_status=expect_status)
 
     def run_actions(
         self,

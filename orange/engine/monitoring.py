@@ -10,15 +10,14 @@ with the state's respawn prompt, or nothing (the task shows the agent as dead).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from types import MappingProxyType
 from typing import TYPE_CHECKING
 
+from orange.engine.decide import respawn_spec
 from orange.engine.definitions import workflow_of
 from orange.engine.exitrules import Advance, Crash, DeadSessionDecision, MarkDead, Respawn
 from orange.engine.exitrules import decide_dead_session as decide
 from orange.engine.fields import DEAD_FIELD, RUN_FIELD, baseline
 from orange.engine.records import Written, require
-from orange.engine.workflow import HookSpec, Workflow
 from orange.errors import IllegalTransition, OrangeError
 from orange.store.store import Snapshot, now_iso
 from orange.store.task import Task
@@ -138,19 +137,3 @@ def _carry_out(
         engine.set_attention(task_id, f"monitor could not act: {exc}", event="monitor.failed")
         return f"failed: {exc}"
     return f"marked dead in {status} ({decision.reason})"
-
-
-def respawn_spec(workflow: Workflow, status: str) -> HookSpec:
-    """The spawn action that restarts the agent of ``status`` with its respawn prompt."""
-    state = workflow.states[status]
-    prompt = state.respawn_prompt or ""
-    if state.agent == "reviewer":
-        params = {"prompt": prompt, "harness": "review", "permissions": "reduced"}
-        return HookSpec("spawn_reviewer", MappingProxyType(params))
-    return worker_spawn_spec(prompt)
-
-
-def worker_spawn_spec(prompt: str) -> HookSpec:
-    """Start the worker window with ``prompt``, the task's harness, full permissions."""
-    params = {"prompt": prompt, "harness": "task", "permissions": "full", "window": "worker"}
-    return HookSpec("spawn_agent", MappingProxyType(params))

@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from orange.engine.actions import Action, HookContext
+from orange.engine.decide import worker_spawn_spec
 from orange.engine.definitions import workflow_of
-from orange.engine.monitoring import worker_spawn_spec
 from orange.errors import HookFailed, OrangeError
 from orange.home import host_name, orange_home
 from orange.hooks import harness as harnesses

@@ -25,6 +25,7 @@ from orange import projects
 from orange.compose import build_engine
 from orange.engine.definitions import is_active, workflow_of
 from orange.engine.engine import Engine
+from orange.engine.monitoring import handle_dead_session
 from orange.errors import OrangeError
 from orange.home import host_name, orange_home
 from orange.hooks.actions import agent_window
@@ -85,7 +86,7 @@ def run_pass(task_filter: str | None = None) -> PassReport:
                 continue
             report.dead += 1
             try:
-                done = engine.handle_dead_session(task.id, expect_status=task.status)
+                done = handle_dead_session(engine, task.id, expect_status=task.status)
             except OrangeError as exc:
                 done = f"failed: {exc}"
             if done != "nothing to do":

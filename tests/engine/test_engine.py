@@ -8,6 +8,7 @@ from typing import Any, NamedTuple
 import pytest
 
 from orange.engine.engine import Engine
+from orange.engine.monitoring import handle_dead_session
 from orange.store import layout
 from orange.store.task import Task
 from tests.conftest import git
@@ -88,7 +89,7 @@ def test_dead_agent_is_handled_by_the_exit_rules(env: Env, death: Death) -> None
         death.status, body=death.body, workflow=death.workflow, review_round=death.round,
         agent_run="run-1",
     )  # fmt: skip
-    said = env.engine.handle_dead_session(task.id, expect_status=death.status)
+    said = handle_dead_session(env.engine, task.id, expect_status=death.status)
     assert death.says in said
     after = env.get(task.id)
     assert after.status == death.to
@@ -111,10 +112,10 @@ def test_handling_the_same_death_twice_does_nothing_the_second_time(env: Env, de
         death.status, body=death.body, workflow=death.workflow, review_round=death.round,
         agent_run="run-1",
     )  # fmt: skip
-    env.engine.handle_dead_session(task.id, expect_status=death.status)
+    handle_dead_session(env.engine, task.id, expect_status=death.status)
     before = tip(env)
     env.recorder.clear()
-    assert env.engine.handle_dead_session(task.id, expect_status=death.status) == "nothing to do"
+    assert handle_dead_session(env.engine, task.id, expect_status=death.status) == "nothing to do"
     assert tip(env) == before
     assert env.recorder.calls == []
 
@@ -124,9 +125,9 @@ def test_a_death_marked_once_is_not_marked_again_without_expect_status(
     env: Env, status: str
 ) -> None:
     task = env.make_task(status, body=NOTES, review_round=1, agent_run="run-1")
-    env.engine.handle_dead_session(task.id)
+    handle_dead_session(env.engine, task.id)
     before = tip(env)
-    assert env.engine.handle_dead_session(task.id) == "nothing to do"
+    assert handle_dead_session(env.engine, task.id) == "nothing to do"
     assert tip(env) == before
     assert env.get(task.id).int_field("crash_count") == (1 if status == "working" else 0)
 
@@ -134,7 +135,7 @@ def test_a_death_marked_once_is_not_marked_again_without_expect_status(
 def test_a_task_that_moved_meanwhile_is_left_alone(env: Env) -> None:
     task = env.make_task("working", body=NOTES, agent_run="run-1")
     before = tip(env)
-    assert env.engine.handle_dead_session(task.id, expect_status="planning") == "nothing to do"
+    assert handle_dead_session(env.engine, task.id, expect_status="planning") == "nothing to do"
     assert tip(env) == before
 
 
@@ -142,14 +143,14 @@ def test_a_task_that_moved_meanwhile_is_left_alone(env: Env) -> None:
 def test_terminal_tasks_are_never_touched(env: Env, status: str) -> None:
     task = env.make_task(status, agent_run="run-1")
     before = tip(env)
-    assert env.engine.handle_dead_session(task.id) == "nothing to do"
+    assert handle_dead_session(env.engine, task.id) == "nothing to do"
     assert tip(env) == before
 
 
 @pytest.mark.parametrize("workflow", ["default", "minimal", "self-review"])
 def test_worker_crashing_twice_escalates_to_stuck(env: Env, workflow: str) -> None:
     task = env.make_task("working", body=NOTES, workflow=workflow, agent_run="run-1")
-    env.engine.handle_dead_session(task.id, expect_status="working")
+    handle_dead_session(env.engine, task.id, expect_status="working")
     first = env.get(task.id)
     assert (first.status, first.int_field("crash_count")) == ("working", 1)
     assert first.str_field("attention")
@@ -163,7 +164,7 @@ def test_worker_crashing_twice_escalates_to_stuck(env: Env, workflow: str) -> No
     assert [c.action for c in env.recorder.calls if c.phase == "apply"] == ["spawn_agent"]
 
     env.recorder.clear()
-    said = env.engine.handle_dead_session(task.id, expect_status="working")
+    said = handle_dead_session(env.engine, task.id, expect_status="working")
     assert said.startswith("escalated working -> stuck")
     stuck = env.get(task.id)
     assert stuck.status == "stuck"
@@ -183,7 +184,7 @@ def test_worker_crashing_twice_escalates_to_stuck(env: Env, workflow: str) -> No
 
 def test_reviewer_dying_twice_without_verdict_escalates_to_stuck(env: Env) -> None:
     task = env.make_task("agent-review", body=HANDOFF, review_round=1, agent_run="run-1")
-    assert "respawned" in env.engine.handle_dead_session(task.id, expect_status="agent-review")
+    assert "respawned" in handle_dead_session(env.engine, task.id, expect_status="agent-review")
     first = env.get(task.id)
     assert (first.status, first.int_field("crash_count")) == ("agent-review", 1)
     assert first.int_field("review_round") == 1  # the same round, respawned
@@ -191,7 +192,7 @@ def test_reviewer_dying_twice_without_verdict_escalates_to_stuck(env: Env) -> No
     assert run_2 not in ("", "run-1")
 
     env.recorder.clear()
-    said = env.engine.handle_dead_session(task.id, expect_status="agent-review")
+    said = handle_dead_session(env.engine, task.id, expect_status="agent-review")
     assert said.startswith("escalated agent-review -> stuck")
     after = env.get(task.id)
     assert (after.status, after.int_field("crash_count")) == ("stuck", 0)
@@ -201,16 +202,16 @@ def test_reviewer_dying_twice_without_verdict_escalates_to_stuck(env: Env) -> No
 def test_a_respawn_after_a_crash_clears_the_mark_so_the_next_death_counts(env: Env) -> None:
     """`dead_run` pins the handled death to one agent run: a new run dies anew."""
     task = env.make_task("working", body=NOTES, agent_run="run-1")
-    env.engine.handle_dead_session(task.id)
+    handle_dead_session(env.engine, task.id)
     assert env.get(task.id).str_field("dead_run") == "run-1@working"
     env.engine.respawn(task.id)
-    assert env.engine.handle_dead_session(task.id).startswith("escalated")
+    assert handle_dead_session(env.engine, task.id).startswith("escalated")
 
 
 def test_a_failing_advance_asks_for_attention_and_moves_nothing(env: Env) -> None:
     task = env.make_task("working", body=HANDOFF, agent_run="run-1")
     env.recorder.fail[("spawn_reviewer", "prepare")] = "no reviewer harness"
-    said = env.engine.handle_dead_session(task.id, expect_status="working")
+    said = handle_dead_session(env.engine, task.id, expect_status="working")
     assert said.startswith("failed:") and "no reviewer harness" in said
     after = env.get(task.id)
     assert after.status == "working" and after.int_field("review_round") == 0
@@ -233,8 +234,8 @@ def test_two_monitors_racing_on_one_reviewer_death_respawn_it_once(env: Env) -> 
     first = Engine(env.store, env.project, registry=env.engine.registry, probe=probe)
     second = Engine(env.store, env.project, registry=env.engine.registry, probe=probe)
     # Both monitors saw run-1 dead in agent-review; the first respawns the reviewer.
-    assert "respawned" in first.handle_dead_session(task.id, expect_status="agent-review")
+    assert "respawned" in handle_dead_session(first, task.id, expect_status="agent-review")
     before = tip(env)
-    assert second.handle_dead_session(task.id, expect_status="agent-review") == "nothing to do"
+    assert handle_dead_session(second, task.id, expect_status="agent-review") == "nothing to do"
     assert tip(env) == before
     assert env.get(task.id).status == "agent-review"

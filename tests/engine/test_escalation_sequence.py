@@ -15,6 +15,7 @@ import pytest
 from orange.engine.catalog import load_named
 from orange.engine.edits import edit_body
 from orange.engine.gates import set_section
+from orange.engine.monitoring import handle_dead_session
 from orange.engine.tasks import create_task
 from orange.errors import GuardFailed, IllegalTransition
 from orange.store import layout
@@ -50,9 +51,9 @@ def _run_sequence(env: Env) -> str:
     task = create_task(env.store, env.project, load_named("default"), summary="do it")
     env.engine.spawn(task.id)
     _write(env, task.id, "## Plan", "APPROACH: small steps\nTOUCHING: src/app.py")
-    assert env.engine.handle_dead_session(task.id).startswith("advanced planning -> working")
+    assert handle_dead_session(env.engine, task.id).startswith("advanced planning -> working")
     _write(env, task.id, "## Handoff", "DONE: the feature")
-    results = [env.engine.handle_dead_session(task.id) for _ in range(3)]
+    results = [handle_dead_session(env.engine, task.id) for _ in range(3)]
     assert results[0].startswith("advanced working -> agent-review"), results
     assert results[1].startswith("respawned the agent of agent-review"), results
     assert results[2].startswith("escalated agent-review -> stuck"), results
@@ -132,12 +133,12 @@ def test_a_worker_that_dies_twice_without_a_handoff_escalates(env: Env) -> None:
     """The ``crash`` rule (working: no handoff, stuck_after 2), with a human respawn
     between the two deaths."""
     task_id = _working(env)
-    assert env.engine.handle_dead_session(task_id).startswith("marked dead in working")
+    assert handle_dead_session(env.engine, task_id).startswith("marked dead in working")
     crashed = env.get(task_id)
     assert (crashed.status, crashed.int_field("crash_count")) == ("working", 1)
     assert crashed.str_field("attention")
     env.engine.respawn(task_id)
-    assert env.engine.handle_dead_session(task_id).startswith("escalated working -> stuck")
+    assert handle_dead_session(env.engine, task_id).startswith("escalated working -> stuck")
     assert env.get(task_id).status == "stuck"
     assert _log(env)[-4:] == [
         ("agent.crashed", "", "", ""),
@@ -160,11 +161,11 @@ def test_a_death_is_looked_at_again_after_the_task_comes_back(env: Env) -> None:
     a crash).  Today it answers "nothing to do" and the task waits in working with a
     dead agent, no attention and crash_count 0."""
     task_id = _working(env)
-    env.engine.handle_dead_session(task_id)  # crash 1 in working
+    handle_dead_session(env.engine, task_id)  # crash 1 in working
     env.engine.transition(task_id, "clarification")
     env.engine.transition(task_id, "planning")
     _write(env, task_id, "## Plan", "APPROACH: again\nTOUCHING: b")
-    assert env.engine.handle_dead_session(task_id).startswith("advanced planning -> working")
-    result = env.engine.handle_dead_session(task_id)
+    assert handle_dead_session(env.engine, task_id).startswith("advanced planning -> working")
+    result = handle_dead_session(env.engine, task_id)
     assert result.startswith("marked dead in working"), result
     assert env.get(task_id).int_field("crash_count") == 1

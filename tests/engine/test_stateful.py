@@ -41,6 +41,7 @@ from orange.engine.edits import edit_body
 from orange.engine.engine import Engine
 from orange.engine.fields import BASELINE_FIELD
 from orange.engine.gates import check_gate, fingerprints, section, set_section
+from orange.engine.monitoring import handle_dead_session
 from orange.engine.tasks import create_task
 from orange.engine.workflow import Gate, HookSpec, Transition, Workflow
 from orange.errors import (
@@ -435,7 +436,7 @@ class WorkflowMachine(RuleBasedStateMachine):
         task = self._task()
         run = f"{task.str_field('agent_run')}@{task.status}"
         before = self._tip()
-        result = self.engine.handle_dead_session(self.task_id)
+        result = handle_dead_session(self.engine, self.task_id)
         events = self._events_since(before)
         if self.death_handled.get(task.id) == run:
             assert events == [], f"the death of run {run} was handled twice: {events}"

@@ -85,7 +85,8 @@ def list_entries(db_path: Path, tasks_tree: pygit2.Tree | None, parse: Parser) -
 def _connect(db_path: Path) -> sqlite3.Connection:
     db = sqlite3.connect(db_path, timeout=10, isolation_level=None)
     db.execute("PRAGMA journal_mode=WAL")
-    db.execute("PRAGMA synchronous=NORMAL")
+    # A cache: a write lost in a crash is rebuilt from the ref, so no fsync is waited for.
+    db.execute("PRAGMA synchronous=OFF")
     db.executescript(_SCHEMA)
     row = db.execute("SELECT value FROM meta WHERE key='version'").fetchone()
     if row is None or row[0] != _VERSION:
@@ -187,10 +188,19 @@ def _columns(fields: dict[str, Any] | None) -> tuple[str | None, ...]:
     if fields is None:
         return None, "", "", "", ""
 
-    def text(key: str) -> str:
-        value = fields.get(key)
-        return "" if value is None else str(value)
-
-    encoded = _encode(fields)
-    activity = text("updated_at") or text("created_at")
-    return encoded, text("project"), text("status"), activity, text("workspace")
+    get = fields.get
+    project, status, updated, created, workspace = (
+        get("project"),
+        get("status"),
+        get("updated_at"),
+        get("created_at"),
+        get("workspace"),
+    )
+    activity = updated or created
+    return (
+        _encode(fields),
+        "" if project is None else str(project),
+        "" if status is None else str(status),
+        "" if activity is None else str(activity),
+        "" if workspace is None else str(workspace),
+    )

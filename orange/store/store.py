@@ -24,7 +24,7 @@ from orange.store import cache, events, layout, taskfile
 from orange.store.history import commits_of
 from orange.store.lock import exclusive
 from orange.store.repo import GitRepo, open_repo
-from orange.store.task import BrokenTask, Task
+from orange.store.task import BrokenTask, Task, checked_fields
 from orange.store.tree import apply_writes, read_blob
 
 if TYPE_CHECKING:
@@ -306,12 +306,12 @@ def _decode(data: bytes, where: str) -> str:
 
 def _parse_for_cache(data: bytes, path: str) -> tuple[dict[str, Any] | None, str | None]:
     try:
-        task = Task.parse(_decode(data, path), where=path)
+        fields = checked_fields(taskfile.frontmatter(_decode(data, path), where=path), path)
     except BrokenTaskFile as exc:
         return None, exc.message
-    if not path.startswith(f"{layout.task_dir(task.id)}/"):
-        return None, f"{path}: id {task.id!r} does not match its directory"
-    return dict(task.fields), None
+    if not path.startswith(f"{layout.task_dir(fields['id'])}/"):
+        return None, f"{path}: id {fields['id']!r} does not match its directory"
+    return fields, None
 
 
 def _iso(timestamp: int) -> str:

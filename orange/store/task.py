@@ -47,12 +47,7 @@ class Task:
     @classmethod
     def parse(cls, text: str, *, where: str, blob_id: str = "") -> Task:
         data, body = taskfile.split(text, where=where)
-        task_id = data.get("id")
-        if not isinstance(task_id, str) or not task_id:
-            raise BrokenTaskFile(f"{where}: frontmatter has no 'id'")
-        if not valid_task_id(task_id):
-            raise BrokenTaskFile(f"{where}: id {task_id!r} is not a valid task id")
-        return cls(fields=_normalise(data), body=body, blob_id=blob_id)
+        return cls(fields=checked_fields(data, where), body=body, blob_id=blob_id)
 
     def render(self) -> str:
         return taskfile.join(self.fields, self.body)
@@ -121,12 +116,23 @@ class BrokenTask:
     id: str = field(default="")
 
 
+def checked_fields(data: dict[str, Any], where: str) -> dict[str, Any]:
+    """A task's frontmatter: it has a valid id, and its known string fields are strings.
+    Raises BrokenTaskFile."""
+    task_id = data.get("id")
+    if not isinstance(task_id, str) or not task_id:
+        raise BrokenTaskFile(f"{where}: frontmatter has no 'id'")
+    if not valid_task_id(task_id):
+        raise BrokenTaskFile(f"{where}: id {task_id!r} is not a valid task id")
+    return _normalise(data)
+
+
 def _normalise(data: dict[str, Any]) -> dict[str, Any]:
     """Known string fields read back as strings even when written as bare numbers."""
-    for key in STRING_FIELDS:
-        value = data.get(key)
-        if value is not None and not isinstance(value, str):
-            data[key] = "true" if value is True else "false" if value is False else str(value)
+    for key, value in data.items():
+        if value is None or type(value) is str or key not in STRING_FIELDS:
+            continue
+        data[key] = "true" if value is True else "false" if value is False else str(value)
     return data
 
 

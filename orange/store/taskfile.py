@@ -125,9 +125,20 @@ _Dumper.add_representer(str, _represent_str)
 def split(text: str, *, where: str = "TASK.md") -> tuple[dict[str, Any], str]:
     """Parse a TASK.md into (frontmatter, body).  Raises BrokenTaskFile."""
     header, body = _sections(text, where)
+    return parse_header(header, where), body
+
+
+def frontmatter(text: str, *, where: str = "TASK.md") -> dict[str, Any]:
+    """Only the frontmatter of a TASK.md (the listing needs no body).  Raises
+    BrokenTaskFile."""
+    return parse_header(_sections(text, where)[0], where)
+
+
+def parse_header(header: str, where: str) -> dict[str, Any]:
+    """The frontmatter text between the ``---`` lines as a mapping."""
     data = _flat(header)
     if data is not None:
-        return data, body
+        return data
     try:
         data = yaml.load(header, Loader=_Loader)  # _Loader derives from SafeLoader
     except yaml.YAMLError as exc:
@@ -140,7 +151,7 @@ def split(text: str, *, where: str = "TASK.md") -> tuple[dict[str, Any], str]:
     for key in data:
         if not isinstance(key, str):
             raise BrokenTaskFile(f"{where}: frontmatter key {key!r} is not a string")
-    return data, body
+    return data
 
 
 # What str.splitlines ends a line at, besides "\n".

@@ -9,12 +9,10 @@ from typing import TYPE_CHECKING
 from orange import projects
 from orange.cli.context import current_project
 from orange.cli.output import broken_object, emit_json, task_object, task_table
+from orange.engine.definitions import Endings
 from orange.home import orange_home
 from orange.projects import open_store
 from orange.store.task import BrokenTask, Task
-
-# TODO(listing): per-entry workflow roles once the listing cache records the workflow.
-TERMINAL_STATUSES = frozenset({"done", "cancelled"})
 
 if TYPE_CHECKING:
     from orange.projects import Project
@@ -40,9 +38,12 @@ def list_tasks(
     rows: list[tuple[Task | BrokenTask, str | None]] = []
     for proj in scope:
         store = open_store(proj)
-        for task in store.tasks():
+        snap = store.snapshot()
+        shown = _Filter(Endings(snap), proj.name, status, all_)
+        for task in snap.tasks():
             if isinstance(task, Task):
-                if not _shown(task.project, task.status, proj.name, status, all_):
+                rev = task.str_field("workflow_rev")
+                if not shown(task.project, task.workflow, rev, task.status):
                     continue
                 text = store.body_of(task) if body and json_out else None
                 rows.append((task, text))
@@ -72,7 +73,9 @@ def _list_json_fast(scope: list[Project], *, status: str | None, all_: bool) -> 
     workspaces = orange_home() / "workspaces"
     rows: list[tuple[str, str]] = []
     for proj in scope:
-        for entry in open_store(proj).snapshot().entries():
+        snap = open_store(proj).snapshot()
+        shown = _Filter(Endings(snap), proj.name, status, all_)
+        for entry in snap.entries():
             if entry.fields_json is None:
                 broken = BrokenTask(
                     path=f"{entry.task_dir}/TASK.md",
@@ -82,7 +85,7 @@ def _list_json_fast(scope: list[Project], *, status: str | None, all_: bool) -> 
                 )
                 rows.append(("~", json.dumps(broken_object(broken), ensure_ascii=False)))
                 continue
-            if not _shown(entry.project, entry.status, proj.name, status, all_):
+            if not shown(entry.project, entry.workflow, entry.workflow_rev, entry.status):
                 continue
             text = entry.fields_json
             if entry.workspace:
@@ -93,16 +96,22 @@ def _list_json_fast(scope: list[Project], *, status: str | None, all_: bool) -> 
     sys.stdout.write('{"tasks": [' + ", ".join(text for _, text in rows) + "]}\n")
 
 
-def _shown(
-    task_project: str, task_status: str, project: str, status: str | None, all_: bool
-) -> bool:
-    """Whether `task list` shows a task: of this project, the asked status, or active."""
+class _Filter:
+    """Whether `task list` shows a task: of this project, and in the asked status, or
+    (without ``--all``) in a status its workflow does not end in."""
 
-    if task_project and task_project != project:
-        return False
-    if status is not None:
-        return task_status == status
-    return all_ or task_status not in TERMINAL_STATUSES
+    def __init__(self, endings: Endings, project: str, status: str | None, all_: bool):
+        self.endings = endings
+        self.project = project
+        self.status = status
+        self.all = all_
+
+    def __call__(self, project: str, workflow: str, rev: str, status: str) -> bool:
+        if project and project != self.project:
+            return False
+        if self.status is not None:
+            return status == self.status
+        return self.all or self.endings.is_active(workflow, rev, status)
 
 
 def _activity(task: object) -> str:

@@ -57,8 +57,11 @@ def workflow_writes(snap: TreeReader, workflow: Workflow) -> dict[str, bytes | N
 
 def committed_workflow_text(snap: TreeReader, task: Task) -> str | None:
     """The definition a task was created under, from the ref."""
-    name = task.workflow
-    rev = task.str_field("workflow_rev")
+    return definition_text(snap, task.workflow, task.str_field("workflow_rev"))
+
+
+def definition_text(snap: TreeReader, name: str, rev: str) -> str | None:
+    """The committed definition named ``name`` at revision ``rev`` (any, if empty)."""
     primary = snap.read(layout.workflow_path(name))
     if primary is not None and (not rev or hashlib.sha1(primary).hexdigest()[:10] == rev):
         return primary.decode()
@@ -156,3 +159,30 @@ def is_active(snap: TreeReader, task: Task) -> bool:
         return not workflow_of(snap, task).is_terminal(task.status)
     except OrangeError:
         return True
+
+
+class Endings:
+    """Which statuses end a task, per committed definition: for listing many tasks,
+    each definition read once.  An unknown or unreadable definition ends nothing (its
+    tasks are shown, so a person can look at them)."""
+
+    def __init__(self, snap: TreeReader) -> None:
+        self._snap = snap
+        self._known: dict[tuple[str, str], frozenset[str]] = {}
+
+    def is_active(self, workflow: str, rev: str, status: str) -> bool:
+        key = (workflow, rev)
+        if key not in self._known:
+            self._known[key] = self._terminal(workflow, rev)
+        return status not in self._known[key]
+
+    def _terminal(self, name: str, rev: str) -> frozenset[str]:
+        try:
+            text = definition_text(self._snap, name, rev)
+            if text is None:
+                from orange.engine.catalog import load_named  # as workflow_of: rare
+
+                return load_named(name).terminal_states
+            return parse_committed(text, name).terminal_states
+        except OrangeError:
+            return frozenset()

@@ -25,7 +25,7 @@ _SCHEMA = """
 CREATE TABLE IF NOT EXISTS blobs (
     blob TEXT PRIMARY KEY, fields TEXT, error TEXT,
     project TEXT NOT NULL, status TEXT NOT NULL, activity TEXT NOT NULL,
-    workspace TEXT NOT NULL
+    workspace TEXT NOT NULL, workflow TEXT NOT NULL, workflow_rev TEXT NOT NULL
 );
 CREATE TABLE IF NOT EXISTS shards (shard TEXT PRIMARY KEY, tree TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS entries (
@@ -34,7 +34,7 @@ CREATE TABLE IF NOT EXISTS entries (
 );
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
-_VERSION = "3"
+_VERSION = "4"
 _TABLES = ("blobs", "shards", "entries")
 
 
@@ -54,6 +54,8 @@ class Entry(NamedTuple):
     status: str = ""
     activity: str = ""
     workspace: str = ""
+    workflow: str = ""
+    workflow_rev: str = ""
 
     @property
     def fields(self) -> dict[str, Any] | None:
@@ -117,7 +119,8 @@ def _refresh(db: sqlite3.Connection, tasks_tree: pygit2.Tree | None, parse: Pars
             _index_shard(db, shard, tree, parse)
     rows = db.execute(
         "SELECT 'tasks/' || e.shard || '/' || e.task, e.blob, b.fields, b.error, b.project,"
-        " b.status, b.activity, b.workspace FROM entries e JOIN blobs b ON b.blob = e.blob"
+        " b.status, b.activity, b.workspace, b.workflow, b.workflow_rev"
+        " FROM entries e JOIN blobs b ON b.blob = e.blob"
     ).fetchall()
     entries = list(map(Entry._make, rows))
     return [
@@ -146,7 +149,7 @@ def _index_shard(db: sqlite3.Connection, shard: str, tree: pygit2.Tree, parse: P
             error = error.removeprefix(f"{path}: ")
         encoded, *columns = _columns(fields)
         new_blobs.append((blob_id, encoded, error, *columns))
-    db.executemany("INSERT OR REPLACE INTO blobs VALUES (?, ?, ?, ?, ?, ?, ?)", new_blobs)
+    db.executemany("INSERT OR REPLACE INTO blobs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", new_blobs)
     db.execute("DELETE FROM entries WHERE shard=?", (shard,))
     db.executemany(
         "INSERT OR REPLACE INTO entries VALUES (?, ?, ?)",
@@ -184,23 +187,20 @@ def _known_blobs(db: sqlite3.Connection, blob_ids: list[str]) -> set[str]:
 
 
 def _columns(fields: dict[str, Any] | None) -> tuple[str | None, ...]:
-    """(fields JSON, project, status, activity, workspace) for a blobs row."""
+    """(fields JSON, project, status, activity, workspace, workflow, workflow_rev) for
+    a blobs row."""
     if fields is None:
-        return None, "", "", "", ""
-
+        return None, "", "", "", "", "", ""
     get = fields.get
-    project, status, updated, created, workspace = (
-        get("project"),
-        get("status"),
-        get("updated_at"),
-        get("created_at"),
-        get("workspace"),
-    )
-    activity = updated or created
+    activity = get("updated_at") or get("created_at")
+    columns = (get(key) for key in ("project", "status", "workspace", "workflow", "workflow_rev"))
+    project, status, workspace, workflow, rev = ("" if v is None else str(v) for v in columns)
     return (
         _encode(fields),
-        "" if project is None else str(project),
-        "" if status is None else str(status),
+        project,
+        status,
         "" if activity is None else str(activity),
-        "" if workspace is None else str(workspace),
+        workspace,
+        workflow or "default",  # what `Task.workflow` reads for a task that names none
+        rev,
     )

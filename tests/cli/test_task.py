@@ -196,7 +196,7 @@ def test_unexpected_errors_exit_3_with_a_log(
     def explode(self: object) -> object:
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(store_mod.TaskStore, "tasks", explode)
+    monkeypatch.setattr(store_mod.Snapshot, "tasks", explode)
     result = cli("task", "list")
     assert result.code == 3
     assert "internal error" in result.err and "Traceback" not in result.err

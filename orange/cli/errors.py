@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import sys
-import traceback
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -56,6 +55,8 @@ def _write_log(exc: BaseException, argv: list[str]) -> Path | None:
         logs.mkdir(parents=True, exist_ok=True)
         stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
         path = logs / f"crash-{stamp}.log"
+        import traceback  # loaded for a bug's report only, off every command's path
+
         text = "".join(traceback.format_exception(exc))
         path.write_text(f"argv: {argv}\n\n{text}")
     except OSError:

@@ -13,8 +13,8 @@ from orange.cli.moves import TaskArg, report
 from orange.cli.output import emit_json, task_object
 from orange.cli.task import JsonOpt, ProjectOpt
 from orange.errors import InvalidInput
-from orange.hooks.actions import agent_window
 from orange.hooks.github import create_pr as open_pr
+from orange.hooks.places import agent_window
 from orange.hooks.snapshots import restore as restore_snapshot
 from orange.hooks.tmux import Tmux
 from orange.ops.merge import merge_task

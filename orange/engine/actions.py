@@ -120,6 +120,29 @@ class Registry:
         return Registry({**self._actions, **actions})
 
 
+class DeferredRegistry(Registry):
+    """A registry whose table is built the first time an action is asked for: a move
+    that runs no hook action (most of an agent's moves) never builds it."""
+
+    def __init__(self, build: Callable[[], Registry]) -> None:
+        self._build = build
+        self._built: Registry | None = None
+
+    def _table(self) -> Registry:
+        if self._built is None:
+            self._built = self._build()
+        return self._built
+
+    def get(self, name: str) -> Action:
+        return self._table().get(name)
+
+    def names(self) -> set[str]:
+        return self._table().names()
+
+    def replace(self, **actions: Action) -> Registry:
+        return self._table().replace(**actions)
+
+
 # The actions the engine provides itself: they only compute fields.  Every other name
 # of `ACTION_PARAMS` is the runtime's (`orange.hooks.registry`).
 ENGINE_ACTIONS: Mapping[str, Callable[[], Action]] = {

@@ -6,7 +6,7 @@ Only the engine writes these: neither ``orange task update`` nor a hook action
 
 from __future__ import annotations
 
-import secrets
+import os
 from collections.abc import Mapping
 
 from orange.store.store import now_iso
@@ -30,4 +30,4 @@ def baseline(task: Task) -> Mapping[str, str]:
 
 def run_token() -> str:
     """A new ``agent_run`` value: the time and a few random bytes."""
-    return f"{now_iso()}-{secrets.token_hex(3)}"
+    return f"{now_iso()}-{os.urandom(3).hex()}"

@@ -19,17 +19,16 @@ from orange.engine.definitions import workflow_of
 from orange.errors import HookFailed, OrangeError
 from orange.home import host_name, orange_home
 from orange.hooks import harness as harnesses
-from orange.hooks import snapshots, workcopy, workspace
+from orange.hooks import places, snapshots, workcopy, workspace
 from orange.hooks import watcher as monitor
 from orange.hooks.git import git
 from orange.hooks.github import create_pr
+from orange.hooks.places import WORKER, reviewer_window
 from orange.hooks.tmux import Tmux
 from orange.hooks.workspace import PoolFull
 from orange.projects import Project
 from orange.store.store import Snapshot
 from orange.store.task import Task
-
-WORKER = "worker"
 
 
 def _project(ctx: HookContext) -> Project:
@@ -39,19 +38,10 @@ def _project(ctx: HookContext) -> Project:
 
 
 def _worktree(task: Task) -> Path:
-    path = workspace.local_workspace(task)
+    path = places.local_workspace(task)
     if path is None:
         raise HookFailed(f"task {task.id} has no workspace on this machine")
     return path
-
-
-def reviewer_window(task: Task) -> str:
-    return f"review-{task.int_field('review_round')}"
-
-
-def agent_window(task: Task, agent: str) -> str:
-    """The tmux window of a state's agent (DESIGN §5): the reviewer's or the worker."""
-    return reviewer_window(task) if agent == "reviewer" else WORKER
 
 
 def agent_env(task: Task) -> dict[str, str]:
@@ -112,7 +102,7 @@ class ReleaseWorkspace(Action):
     name = "release_workspace"
 
     def prepare(self, ctx: HookContext) -> dict[str, Any]:
-        path = workspace.local_workspace(ctx.before)
+        path = places.local_workspace(ctx.before)
         if path is None or not path.is_dir():
             return {"workspace": None} if ctx.before.str_field("workspace") else {}
 
@@ -133,7 +123,7 @@ class ReleaseWorkspace(Action):
         return {"workspace": None}
 
     def apply(self, ctx: HookContext) -> None:
-        path = workspace.local_workspace(ctx.before)
+        path = places.local_workspace(ctx.before)
         if path is None or not path.is_dir():
             return
         workspace.reset(_project(ctx), path)

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from orange.hooks.actions import agent_window
+from orange.hooks.places import agent_window
 from orange.hooks.tmux import Tmux
 from orange.store.task import Task
 

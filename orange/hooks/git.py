@@ -98,3 +98,8 @@ def merge_file(ours: str, base: str, theirs: str, labels: tuple[str, str, str]) 
     if result.returncode < 0 or result.returncode > 127:
         raise GitFailed(["merge-file"], result.returncode, result.stderr)
     return result.stdout, result.returncode > 0
+
+
+def tracks(path: Path, name: str) -> bool:
+    """Whether the project itself tracks ``name`` in this worktree."""
+    return bool(git("ls-files", "--", name, cwd=path))

@@ -15,8 +15,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from orange.errors import BrokenTaskFile
-from orange.hooks import workspace  # the pool resets a worktree through this module
-from orange.hooks.git import git, merge_file
+from orange.hooks.git import git, merge_file, tracks
+from orange.hooks.places import local_workspace
 from orange.store import taskfile
 from orange.store.task import Task
 
@@ -26,7 +26,7 @@ _BASE = "orange-task-base.md"
 
 
 def copy_name(worktree: Path) -> str:
-    return ALT_COPY if workspace.tracks(worktree, COPY) else COPY
+    return ALT_COPY if tracks(worktree, COPY) else COPY
 
 
 def copy_path(worktree: Path) -> Path:
@@ -50,7 +50,7 @@ def write_fresh(task: Task, worktree: Path) -> Path:
 def remove(worktree: Path) -> None:
     for name in (COPY, ALT_COPY):
         path = worktree / name
-        if path.exists() and not workspace.tracks(worktree, name):
+        if path.exists() and not tracks(worktree, name):
             path.unlink()
     _base_path(worktree).unlink(missing_ok=True)
 
@@ -79,7 +79,7 @@ class RuntimeCopies:
     """`orange.engine.engine.WorkingCopies` for worktrees on this machine."""
 
     def take_in(self, task: Task) -> tuple[str, bool] | None:
-        worktree = workspace.local_workspace(task)
+        worktree = local_workspace(task)
         if worktree is None or not worktree.is_dir():
             return None
         path = copy_path(worktree)
@@ -90,7 +90,7 @@ class RuntimeCopies:
         return merge(task.body, base, body_of_copy(path.read_text()))
 
     def after_write(self, task: Task) -> None:
-        worktree = workspace.local_workspace(task)
+        worktree = local_workspace(task)
         if worktree is None or not worktree.is_dir():
             return
         path = copy_path(worktree)

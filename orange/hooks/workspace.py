@@ -12,32 +12,13 @@ from pathlib import Path
 
 from orange.engine.definitions import is_active
 from orange.errors import HookFailed
-from orange.home import host_name, orange_home
+from orange.home import host_name
 from orange.hooks import workcopy
 from orange.hooks.git import GitFailed, git, git_ok
+from orange.hooks.places import local_workspace, pool_name, workspace_path
 from orange.projects import Project
 from orange.store.store import Snapshot
 from orange.store.task import Task
-
-
-def workspaces_root() -> Path:
-    return orange_home() / "workspaces"
-
-
-def workspace_path(name: str) -> Path:
-    return workspaces_root() / name
-
-
-def pool_name(project: str, n: int) -> str:
-    return f"{project}--{n}"
-
-
-def local_workspace(task: Task) -> Path | None:
-    """The task's worktree on this machine, if it has one here."""
-    name = task.str_field("workspace")
-    if not name or task.str_field("host") not in ("", host_name()):
-        return None
-    return workspace_path(name)
 
 
 def holders(snap: Snapshot, project: str) -> dict[str, str]:
@@ -186,11 +167,6 @@ def add_excludes(project: Project, entries: tuple[str, ...]) -> None:
         if text and not text.endswith("\n"):
             text += "\n"
         exclude.write_text(text + "".join(f"{e}\n" for e in missing))
-
-
-def tracks(path: Path, name: str) -> bool:
-    """Whether the project itself tracks ``name`` in this worktree."""
-    return bool(git("ls-files", "--", name, cwd=path))
 
 
 def reset(project: Project, path: Path) -> None:

@@ -28,7 +28,7 @@ from orange.engine.engine import Engine
 from orange.engine.monitoring import handle_dead_session
 from orange.errors import OrangeError
 from orange.home import host_name, orange_home
-from orange.hooks.actions import agent_window
+from orange.hooks.places import agent_window
 from orange.hooks.tmux import PaneInfo, Tmux
 from orange.hooks.watcher import lock_path, single, write_status
 from orange.store.store import Snapshot, TaskStore, now_iso

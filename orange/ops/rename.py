@@ -5,7 +5,7 @@ from __future__ import annotations
 from orange.engine.edits import update_fields
 from orange.engine.engine import WorkingCopies
 from orange.errors import InvalidInput
-from orange.hooks import workspace
+from orange.hooks import places
 from orange.hooks.git import git, git_ok
 from orange.hooks.tmux import Tmux
 from orange.store.branches import check_branch_name
@@ -17,7 +17,7 @@ def rename_branch(
     store: TaskStore, copies: WorkingCopies | None, task: Task, new: str | None
 ) -> Task:
     """Rename (``new``) or adopt (None: the branch checked out in the worktree)."""
-    worktree = workspace.local_workspace(task)
+    worktree = places.local_workspace(task)
     live = worktree is not None and worktree.is_dir()
     if new is None:
         if not live:

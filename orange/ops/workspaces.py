@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from orange.hooks import workcopy, workspace
+from orange.hooks import places, workcopy, workspace
 from orange.hooks.git import git
 from orange.hooks.snapshots import save, unsaved_work
 from orange.projects import Project
@@ -15,8 +15,8 @@ from orange.store.task import Task
 
 def _members(project: Project) -> list[tuple[str, Path]]:
     """Pool names up to the pool size, plus any leftover beyond it (after a shrink)."""
-    names = {workspace.pool_name(project.name, n) for n in range(1, project.pool_size + 1)}
-    root = workspace.workspaces_root()
+    names = {places.pool_name(project.name, n) for n in range(1, project.pool_size + 1)}
+    root = places.workspaces_root()
     if root.is_dir():
         prefix = f"{project.name}--"
         names |= {
@@ -25,7 +25,7 @@ def _members(project: Project) -> list[tuple[str, Path]]:
             if p.name.startswith(prefix) and p.name.removeprefix(prefix).isdigit()
         }
     return sorted(
-        ((n, workspace.workspace_path(n)) for n in names),
+        ((n, places.workspace_path(n)) for n in names),
         key=lambda item: int(item[0].rsplit("--", 1)[1]),
     )
 
@@ -33,7 +33,7 @@ def _members(project: Project) -> list[tuple[str, Path]]:
 def init_pool(project: Project) -> list[Path]:
     created = []
     for n in range(1, project.pool_size + 1):
-        path = workspace.workspace_path(workspace.pool_name(project.name, n))
+        path = places.workspace_path(places.pool_name(project.name, n))
         if not (path / ".git").exists():
             workspace.ensure_worktree(project, path)
             created.append(path)

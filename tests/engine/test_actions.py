@@ -14,10 +14,11 @@ from typing import Any
 import pytest
 import yaml
 
-from orange.engine.actions import ENGINE_ACTIONS, Action, HookContext, Registry
+from orange.engine.actions import ENGINE_ACTIONS, Action, DeferredRegistry, HookContext, Registry
 from orange.engine.actionspec import ACTION_PARAMS
 from orange.engine.catalog import load_named
 from orange.engine.decide import Outcome
+from orange.engine.engine import Engine
 from orange.engine.fields import ENGINE_FIELDS
 from orange.engine.tasks import create_task
 from orange.engine.workflow import HookSpec
@@ -402,3 +403,21 @@ def test_the_full_registry_is_the_engines_actions_plus_the_runtimes() -> None:
         assert type(registry.get(name)) is ENGINE_ACTIONS[name]
     for cls in RUNTIME_ACTIONS:
         assert type(registry.get(cls.name)) is cls
+
+
+def test_a_deferred_registry_is_built_only_when_a_move_runs_an_action(env: Env) -> None:
+    built: list[int] = []
+
+    def build() -> Registry:
+        built.append(1)
+        return recording_registry()[0]
+
+    workflow = load_named(write_workflow([], name="plain"))
+    task = create_task(env.store, env.project, workflow, summary="no hooks")
+    engine = Engine(env.store, env.project, registry=DeferredRegistry(build))
+    assert engine.transition(task.id, "working").to_status == "working"
+    assert built == []  # a move without hook actions never asks for one
+    hooked = load_named(write_workflow([{"action": "increment", "field": "n"}], name="hooked"))
+    other = create_task(env.store, env.project, hooked, summary="one hook")
+    assert engine.transition(other.id, "working").task.fields["n"] == 1
+    assert built == [1]

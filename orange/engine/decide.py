@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from orange.engine.actionspec import SPAWNING_ACTIONS
-from orange.engine.fields import BASELINE_FIELD, RUN_FIELD, baseline, run_token
+from orange.engine.fields import BASELINE_FIELD, DEAD_FIELD, RUN_FIELD, baseline, run_token
 from orange.engine.gates import archive_section, check_gate, fingerprints
 from orange.engine.workflow import HookSpec, Transition, Workflow
 from orange.errors import GateFailed, GuardFailed, IllegalTransition, WorkflowError
@@ -100,6 +100,9 @@ def plan_move(
     after = before.with_body(archive_old_verdicts(workflow, before, to)).with_fields(
         status=to, crash_count=0, attention=None, updated_at=now_iso()
     )
+    if after.fields.get(DEAD_FIELD) is not None:
+        # A death was handled in the status left: in the new one it is looked at afresh.
+        after = after.with_fields(**{DEAD_FIELD: None})
     return MovePlan(transition, before, after)
 
 

@@ -148,18 +148,13 @@ def test_a_worker_that_dies_twice_without_a_handoff_escalates(env: Env) -> None:
     ]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="engine: dead_run (<run>@<status>) survives status changes, so a dead agent "
-    "found again in a status it died in on an earlier visit is ignored",
-)
 def test_a_death_is_looked_at_again_after_the_task_comes_back(env: Env) -> None:
     """The worker dies in working (crash 1); a human takes the task through
     clarification back to planning, writes a plan; the monitor finds the dead worker
     in planning and the plan moves the task to working.  The worker is still dead, so
     the monitor must act on it in this visit of working too (here: no fresh handoff,
-    a crash).  Today it answers "nothing to do" and the task waits in working with a
-    dead agent, no attention and crash_count 0."""
+    a crash).  It used to answer "nothing to do" (the handled death, ``dead_run``,
+    survived the status changes) and leave the task in working with a dead agent."""
     task_id = _working(env)
     handle_dead_session(env.engine, task_id)  # crash 1 in working
     env.engine.transition(task_id, "clarification")

@@ -36,13 +36,23 @@ ProjectOpt = Annotated[str | None, typer.Option("--project", help="Project name.
 
 
 def _read_text(source: str) -> str:
+    """Text from a file or stdin (``-``): UTF-8, or a one-line error."""
     if source == "-":
-        return sys.stdin.read()
-
-    path = Path(source)
-    if not path.is_file():
-        raise NotFound(f"no file {source!r}")
-    return path.read_text()
+        data = sys.stdin.buffer.read() if hasattr(sys.stdin, "buffer") else sys.stdin.read()
+        where = "standard input"
+    else:
+        path = Path(source)
+        if not path.is_file():
+            raise NotFound(f"no file {source!r}")
+        data, where = path.read_bytes(), source
+    if isinstance(data, str):
+        return data
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InvalidInput(
+            f"{where} is not UTF-8 text (byte {exc.start})", hint="convert it to UTF-8"
+        ) from None
 
 
 def create(
@@ -156,7 +166,7 @@ def edit(
     """Replace one body section or the whole body (opens $EDITOR without --file)."""
 
     ref = locate(task, project)
-    heading = _heading(section) if section else None
+    heading = _heading(section) if section is not None else None  # '' is refused
     if file is not None:
         text = _read_text(file)
     else:

@@ -25,9 +25,15 @@ from typing import Any
 
 import yaml
 
-from orange.errors import BrokenTaskFile
+from orange.errors import BrokenTaskFile, InvalidInput
 
 _FENCE = "---"
+
+# What one task file may hold (DESIGN §8): a file over these is one broken task, and a
+# write over them is refused, before anything is built from the data.
+MAX_FRONTMATTER = 64 * 1024  # bytes of YAML between the fences
+MAX_FILE = 1024 * 1024  # bytes of the whole TASK.md
+MAX_DEPTH = 32  # nested mappings and sequences in the frontmatter
 
 
 class _Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
@@ -120,10 +126,14 @@ def _represent_str(dumper: yaml.SafeDumper, data: str) -> yaml.ScalarNode:
 
 
 _Dumper.add_representer(str, _represent_str)
+# The same object twice in the frontmatter is written twice, never as an anchor and an
+# alias (which readers refuse).
+_Dumper.ignore_aliases = lambda self, data: True  # type: ignore[method-assign]
 
 
 def split(text: str, *, where: str = "TASK.md") -> tuple[dict[str, Any], str]:
     """Parse a TASK.md into (frontmatter, body).  Raises BrokenTaskFile."""
+    _check_size(text, where)
     header, body = _sections(text, where)
     return parse_header(header, where), body
 
@@ -131,14 +141,18 @@ def split(text: str, *, where: str = "TASK.md") -> tuple[dict[str, Any], str]:
 def frontmatter(text: str, *, where: str = "TASK.md") -> dict[str, Any]:
     """Only the frontmatter of a TASK.md (the listing needs no body).  Raises
     BrokenTaskFile."""
+    _check_size(text, where)
     return parse_header(_sections(text, where)[0], where)
 
 
 def parse_header(header: str, where: str) -> dict[str, Any]:
     """The frontmatter text between the ``---`` lines as a mapping."""
+    if len(header) > MAX_FRONTMATTER // 4 and _size(header) > MAX_FRONTMATTER:
+        raise BrokenTaskFile(f"{where}: frontmatter is larger than {MAX_FRONTMATTER // 1024} KiB")
     data = _flat(header)
     if data is not None:
         return data
+    check_yaml(header, where)
     try:
         data = yaml.load(header, Loader=_Loader)  # _Loader derives from SafeLoader
     except yaml.YAMLError as exc:
@@ -148,6 +162,8 @@ def parse_header(header: str, where: str) -> dict[str, Any]:
         data = {}
     if not isinstance(data, dict):
         raise BrokenTaskFile(f"{where}: frontmatter must be a mapping of keys to values")
+    if _has_surrogate(data):  # a "\udcff" escape: not text
+        raise BrokenTaskFile(f"{where}: frontmatter holds text that is not UTF-8")
     for key in data:
         if not isinstance(key, str):
             raise BrokenTaskFile(f"{where}: frontmatter key {key!r} is not a string")
@@ -156,6 +172,48 @@ def parse_header(header: str, where: str) -> dict[str, Any]:
 
 # What str.splitlines ends a line at, besides "\n".
 _OTHER_BREAKS = re.compile("[\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029]")
+
+
+def check_yaml(header: str, where: str) -> None:
+    """Refuse, before anything is built from it, frontmatter YAML over the limits:
+    larger than `MAX_FRONTMATTER`, nested deeper than `MAX_DEPTH`, with anchors or
+    aliases, or with a key twice in one mapping.  Reads libyaml's events: linear in
+    the text, no recursion, no object built."""
+    if _size(header) > MAX_FRONTMATTER:
+        raise BrokenTaskFile(f"{where}: frontmatter is larger than {MAX_FRONTMATTER // 1024} KiB")
+    # One frame per open collection: [is a mapping, next node is a key, keys seen].
+    stack: list[tuple[bool, list[bool], set[str]]] = []
+    try:
+        for event in yaml.parse(header, Loader=_Loader):
+            if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None):
+                raise BrokenTaskFile(f"{where}: frontmatter uses YAML anchors or aliases")
+            if isinstance(event, yaml.CollectionEndEvent):
+                stack.pop()
+                _node_done(stack)
+                continue
+            if not isinstance(event, yaml.ScalarEvent | yaml.CollectionStartEvent):
+                continue
+            if stack and stack[-1][0] and stack[-1][1][0]:  # this node is a mapping key
+                key = event.value if isinstance(event, yaml.ScalarEvent) else f"<{id(event)}>"
+                if key in stack[-1][2]:
+                    raise BrokenTaskFile(f"{where}: frontmatter has the key {key!r} twice")
+                stack[-1][2].add(key)
+            if isinstance(event, yaml.ScalarEvent):
+                _node_done(stack)
+            elif len(stack) == MAX_DEPTH:
+                raise BrokenTaskFile(f"{where}: frontmatter is nested deeper than {MAX_DEPTH}")
+            else:
+                stack.append((isinstance(event, yaml.MappingStartEvent), [True], set()))
+    except yaml.YAMLError as exc:
+        reason = " ".join(str(exc).split())
+        raise BrokenTaskFile(f"{where}: frontmatter is not valid YAML: {reason}") from None
+
+
+def _node_done(stack: list[tuple[bool, list[bool], set[str]]]) -> None:
+    """A node inside the innermost collection ended: in a mapping, keys and values
+    take turns."""
+    if stack and stack[-1][0]:
+        stack[-1][1][0] = not stack[-1][1][0]
 
 
 def _sections(text: str, where: str) -> tuple[str, str]:
@@ -185,4 +243,50 @@ def join(frontmatter: Mapping[str, Any], body: str) -> str:
     )
     if header.strip() == "{}":
         header = ""
-    return f"{_FENCE}\n{header}{_FENCE}\n{body}"
+    text = f"{_FENCE}\n{header}{_FENCE}\n{body}"
+    if _SURROGATE.search(body) or _has_surrogate(dict(frontmatter)):
+        raise InvalidInput(
+            "text that is not UTF-8 cannot go into a task",
+            hint="pass the summary, branch or text as UTF-8",
+        )
+    if _size(header) > MAX_FRONTMATTER:
+        raise InvalidInput(
+            f"the task's frontmatter would be larger than {MAX_FRONTMATTER // 1024} KiB",
+            hint="keep long text in the body (a section), not in a field",
+        )
+    if len(text) > MAX_FILE // 4 and _size(text) > MAX_FILE:
+        raise InvalidInput(
+            f"TASK.md would be larger than {MAX_FILE // 1024 // 1024} MiB",
+            hint="keep the task's text shorter; put long output in files on the branch",
+        )
+    return text
+
+
+# Lone surrogates: what Python makes of bytes that are not UTF-8 (in argv, say).
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _has_surrogate(value: object, depth: int = 0) -> bool:
+    """Whether a frontmatter value holds text that was not UTF-8 (a lone surrogate),
+    which the dumper would write as an escape no reader turns back into text."""
+    if isinstance(value, str):
+        return _SURROGATE.search(value) is not None
+    if depth > MAX_DEPTH:
+        return False
+    if isinstance(value, dict):
+        return any(
+            _has_surrogate(k, depth + 1) or _has_surrogate(v, depth + 1) for k, v in value.items()
+        )
+    if isinstance(value, list | tuple):
+        return any(_has_surrogate(item, depth + 1) for item in value)
+    return False
+
+
+def _size(text: str) -> int:
+    """Bytes of ``text`` as UTF-8 (lone surrogates counted as three)."""
+    return len(text.encode("utf-8", "surrogatepass"))
+
+
+def _check_size(text: str, where: str) -> None:
+    if len(text) > MAX_FILE // 4 and _size(text) > MAX_FILE:
+        raise BrokenTaskFile(f"{where}: TASK.md is larger than {MAX_FILE // 1024 // 1024} MiB")

@@ -130,11 +130,37 @@ def _loader_reads(header: str) -> object:
     must refuse it."""
     try:
         data = yaml.load(header, Loader=taskfile._Loader) or {}
+        node = yaml.compose(header, Loader=taskfile._Loader)
     except yaml.YAMLError:
         return "broken"
     if not isinstance(data, dict) or not all(isinstance(key, str) for key in data):
         return "broken"
+    if _refused_shape(header, node):
+        return "broken"
     return _typed(data)
+
+
+def _refused_shape(header: str, node: yaml.Node | None) -> bool:
+    """What the bounded reader refuses although YAML takes it (DESIGN §8): anchors or
+    aliases, a key twice in one mapping, nesting deeper than 32.  Found on the composed
+    node tree, not with the event walk of the code under test."""
+    for event in yaml.parse(header, Loader=taskfile._Loader):
+        if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None):
+            return True
+
+    def bad(node: yaml.Node, depth: int) -> bool:
+        if isinstance(node, yaml.MappingNode | yaml.SequenceNode) and depth > 32:
+            return True
+        if isinstance(node, yaml.MappingNode):
+            keys = [key.value for key, _ in node.value if isinstance(key, yaml.ScalarNode)]
+            if len(keys) != len(set(keys)):
+                return True
+            return any(bad(k, depth + 1) or bad(v, depth + 1) for k, v in node.value)
+        if isinstance(node, yaml.SequenceNode):
+            return any(bad(item, depth + 1) for item in node.value)
+        return False
+
+    return node is not None and bad(node, 1)
 
 
 def _header(text: str) -> str:

@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import pygit2
 
+from orange.store import layout
+
 if TYPE_CHECKING:
     import pygit2
 
@@ -25,7 +27,8 @@ _SCHEMA = """
 CREATE TABLE IF NOT EXISTS blobs (
     blob TEXT PRIMARY KEY, fields TEXT, error TEXT,
     project TEXT NOT NULL, status TEXT NOT NULL, activity TEXT NOT NULL,
-    workspace TEXT NOT NULL, workflow TEXT NOT NULL, workflow_rev TEXT NOT NULL
+    workspace TEXT NOT NULL, workflow TEXT NOT NULL, workflow_rev TEXT NOT NULL,
+    task_id TEXT NOT NULL
 );
 CREATE TABLE IF NOT EXISTS shards (shard TEXT PRIMARY KEY, tree TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS entries (
@@ -34,7 +37,7 @@ CREATE TABLE IF NOT EXISTS entries (
 );
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
-_VERSION = "4"
+_VERSION = "5"
 _TABLES = ("blobs", "shards", "entries")
 
 
@@ -56,6 +59,7 @@ class Entry(NamedTuple):
     workspace: str = ""
     workflow: str = ""
     workflow_rev: str = ""
+    task_id: str = ""  # the id the file says (its folder must agree)
 
     @property
     def fields(self) -> dict[str, Any] | None:
@@ -119,14 +123,21 @@ def _refresh(db: sqlite3.Connection, tasks_tree: pygit2.Tree | None, parse: Pars
             _index_shard(db, shard, tree, parse)
     rows = db.execute(
         "SELECT 'tasks/' || e.shard || '/' || e.task, e.blob, b.fields, b.error, b.project,"
-        " b.status, b.activity, b.workspace, b.workflow, b.workflow_rev"
+        " b.status, b.activity, b.workspace, b.workflow, b.workflow_rev, b.task_id"
         " FROM entries e JOIN blobs b ON b.blob = e.blob"
     ).fetchall()
-    entries = list(map(Entry._make, rows))
-    return [
-        e._replace(error=f"{e.task_dir}/TASK.md: {e.error}") if e.error is not None else e
-        for e in entries
-    ]
+    return [_placed(entry) for entry in map(Entry._make, rows)]
+
+
+def _placed(entry: Entry) -> Entry:
+    """The entry with its path in its error, or broken when the id its file says does
+    not belong in its folder (a blob is cached once, whatever folder holds it)."""
+    if entry.error is not None:
+        return entry._replace(error=f"{entry.task_dir}/TASK.md: {entry.error}")
+    if entry.task_dir != layout.task_dir(entry.task_id):
+        reason = f"id {entry.task_id!r} does not match its directory"
+        return entry._replace(fields_json=None, error=f"{entry.task_dir}/TASK.md: {reason}")
+    return entry
 
 
 def _index_shard(db: sqlite3.Connection, shard: str, tree: pygit2.Tree, parse: Parser) -> None:
@@ -149,7 +160,7 @@ def _index_shard(db: sqlite3.Connection, shard: str, tree: pygit2.Tree, parse: P
             error = error.removeprefix(f"{path}: ")
         encoded, *columns = _columns(fields)
         new_blobs.append((blob_id, encoded, error, *columns))
-    db.executemany("INSERT OR REPLACE INTO blobs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", new_blobs)
+    db.executemany("INSERT OR REPLACE INTO blobs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", new_blobs)
     db.execute("DELETE FROM entries WHERE shard=?", (shard,))
     db.executemany(
         "INSERT OR REPLACE INTO entries VALUES (?, ?, ?)",
@@ -187,14 +198,16 @@ def _known_blobs(db: sqlite3.Connection, blob_ids: list[str]) -> set[str]:
 
 
 def _columns(fields: dict[str, Any] | None) -> tuple[str | None, ...]:
-    """(fields JSON, project, status, activity, workspace, workflow, workflow_rev) for
-    a blobs row."""
+    """(fields JSON, project, status, activity, workspace, workflow, workflow_rev, id)
+    for a blobs row."""
     if fields is None:
-        return None, "", "", "", "", "", ""
+        return None, "", "", "", "", "", "", ""
     get = fields.get
     activity = get("updated_at") or get("created_at")
-    columns = (get(key) for key in ("project", "status", "workspace", "workflow", "workflow_rev"))
-    project, status, workspace, workflow, rev = ("" if v is None else str(v) for v in columns)
+    keys = ("project", "status", "workspace", "workflow", "workflow_rev", "id")
+    project, status, workspace, workflow, rev, task_id = (
+        "" if v is None else str(v) for v in map(get, keys)
+    )
     return (
         _encode(fields),
         project,
@@ -203,4 +216,5 @@ def _columns(fields: dict[str, Any] | None) -> tuple[str | None, ...]:
         workspace,
         workflow or "default",  # what `Task.workflow` reads for a task that names none
         rev,
+        task_id,
     )

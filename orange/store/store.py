@@ -68,7 +68,10 @@ class Snapshot:
         blob = read_blob(self.tree, path)
         if blob is None:
             return None
-        return Task.parse(_decode(blob.data, path), where=path, blob_id=str(blob.id))
+        task = Task.parse(_decode(blob.data, path), where=path, blob_id=str(blob.id))
+        if task.id != task_id:  # read or written by id only where path and id agree
+            raise BrokenTaskFile(f"{path}: id {task.id!r} does not match its directory")
+        return task
 
     def entries(self) -> list[cache.Entry]:
 
@@ -305,12 +308,12 @@ def _decode(data: bytes, where: str) -> str:
 
 
 def _parse_for_cache(data: bytes, path: str) -> tuple[dict[str, Any] | None, str | None]:
+    """A blob's frontmatter for the cache.  Whether its id fits its folder is checked
+    per entry (`cache._placed`): the same blob may sit in several folders."""
     try:
         fields = checked_fields(taskfile.frontmatter(_decode(data, path), where=path), path)
     except BrokenTaskFile as exc:
         return None, exc.message
-    if not path.startswith(f"{layout.task_dir(fields['id'])}/"):
-        return None, f"{path}: id {fields['id']!r} does not match its directory"
     return fields, None
 
 

@@ -99,3 +99,20 @@ def test_an_empty_section_name_is_refused(cli: Cli, project: Path) -> None:
     assert result.code == 1 and "is not a heading name" in result.err
     assert _tip(project) == before
     assert "keep me" in cli.ok("task", "show", task_id, "--json").json()["body"]
+
+
+def test_a_misplaced_file_never_writes_the_task_it_names(cli: Cli, project: Path) -> None:
+    victim = str(cli.ok("task", "create", "v", "victim", "--no-spawn", "--json").json()["id"])
+    store = TaskStore.open(project)
+    text = store.get(victim).render()
+    path = layout.task_path("impostor")  # a folder whose TASK.md says `id: <victim>`
+    store.commit(lambda snap: Change("x", "test", "misplaced", {path: text.encode()}))
+    before = _tip(project)
+    result = cli("task", "update", "impostor", "--summary", "hijacked")
+    assert result.code == 1 and result.err.count("\n") == 1
+    assert f"id {victim!r} does not match its directory" in result.err
+    assert _tip(project) == before
+    assert cli.ok("task", "show", victim, "--json").json()["summary"] == "victim"
+    listed = {t["id"]: t for t in cli.ok("task", "list", "--json").json()["tasks"]}
+    assert "does not match its directory" in listed["impostor"]["error"]
+    cli.ok("task", "update", victim, "--summary", "mine")  # the real task still works

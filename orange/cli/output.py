@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import sys
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -42,10 +43,24 @@ def history_object(entry: HistoryEntry) -> dict[str, Any]:
     }
 
 
+# C0 and C1 control characters and DEL, except tab and newline.
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def visible(text: str) -> str:
+    """Task data for a terminal: control characters (an escape sequence in a summary,
+    say) are shown as ``\\x1b``, never sent raw (DESIGN §8)."""
+    return _CONTROL.sub(lambda match: f"\\x{ord(match.group()):02x}", text)
+
+
 def task_table(tasks: Iterable[Task | BrokenTask], *, show_project: bool) -> None:
     # rich: for what people read; `--json`, which agents read, never loads it.
     from rich.console import Console
+    from rich.markup import escape
     from rich.table import Table
+
+    def cell(text: str) -> str:
+        return escape(visible(text))
 
     table = Table(box=None, pad_edge=False, show_edge=False)
     table.add_column("ID", style="bold")
@@ -58,18 +73,18 @@ def task_table(tasks: Iterable[Task | BrokenTask], *, show_project: bool) -> Non
     for task in tasks:
         count += 1
         if isinstance(task, BrokenTask):
-            cells = [task.id, "?"] if show_project else [task.id]
-            cells += ["[red]broken[/red]", task.path, task.error]
+            cells = [cell(task.id), "?"] if show_project else [cell(task.id)]
+            cells += ["[red]broken[/red]", cell(task.path), cell(task.error)]
             table.add_row(*cells)
             continue
         status = task.status
         if task.str_field("attention"):
             status = f"{status} [yellow]![/yellow]"
-        summary = task.summary or "[dim](no summary)[/dim]"
+        summary = cell(task.summary) if task.summary else "[dim](no summary)[/dim]"
         if task.str_field("attention"):
-            summary += f"\n[yellow]attention: {task.str_field('attention')}[/yellow]"
-        cells = [task.id] + ([task.project] if show_project else [])
-        table.add_row(*cells, status, task.branch, summary)
+            summary += f"\n[yellow]attention: {cell(task.str_field('attention'))}[/yellow]"
+        cells = [cell(task.id)] + ([cell(task.project)] if show_project else [])
+        table.add_row(*cells, cell(status), cell(task.branch), summary)
     console = Console(highlight=False)
     if count == 0:
         console.print("no tasks")
@@ -83,18 +98,22 @@ def print_task(task: Task, body: str, history: list[HistoryEntry]) -> None:
     from rich.markup import escape
 
     console = Console(highlight=False)
-    console.print(f"[bold]task {task.id}[/bold]  {escape(task.summary or '(no summary)')}")
+
+    def shown(text: str) -> str:
+        return escape(visible(text))
+
+    console.print(f"[bold]task {task.id}[/bold]  {shown(task.summary or '(no summary)')}")
     for key, value in task.fields.items():
         if value is None or value == "" or key in ("id", "summary"):
             continue
         style = "yellow" if key == "attention" else ""
-        text = escape(str(value))
+        text = shown(str(value))
         console.print(f"  {key}: [{style}]{text}[/{style}]" if style else f"  {key}: {text}")
     if body.strip():
         console.print()
-        console.print(escape(body.rstrip("\n")))
+        console.print(shown(body.rstrip("\n")))
     if history:
         console.print()
         console.print("[bold]history[/bold]")
         for entry in history:
-            console.print(f"  {entry.at}  {entry.actor:<8} {escape(entry.subject)}")
+            console.print(f"  {entry.at}  {shown(entry.actor):<8} {shown(entry.subject)}")

@@ -18,7 +18,7 @@ from orange.cli.context import locate
 from orange.cli.engine import engine_for
 from orange.cli.launch import create_and_report
 from orange.cli.listing import list_tasks
-from orange.cli.output import emit_json, history_object, print_task, task_object
+from orange.cli.output import emit_json, history_object, print_task, task_object, visible
 from orange.cli.update import update_task
 from orange.engine.definitions import is_active
 from orange.engine.edits import edit_body
@@ -133,7 +133,8 @@ def log(
         emit_json({"id": ref.task_id, "history": [history_object(h) for h in history]})
         return
     for entry in history:
-        typer.echo(f"{entry.commit[:10]}  {entry.at}  {entry.actor:<8} {entry.subject}")
+        line = f"{entry.commit[:10]}  {entry.at}  {entry.actor:<8} {entry.subject}"
+        typer.echo(visible(line))
 
 
 def update(

@@ -116,3 +116,16 @@ def test_a_misplaced_file_never_writes_the_task_it_names(cli: Cli, project: Path
     listed = {t["id"]: t for t in cli.ok("task", "list", "--json").json()["tasks"]}
     assert "does not match its directory" in listed["impostor"]["error"]
     cli.ok("task", "update", victim, "--summary", "mine")  # the real task still works
+
+
+def test_control_characters_and_markup_in_task_data_are_shown_not_obeyed(
+    cli: Cli, project: Path
+) -> None:
+    summary = "title \x1b]0;pwned\x07 \x1b[31mred [bold]loud[/bold]"
+    task_id = str(cli.ok("task", "create", "esc", summary, "--no-spawn", "--json").json()["id"])
+    for args in (("task", "list"), ("task", "show", task_id), ("task", "log", task_id)):
+        out = cli.ok(*args).out
+        assert "\x1b" not in out and "\x07" not in out, args
+        assert "\\x1b]0;pwned\\x07" in out.replace("\n", ""), (args, out)
+    assert "[bold]loud[/bold]" in cli.ok("task", "show", task_id).out
+    assert cli.ok("task", "show", task_id, "--json").json()["summary"] == summary

@@ -77,14 +77,14 @@ def task_table(tasks: Iterable[Task | BrokenTask], *, show_project: bool) -> Non
             cells += ["[red]broken[/red]", cell(task.path), cell(task.error)]
             table.add_row(*cells)
             continue
-        status = task.status
+        status = cell(task.status)
         if task.str_field("attention"):
             status = f"{status} [yellow]![/yellow]"
         summary = cell(task.summary) if task.summary else "[dim](no summary)[/dim]"
         if task.str_field("attention"):
             summary += f"\n[yellow]attention: {cell(task.str_field('attention'))}[/yellow]"
         cells = [cell(task.id)] + ([cell(task.project)] if show_project else [])
-        table.add_row(*cells, cell(status), cell(task.branch), summary)
+        table.add_row(*cells, status, cell(task.branch), summary)
     console = Console(highlight=False)
     if count == 0:
         console.print("no tasks")

@@ -151,10 +151,10 @@ def _merge_in_checkout(
             hint="commit or stash them, then merge again",
         )
     if fast_forward:
-        git("merge", "--quiet", "--ff-only", branch, cwd=checkout)
+        git("merge", "--quiet", "--ff-only", f"refs/heads/{branch}", cwd=checkout)
         return f"fast-forwarded {default} to {branch} in {checkout}"
     try:
-        git("merge", "--quiet", "--no-ff", "-m", message, branch, cwd=checkout)
+        git("merge", "--quiet", "--no-ff", "-m", message, f"refs/heads/{branch}", cwd=checkout)
     except GitFailed:
         git("merge", "--abort", cwd=checkout, check=False)
         raise InvalidInput(

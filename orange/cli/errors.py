@@ -8,6 +8,7 @@ unexpected, with the traceback written to a log file under ``$ORANGE_HOME/logs``
 from __future__ import annotations
 
 import json
+import os
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
@@ -52,13 +53,16 @@ def _write_log(exc: BaseException, argv: list[str]) -> Path | None:
 
     try:
         logs = orange_home() / "logs"
-        logs.mkdir(parents=True, exist_ok=True)
+        logs.mkdir(parents=True, exist_ok=True, mode=0o700)
+        logs.chmod(0o700)  # crash logs hold the argv, and summaries may hold secrets
         stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
         path = logs / f"crash-{stamp}.log"
         import traceback  # loaded for a bug's report only, off every command's path
 
         text = "".join(traceback.format_exception(exc))
-        path.write_text(f"argv: {argv}\n\n{text}")
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8", errors="backslashreplace") as handle:
+            handle.write(f"argv: {argv}\n\n{text}")
     except OSError:
         return None
     return path

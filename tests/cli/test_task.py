@@ -202,6 +202,8 @@ def test_unexpected_errors_exit_3_with_a_log(
     assert "internal error" in result.err and "Traceback" not in result.err
     logs = list((orange_home() / "logs").glob("crash-*.log"))
     assert logs and "RuntimeError: boom" in logs[0].read_text()
+    assert logs[0].stat().st_mode & 0o777 == 0o600  # the argv may hold secrets
+    assert (orange_home() / "logs").stat().st_mode & 0o777 == 0o700
 
 
 def test_real_process_round_trip(project: Path) -> None:

@@ -64,3 +64,16 @@ class GateFailed(OrangeError):
 
 class HookFailed(OrangeError):
     """A hook action failed (before the write: the move is rejected)."""
+
+
+class EnvironmentProblem(OrangeError):
+    """The machine said no: a read-only or missing directory, a full disk, a directory
+    where a file should be.  Not a bug: one line, exit 1."""
+
+    @classmethod
+    def of(cls, exc: OSError) -> EnvironmentProblem:
+        where = f": {exc.filename}" if exc.filename else ""
+        return cls(
+            f"{exc.strerror or exc}{where}",
+            hint="check that $ORANGE_HOME and the repository are writable and the disk has room",
+        )

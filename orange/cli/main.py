@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from orange.cli.errors import EXIT_USAGE, report_bug, report_usage_error, report_user_error
 from orange.cli.fast import fast_command
-from orange.errors import OrangeError
+from orange.errors import EnvironmentProblem, OrangeError
 
 if TYPE_CHECKING:
     import typer
@@ -72,6 +72,8 @@ def run(argv: list[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+    except OSError as exc:  # the environment said no (DESIGN §8 "Operational")
+        return report_user_error(EnvironmentProblem.of(exc), args)
     except Exception as exc:
         return report_bug(exc, args)
 

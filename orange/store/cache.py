@@ -104,7 +104,10 @@ def _connect(db_path: Path) -> sqlite3.Connection:
 
 def _discard(db_path: Path) -> None:
     for suffix in ("", "-wal", "-shm"):
-        Path(f"{db_path}{suffix}").unlink(missing_ok=True)
+        try:
+            Path(f"{db_path}{suffix}").unlink(missing_ok=True)
+        except OSError:
+            pass  # not ours to remove (a directory, say): the listing works uncached
 
 
 def _refresh(db: sqlite3.Connection, tasks_tree: pygit2.Tree | None, parse: Parser) -> list[Entry]:

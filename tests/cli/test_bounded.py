@@ -129,3 +129,23 @@ def test_control_characters_and_markup_in_task_data_are_shown_not_obeyed(
         assert "\\x1b]0;pwned\\x07" in out.replace("\n", ""), (args, out)
     assert "[bold]loud[/bold]" in cli.ok("task", "show", task_id).out
     assert cli.ok("task", "show", task_id, "--json").json()["summary"] == summary
+
+
+def test_a_home_that_cannot_be_made_is_one_line(
+    cli: Cli, repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a directory\n")
+    monkeypatch.setenv("ORANGE_HOME", str(blocker / "orange"))
+    result = cli("project", "add", cwd=repo)
+    assert result.code == 1 and result.err.count("\n") == 1
+    assert result.err.startswith(f"orange: Not a directory: {blocker / 'orange'}")
+
+
+def test_a_directory_where_the_listing_cache_goes_lists_uncached(cli: Cli, project: Path) -> None:
+    task_id = str(cli.ok("task", "create", "c", "c", "--no-spawn", "--json").json()["id"])
+    for path in (project / ".git" / "orange").glob("cache.sqlite3*"):
+        path.unlink()
+    (project / ".git" / "orange" / "cache.sqlite3").mkdir()
+    assert [t["id"] for t in cli.ok("task", "list", "--json").json()["tasks"]] == [task_id]
+    assert task_id in cli.ok("task", "list").out

@@ -236,6 +236,7 @@ class TaskStore:
                 new = repo.create_commit(
                     None, signature, signature, events.message(change), tree_id, parents
                 )
+                _keep_reflog(self.repo.common_dir)
                 if _move_ref(repo, ref, new, change.subject):
                     self._wake()
                     return replace(change, commit=str(new))
@@ -263,12 +264,25 @@ def _move_ref(
 
     try:
         if ref is None:
-            repo.references.create(layout.TASKS_REF, new)
+            repo.create_reference_direct(layout.TASKS_REF, new, False, message=f"orange: {why}")
         else:
             ref.set_target(new, f"orange: {why}")
     except (pygit2.GitError, pygit2.AlreadyExistsError, ValueError, OSError):
         return False
     return True
+
+
+def _keep_reflog(git_dir: Path) -> None:
+    """Have git and libgit2 keep a reflog for the tasks ref (they append to a reflog
+    that exists), so a bad rewind is one `git reflog refs/orange/tasks` away, without
+    changing ``core.logAllRefUpdates`` for the user's whole repository."""
+    log = git_dir / "logs" / layout.TASKS_REF
+    if not log.exists():
+        try:
+            log.parent.mkdir(parents=True, exist_ok=True)
+            log.touch()
+        except OSError:
+            pass  # no reflog is no reason to refuse the write
 
 
 def _clear_stale_ref_lock(common_dir: Path) -> None:

@@ -178,3 +178,15 @@ def test_history_index_follows_new_commits_rewinds_and_corruption(repo: Path) ->
     db = repo / ".git" / "orange" / "history.sqlite3"
     db.write_bytes(b"garbage" * 50)
     assert len(store.history("hist01")) == 2  # rebuilt silently
+
+
+def test_the_tasks_ref_keeps_a_reflog_of_orange_writes(repo: Path) -> None:
+    setting = git(repo, "config", "--get", "core.logAllRefUpdates", check=False)
+    store = TaskStore.open(repo)
+    put_task(store, "aaa11111")
+    set_field(store, "aaa11111", "summary", "second", subject="task aaa11111: updated summary")
+    log = git(repo, "reflog", "show", "--format=%gs", layout.TASKS_REF).splitlines()
+    assert log[0] == "orange: task aaa11111: updated summary"
+    assert len(log) == 2 and log[1].startswith("orange: task aaa11111: created")
+    # kept for this ref only: the user's setting for the repository is untouched
+    assert git(repo, "config", "--get", "core.logAllRefUpdates", check=False) == setting

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated
 
@@ -11,7 +12,7 @@ from orange.cli.context import current_project
 from orange.githooks import impl as hookimpl
 from orange.githooks import shims as githooks
 
-app = typer.Typer(help="Install or remove Orange's git hooks.", no_args_is_help=True)
+HELP = "Install or remove Orange's git hooks."
 
 ProjectOpt = Annotated[str | None, typer.Option("--project", "-p", help="Project name.")]
 
@@ -21,7 +22,6 @@ def repo_path(project_name: str | None) -> str:
     return project.path if project is not None else "."
 
 
-@app.command("install")
 def install(
     project: ProjectOpt = None,
     server: Annotated[
@@ -39,7 +39,6 @@ def install(
         typer.echo(f"installed {path}")
 
 
-@app.command("uninstall")
 def uninstall(
     project: ProjectOpt = None,
     server: Annotated[Path | None, typer.Option("--server", help="A bare repository.")] = None,
@@ -60,3 +59,10 @@ def hook_impl(
     """Run a git hook's logic (called by the shims in the hooks directory)."""
 
     raise typer.Exit(hookimpl.run(name, args or []))
+
+
+# Registered by `orange.cli.main.build_app`.
+COMMANDS: tuple[tuple[str, Callable[..., None]], ...] = (
+    ("install", install),
+    ("uninstall", uninstall),
+)

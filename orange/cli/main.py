@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
 from orange.cli.errors import EXIT_USAGE, report_bug, report_usage_error, report_user_error
@@ -41,20 +42,41 @@ def build_app() -> typer.Typer:
         pretty_exceptions_enable=False,
         rich_markup_mode=None,
     )
-    app.add_typer(project.app, name="project")
-    task_app = typer.Typer(help=task.HELP, no_args_is_help=True)
-    for name, command in (*task.COMMANDS, *moves.COMMANDS, *runtime.COMMANDS):
-        task_app.command(name)(command)
-    app.add_typer(task_app, name="task")
-    app.add_typer(workflow.app, name="workflow")
-    app.add_typer(workspace.app, name="workspace")
-    app.add_typer(monitor.app, name="monitor")
+    app.add_typer(_group(project.HELP, project.COMMANDS), name="project")
+    app.add_typer(
+        _group(task.HELP, (*task.COMMANDS, *moves.COMMANDS, *runtime.COMMANDS)), name="task"
+    )
+    app.add_typer(_group(workflow.HELP, workflow.COMMANDS), name="workflow")
+    app.add_typer(_group(workspace.HELP, workspace.COMMANDS), name="workspace")
+    monitor_group = _group(monitor.HELP, monitor.COMMANDS, callback=monitor.CALLBACK)
+    app.add_typer(monitor_group, name="monitor")
     app.command("demo")(demo.demo)
     app.command("install")(install.install)
-    app.add_typer(githooks.app, name="hooks")
-    app.add_typer(tasks_checkout.app, name="tasks")
+    app.add_typer(_group(githooks.HELP, githooks.COMMANDS), name="hooks")
+    app.add_typer(_group(tasks_checkout.HELP, tasks_checkout.COMMANDS), name="tasks")
     app.command("hook-impl", hidden=True)(githooks.hook_impl)
     return app
+
+
+def _group(
+    help_text: str,
+    commands: Iterable[tuple[str, Callable[..., None]]],
+    *,
+    callback: Callable[..., None] | None = None,
+) -> typer.Typer:
+    """A command group: its commands registered here, explicitly, by name."""
+    import typer  # see build_app
+
+    group = typer.Typer(
+        help=help_text,
+        no_args_is_help=callback is None,
+        invoke_without_command=callback is not None,
+    )
+    if callback is not None:
+        group.callback()(callback)
+    for name, command in commands:
+        group.command(name)(command)
+    return group
 
 
 def run(argv: list[str] | None = None) -> int:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Annotated
 
 import typer
@@ -10,12 +11,9 @@ from orange.cli.output import emit_json
 from orange.hooks.watcher import read_status, stop
 from orange.monitor.loop import loop, run_pass
 
-app = typer.Typer(
-    help="Watch agents and apply the workflows' exit rules.", invoke_without_command=True
-)
+HELP = "Watch agents and apply the workflows' exit rules."
 
 
-@app.callback()
 def monitor(
     ctx: typer.Context,
     once: Annotated[bool, typer.Option("--once", help="One pass, then exit.")] = False,
@@ -36,14 +34,12 @@ def monitor(
         typer.echo(line)
 
 
-@app.command("stop")
 def stop_cmd() -> None:
     """Stop this host's monitor loop (task commands start it again when needed)."""
 
     typer.echo("monitor stopped" if stop() else "monitor: not running")
 
 
-@app.command("status")
 def status(json_out: Annotated[bool, typer.Option("--json")] = False) -> None:
     """Whether the monitor runs, since when, and what it did last."""
 
@@ -60,3 +56,11 @@ def status(json_out: Annotated[bool, typer.Option("--json")] = False) -> None:
         typer.echo(f"last pass: {data.get('last_pass')}, active tasks: {data.get('active_tasks')}")
     for line in data.get("last_actions", [])[-10:]:
         typer.echo(f"  {line}")
+
+
+# Registered by `orange.cli.main.build_app`.
+CALLBACK = monitor
+COMMANDS: tuple[tuple[str, Callable[..., None]], ...] = (
+    ("stop", stop_cmd),
+    ("status", status),
+)

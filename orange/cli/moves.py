@@ -8,41 +8,29 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from orange.cli.context import TaskRef, locate
-from orange.cli.engine import engine_for, move_task, report_outcome
+from orange.cli.context import locate
+from orange.cli.engine import engine_for, report_outcome
 from orange.cli.output import emit_json, task_object
 from orange.cli.task import JsonOpt, ProjectOpt
 from orange.engine import requests
 from orange.errors import InvalidInput
 
 if TYPE_CHECKING:
-    from orange.engine.decide import Outcome
-
-# Statuses in which a human holds the task and may send it back with feedback.
+    pass
 
 TaskArg = Annotated[str | None, typer.Argument(help="Task id (default: this workspace's).")]
-
-
-def report(outcome: Outcome, json_out: bool) -> None:
-
-    report_outcome(outcome, json_out)
-
-
-def move(ref: TaskRef, to: str, json_out: bool, **options: object) -> None:
-
-    move_task(ref, to, json_out, **options)
 
 
 def spawn(task: TaskArg = None, project: ProjectOpt = None, json_out: JsonOpt = False) -> None:
     """Start a task's agent (its workflow's move out of pending, or its state's entry)."""
     ref = locate(task, project)
-    report(engine_for(ref).spawn(ref.task_id, options={"explicit": True}), json_out)
+    report_outcome(engine_for(ref).spawn(ref.task_id, options={"explicit": True}), json_out)
 
 
 def respawn(task: TaskArg = None, project: ProjectOpt = None, json_out: JsonOpt = False) -> None:
     """Restart the agent of a task's current state after it died."""
     ref = locate(task, project)
-    report(engine_for(ref).respawn(ref.task_id), json_out)
+    report_outcome(engine_for(ref).respawn(ref.task_id), json_out)
 
 
 def cancel(
@@ -63,7 +51,7 @@ def cancel(
             raise typer.Exit(1)
     elif not yes and not json_out and not sys.stdin.isatty():
         raise InvalidInput("refusing to cancel without confirmation", hint="pass --yes")
-    report(requests.cancel(engine_for(ref), ref.task_id, {"force": force}), json_out)
+    report_outcome(requests.cancel(engine_for(ref), ref.task_id, {"force": force}), json_out)
 
 
 def request_changes(
@@ -80,13 +68,13 @@ def request_changes(
     feedback must not make.
     """
     ref = locate(task, project)
-    report(requests.request_changes(engine_for(ref), ref.task_id, message or ""), json_out)
+    report_outcome(requests.request_changes(engine_for(ref), ref.task_id, message or ""), json_out)
 
 
 def complete(task: TaskArg = None, project: ProjectOpt = None, json_out: JsonOpt = False) -> None:
     """The agent is done: hand the task to a human (self-review: working -> reviewing)."""
     ref = locate(task, project)
-    report(requests.complete(engine_for(ref), ref.task_id), json_out)
+    report_outcome(requests.complete(engine_for(ref), ref.task_id), json_out)
 
 
 def stuck(
@@ -98,7 +86,7 @@ def stuck(
     """The agent cannot finish: ask a human for help (the escalation state, e.g. stuck)."""
 
     ref = locate(task, project)
-    report(requests.ask_for_help(engine_for(ref), ref.task_id, reason or ""), json_out)
+    report_outcome(requests.ask_for_help(engine_for(ref), ref.task_id, reason or ""), json_out)
 
 
 def ack(task: TaskArg = None, project: ProjectOpt = None, json_out: JsonOpt = False) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict
 from typing import Annotated
 
@@ -13,7 +14,7 @@ from orange.engine.catalog import load_named
 from orange.errors import OrangeError
 from orange.githooks.shims import install_hooks
 
-app = typer.Typer(help="Register and configure projects.", no_args_is_help=True)
+HELP = "Register and configure projects."
 
 
 def _check_workflow(name: str | None) -> None:
@@ -21,7 +22,6 @@ def _check_workflow(name: str | None) -> None:
         load_named(name)
 
 
-@app.command("add")
 def add(
     path: Annotated[str, typer.Argument(help="A path inside the repository.")] = ".",
     name: Annotated[str | None, typer.Option("--name", help="Project name.")] = None,
@@ -45,7 +45,6 @@ def add(
         typer.echo(hooks_note)
 
 
-@app.command("list")
 def list_(json_out: Annotated[bool, typer.Option("--json")] = False) -> None:
     """List registered projects."""
     registered = projects.load_all()
@@ -61,7 +60,6 @@ def list_(json_out: Annotated[bool, typer.Option("--json")] = False) -> None:
         )
 
 
-@app.command("update")
 def update(
     name: Annotated[str | None, typer.Argument(help="Project (default: this one).")] = None,
     pool_size: Annotated[int | None, typer.Option("--pool-size")] = None,
@@ -78,7 +76,6 @@ def update(
         typer.echo(f"updated {project.name}: pool={project.pool_size} workflow={project.workflow}")
 
 
-@app.command("remove")
 def remove(
     name: Annotated[str, typer.Argument(help="Project name.")],
     json_out: Annotated[bool, typer.Option("--json")] = False,
@@ -89,3 +86,12 @@ def remove(
         emit_json(asdict(project))
     else:
         typer.echo(f"removed {project.name} (its tasks stay in {project.path})")
+
+
+# Registered by `orange.cli.main.build_app`.
+COMMANDS: tuple[tuple[str, Callable[..., None]], ...] = (
+    ("add", add),
+    ("list", list_),
+    ("update", update),
+    ("remove", remove),
+)

@@ -8,8 +8,8 @@ from typing import Annotated
 import typer
 
 from orange.cli.context import locate
-from orange.cli.engine import engine_for
-from orange.cli.moves import TaskArg, report
+from orange.cli.engine import engine_for, report_outcome
+from orange.cli.moves import TaskArg
 from orange.cli.output import emit_json, task_object
 from orange.cli.task import JsonOpt, ProjectOpt
 from orange.errors import InvalidInput
@@ -32,7 +32,7 @@ def attach(task: TaskArg = None, project: ProjectOpt = None) -> None:
     if state is not None and state.respawn_prompt and current.str_field("workspace"):
         probe = engine.probe
         if probe is not None and not probe.is_alive(current, state.agent):
-            report(engine.respawn(ref.task_id), False)
+            report_outcome(engine.respawn(ref.task_id), False)
             session = ref.store.get(ref.task_id).str_field("tmux_session")
     if not session or not Tmux().has_session(session):
         raise InvalidInput(
@@ -77,7 +77,7 @@ def merge(
     outcome = merge_task(
         engine, ref.project, ref.store.get(ref.task_id), strategy=strategy, local=local, force=force
     )
-    report(outcome, json_out)
+    report_outcome(outcome, json_out)
 
 
 def create_pr(task: TaskArg = None, project: ProjectOpt = None, json_out: JsonOpt = False) -> None:

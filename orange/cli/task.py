@@ -15,19 +15,16 @@ import typer
 
 from orange import projects
 from orange.cli.context import locate
-from orange.cli.engine import engine_for
 from orange.cli.launch import create_and_report
 from orange.cli.listing import list_tasks
 from orange.cli.output import emit_json, history_object, print_task, task_object, visible
 from orange.cli.update import update_task
-from orange.engine.definitions import is_active
-from orange.engine.edits import edit_body
+from orange.compose import runtime
 from orange.engine.gates import section as get_section
-from orange.engine.gates import set_section
-from orange.engine.tasks import delete_task
+from orange.engine.sections import edit_section
+from orange.engine.tasks import check_deletable, delete_task
 from orange.errors import InvalidInput, NotFound
 from orange.ops.launch import Harnesses
-from orange.store.task import Task
 
 HELP = "Create, list, show and change tasks."
 
@@ -174,22 +171,11 @@ def edit(
         current = ref.store.get(ref.task_id)
         old = (get_section(current.body, heading) or "") if heading else current.body
         text = _run_editor(old)
-    what = heading or "body"
-
-    def new_body(current_task: object) -> str:
-
-        assert isinstance(current_task, Task)
-        if heading is None:
-            return text
-        return set_section(current_task.body, heading, text)
-
-    engine = engine_for(ref)
-    updated = edit_body(ref.store, ref.task_id, new_body, what=what, copies=engine.copies)
-    engine.sync_copy(updated)
+    updated = edit_section(ref.store, ref.task_id, heading, text, runtime().copies)
     if json_out:
         emit_json(task_object(updated, body=updated.body))
     else:
-        typer.echo(f"task {updated.id}: {what} saved")
+        typer.echo(f"task {updated.id}: {heading or 'body'} saved")
 
 
 def _heading(section: str) -> str:
@@ -230,8 +216,7 @@ def delete(
 
     ref = locate(task, project)
     current = ref.store.get(ref.task_id)
-    if is_active(ref.store.snapshot(), current):
-        delete_task(ref.store, ref.task_id)  # raises with the reason
+    check_deletable(ref.store.snapshot(), current)  # before asking; delete checks again
     if not yes:
         if not sys.stdin.isatty():
             raise InvalidInput("refusing to delete without confirmation", hint="pass --yes")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated
 
@@ -11,12 +12,9 @@ from orange.cli.githooks import ProjectOpt, repo_path
 from orange.githooks import checkout as taskscheckout
 from orange.store.repo import open_repo
 
-app = typer.Typer(
-    help="Edit tasks with plain git in a checkout of refs/orange/tasks.", no_args_is_help=True
-)
+HELP = "Edit tasks with plain git in a checkout of refs/orange/tasks."
 
 
-@app.command("checkout")
 def checkout(
     directory: Annotated[Path, typer.Argument(help="Where to create the checkout.")],
     project: ProjectOpt = None,
@@ -27,7 +25,6 @@ def checkout(
     typer.echo(f"checked out refs/orange/tasks in {path}; commit there with plain git")
 
 
-@app.command("refresh")
 def refresh(
     directory: Annotated[Path, typer.Argument(help="The tasks checkout.")] = Path("."),
 ) -> None:
@@ -45,3 +42,10 @@ def refresh(
         typer.echo(f"conflict in {path}: both versions kept between markers", err=True)
     if result.conflicts:
         raise typer.Exit(1)
+
+
+# Registered by `orange.cli.main.build_app`.
+COMMANDS: tuple[tuple[str, Callable[..., None]], ...] = (
+    ("checkout", checkout),
+    ("refresh", refresh),
+)

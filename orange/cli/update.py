@@ -39,6 +39,8 @@ def update_task(
         changes["summary"] = summary
     if not changes and branch is None:
         raise InvalidInput("nothing to update", hint="pass --summary, --branch or --status")
+    # No engine is built for a new summary (the agents' hottest path): the working
+    # copies are the same `RuntimeCopies` the composition root hands every engine.
     copies = RuntimeCopies()
     updated = ref.store.get(ref.task_id)
     if changes:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated
 
@@ -14,10 +15,9 @@ from orange.engine.loader import load_workflow_file
 from orange.engine.mermaid import to_mermaid
 from orange.errors import InvalidInput, NotFound
 
-app = typer.Typer(help="List, show and validate workflows.", no_args_is_help=True)
+HELP = "List, show and validate workflows."
 
 
-@app.command("list")
 def list_(json_out: Annotated[bool, typer.Option("--json")] = False) -> None:
     """Shipped and user workflows."""
 
@@ -30,7 +30,6 @@ def list_(json_out: Annotated[bool, typer.Option("--json")] = False) -> None:
         typer.echo(f"{entry.name}\t{origin}\t{entry.path}")
 
 
-@app.command("show")
 def show(
     name: Annotated[str, typer.Argument()],
     fmt: Annotated[str, typer.Option("--format", help="table or mermaid.")] = "table",
@@ -47,7 +46,6 @@ def show(
     print_workflow(workflow)
 
 
-@app.command("validate")
 def validate(file: Annotated[str, typer.Argument(help="A workflow YAML file.")]) -> None:
     """Check a workflow file; says what is wrong, with the key path.
 
@@ -65,3 +63,11 @@ def validate(file: Annotated[str, typer.Argument(help="A workflow YAML file.")])
         f"{path}: valid workflow {workflow.name!r} "
         f"({len(workflow.states)} states, {len(workflow.transitions)} transitions)"
     )
+
+
+# Registered by `orange.cli.main.build_app`.
+COMMANDS: tuple[tuple[str, Callable[..., None]], ...] = (
+    ("list", list_),
+    ("show", show),
+    ("validate", validate),
+)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Annotated
 
 import typer
@@ -10,12 +11,11 @@ from orange import projects
 from orange.cli.output import emit_json
 from orange.ops.workspaces import gc_pool, init_pool, pool_status
 
-app = typer.Typer(help="The worktree pool of a project.", no_args_is_help=True)
+HELP = "The worktree pool of a project."
 ProjectOpt = Annotated[str | None, typer.Option("--project", help="Project name.")]
 JsonOpt = Annotated[bool, typer.Option("--json")]
 
 
-@app.command("init")
 def init(project: ProjectOpt = None, json_out: JsonOpt = False) -> None:
     """Create all the project's worktrees now (they are otherwise made on first use)."""
 
@@ -30,7 +30,6 @@ def init(project: ProjectOpt = None, json_out: JsonOpt = False) -> None:
             typer.echo(f"all {proj.pool_size} workspaces of {proj.name} exist")
 
 
-@app.command("list")
 def list_(project: ProjectOpt = None, json_out: JsonOpt = False) -> None:
     """Each workspace of the pool and the task that holds it."""
 
@@ -45,7 +44,6 @@ def list_(project: ProjectOpt = None, json_out: JsonOpt = False) -> None:
         typer.echo(f"{row['name']}\t{holder}{state}")
 
 
-@app.command("gc")
 def gc(
     project: ProjectOpt = None,
     force: Annotated[bool, typer.Option("--force", help="Snapshot unsaved work.")] = False,
@@ -64,3 +62,11 @@ def gc(
         typer.echo(f"kept {line}")
     if not released and not kept:
         typer.echo("nothing to clean")
+
+
+# Registered by `orange.cli.main.build_app`.
+COMMANDS: tuple[tuple[str, Callable[..., None]], ...] = (
+    ("init", init),
+    ("list", list_),
+    ("gc", gc),
+)

@@ -1,14 +1,16 @@
 """The engine: workflows, and every decision over them.
 
-- reading workflows: `loader` (with `loadbase`, `roles`, `exitparse`, `hooklist`),
-  `workflow` (the frozen model), `catalog` (shipped and user files), `definitions`
-  (the definitions committed in the ref, parsed once per host);
+- reading workflows: `loader` (with `loadbase`, `roles`, `exitparse`, `hooklist`,
+  `yamldoc`), `workflow` (the frozen model), `actionspec` (the one table of hook-action
+  names and parameters), `catalog` (shipped and user files), `definitions` (the
+  definitions committed in the ref, parsed once per host), `mermaid` (a diagram);
 - deciding: `decide` (which move, its gate, the task after it; pure), `gates`, `when`,
   `exitrules` (what to do about a dead agent), `replay` (checking pushed history);
 - running: `engine` (`Engine`: write, then the hook actions' effects), `monitoring`
   (dead agents, respawns), `external` (moves committed with plain git), `requests`
   (moves asked for by intent: cancel, finish, request changes, complete, ask for help),
-  `tasks` and `edits` (create; change fields and body), `records`, `fields`;
+  `tasks`, `edits` and `sections` (create and delete; fields and body; one section),
+  `prompts` (an agent's prompt from the workflow's template), `records`, `fields`;
 - `actions`: the hook-action protocol and registry (the engine is handed its registry;
   it never imports `orange.hooks`).
 """

@@ -101,15 +101,22 @@ def _unused_id(snap: Snapshot) -> str:
             return candidate
 
 
+def check_deletable(snap: Snapshot, task: Task) -> None:
+    """Only a task in a state its workflow ends in can be deleted; raises otherwise."""
+    if is_active(snap, task):
+        ended = " or ".join(sorted(workflow_of(snap, task).terminal_states))
+        raise InvalidInput(
+            f"task {task.id} is {task.status}; only a {ended} task can be deleted",
+            hint=f"cancel it first: orange task cancel {task.id}",
+        )
+
+
 def delete_task(store: TaskStore, task_id: str) -> Task:
+    """Delete a finished task (checked again under the write lock)."""
+
     def compute(snap: Snapshot) -> Written:
         task = require(snap, task_id)
-        if is_active(snap, task):
-            ended = " or ".join(sorted(workflow_of(snap, task).terminal_states))
-            raise InvalidInput(
-                f"task {task.id} is {task.status}; only a {ended} task can be deleted",
-                hint=f"cancel it first: orange task cancel {task.id}",
-            )
+        check_deletable(snap, task)
         return Written(
             task_id=task.id,
             event="task.deleted",

@@ -1,7 +1,11 @@
 """The task store: TASK.md files on ``refs/orange/tasks``, one commit per event.
 
-Pure git (pygit2): compare-and-swap writes under a lock (`store.TaskStore.commit`), a
-blob-keyed listing cache, the history index, snapshots of unsaved work.  It imports
+Pure git (pygit2): `store` (`TaskStore`: compare-and-swap writes under a lock, reads
+through a `Snapshot`), `taskfile` (TASK.md text, bounded parsing) and `task` (the
+`Task` value), `layout` (paths and ids), `tree` (TreeBuilder writes), `events` (commit
+messages and trailers), `cache` (the blob-keyed listing cache), `history` (a task's
+commits), `snapshots` (refs of saved work), `branches` (branch-name rules), `repo` and
+`lock`.  It imports
 nothing of Orange but `orange.errors` and names no status: what a status means is the
 workflow's business, one layer up.
 """

@@ -32,8 +32,8 @@ FIELD_ORDER = (
     "updated_at",
 )
 
-STRING_FIELDS = frozenset(FIELD_ORDER) - {"review_round", "crash_count"}
 INT_FIELDS = frozenset({"review_round", "crash_count"})
+STRING_FIELDS = frozenset(FIELD_ORDER) - INT_FIELDS
 
 
 @dataclass(frozen=True)

@@ -209,13 +209,19 @@ def test_notifying_a_dead_worker_respawns_it_with_its_respawn_prompt(world: Worl
     world.ok("task", "update", task_id, "--status", "working")
     world.edit(task_id, "Handoff", "DONE: x\n")
     world.ok("task", "update", task_id, "--status", "agent-review")
+    argv = worktree / "argv.txt"
+    # The reviewer writes its argv when it has started: only then is the file ours to
+    # clear (clearing it earlier let the reviewer's late write pass for the worker's).
+    wait_for(
+        lambda: argv.exists() and argv.read_text().startswith("# Review:"), what="the reviewer"
+    )
     session = world.task(task_id).str_field("tmux_session")
     world.tmux("kill-window", "-t", f"{session}:worker")  # the worker dies during review
-    (worktree / "argv.txt").unlink()
+    argv.unlink()
     world.edit(task_id, "Review", "Verdict: FAIL\n\nAdd a test.\n")
     world.ok("task", "update", task_id, "--status", "working")
     prompt = wait_for(
-        lambda: (worktree / "argv.txt").exists() and (worktree / "argv.txt").read_text(),
+        lambda: argv.exists() and argv.read_text(),
         what="the respawned worker",
     )
     assert prompt.startswith("# Resuming:") and "Review round: 1" in prompt

@@ -20,7 +20,8 @@ never both apply a move.  What the monitor does about a dead agent is in
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -40,6 +41,7 @@ from orange.engine.prompts import build_prompt
 from orange.engine.records import Written, fields_change, require
 from orange.engine.workflow import HookSpec, Workflow
 from orange.errors import InvalidInput, OrangeError, WorkflowError
+from orange.store.lock import attempt, exclusive
 from orange.store.store import Snapshot, TaskStore, now_iso
 from orange.store.task import Task
 
@@ -97,6 +99,30 @@ class Engine:
         self.probe = probe
         self.actor = actor
         self._conflicts: set[str] = set()
+        self._busy: set[str] = set()  # tasks whose moves this engine is carrying out
+
+    @contextmanager
+    def busy(self, task_id: str, *, wait: bool = True) -> Iterator[bool]:
+        """Hold this host's lock on one task from a move's commit until its effects are
+        carried out, so the monitor never judges an agent between the commit that
+        starts it and its start (a respawn's new run with the old, dead pane).  Yields
+        whether the lock is held; without ``wait``, False when someone else holds it.
+        Re-entrant within this engine (a hook action's own move of the same task)."""
+        if task_id in self._busy:
+            yield True
+            return
+        folder = self.store.repo.orange_dir() / "busy"
+        folder.mkdir(exist_ok=True)
+        path = folder / f"{task_id}.lock"
+        with exclusive(path) if wait else attempt(path) as held:
+            if held is False:
+                yield False
+                return
+            self._busy.add(task_id)
+            try:
+                yield True
+            finally:
+                self._busy.discard(task_id)
 
     @property
     def project_path(self) -> str | None:
@@ -161,7 +187,8 @@ class Engine:
                 messages=messages,
             )
 
-        return self._carry_out(self.store.commit(compute), opts)
+        with self.busy(task_id):
+            return self._carry_out(self.store.commit(compute), opts)
 
     def spawn(self, task_id: str, *, options: Mapping[str, Any] | None = None) -> Outcome:
         """Start a task's agent: the workflow's spawning move out of the initial status,
@@ -236,7 +263,8 @@ class Engine:
                 messages=messages,
             )
 
-        return self._carry_out(self.store.commit(compute), options)
+        with self.busy(task_id):
+            return self._carry_out(self.store.commit(compute), options)
 
     # Plain fields --------------------------------------------------------------------
     def ack(self, task_id: str) -> Task:

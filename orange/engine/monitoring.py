@@ -65,10 +65,13 @@ def handle_dead_session(engine: Engine, task_id: str, *, expect_status: str | No
         decision = decide(workflow, task.fields, body, baseline(task))
         return record_death(task.with_body(body), decision, run, actor)
 
-    death = engine.store.commit(compute)
-    if death.decision is None:
-        return "nothing to do"
-    return _carry_out(engine, task_id, death.status, death.decision, actor)
+    with engine.busy(task_id, wait=False) as free:
+        if not free:  # a move of this task is being carried out: look again after it
+            return "nothing to do"
+        death = engine.store.commit(compute)
+        if death.decision is None:
+            return "nothing to do"
+        return _carry_out(engine, task_id, death.status, death.decision, actor)
 
 
 def record_death(task: Task, decision: DeadSessionDecision, run: str, actor: str) -> Death:

@@ -14,6 +14,7 @@ import pytest
 
 from orange.engine.catalog import load_named
 from orange.engine.edits import edit_body
+from orange.engine.engine import Engine
 from orange.engine.gates import set_section
 from orange.engine.monitoring import handle_dead_session
 from orange.engine.tasks import create_task
@@ -164,3 +165,15 @@ def test_a_death_is_looked_at_again_after_the_task_comes_back(env: Env) -> None:
     result = handle_dead_session(env.engine, task_id)
     assert result.startswith("marked dead in working"), result
     assert env.get(task_id).int_field("crash_count") == 1
+
+
+def test_the_monitor_leaves_a_task_alone_while_a_move_of_it_is_carried_out(env: Env) -> None:
+    """Between the commit that starts an agent (a new run) and its start, the old pane
+    is still dead: a monitor looking then must not count a crash against the new run."""
+    task_id = _working(env)
+    mover = Engine(env.store, env.project, registry=env.engine.registry)  # another process
+    tip = git(env.repo, "rev-parse", layout.TASKS_REF)
+    with mover.busy(task_id):
+        assert handle_dead_session(env.engine, task_id) == "nothing to do"
+        assert git(env.repo, "rev-parse", layout.TASKS_REF) == tip
+    assert handle_dead_session(env.engine, task_id).startswith("marked dead in working")

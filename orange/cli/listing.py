@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from orange import projects
 from orange.cli.context import current_project
 from orange.cli.output import broken_object, emit_json, task_object, task_table
-from orange.engine.definitions import Endings
+from orange.engine.definitions import Definitions
 from orange.home import orange_home
 from orange.projects import open_store
 from orange.store.task import BrokenTask, Task
@@ -39,7 +39,7 @@ def list_tasks(
     for proj in scope:
         store = open_store(proj)
         snap = store.snapshot()
-        shown = _Filter(Endings(snap), proj.name, status, all_)
+        shown = _Filter(Definitions(snap), proj.name, status, all_)
         for task in snap.tasks():
             if isinstance(task, Task):
                 rev = task.str_field("workflow_rev")
@@ -74,7 +74,7 @@ def _list_json_fast(scope: list[Project], *, status: str | None, all_: bool) -> 
     rows: list[tuple[str, str]] = []
     for proj in scope:
         snap = open_store(proj).snapshot()
-        shown = _Filter(Endings(snap), proj.name, status, all_)
+        shown = _Filter(Definitions(snap), proj.name, status, all_)
         for entry in snap.entries():
             if entry.fields_json is None:
                 broken = BrokenTask(
@@ -100,8 +100,8 @@ class _Filter:
     """Whether `task list` shows a task: of this project, and in the asked status, or
     (without ``--all``) in a status its workflow does not end in."""
 
-    def __init__(self, endings: Endings, project: str, status: str | None, all_: bool):
-        self.endings = endings
+    def __init__(self, known: Definitions, project: str, status: str | None, all_: bool):
+        self.known = known
         self.project = project
         self.status = status
         self.all = all_
@@ -111,7 +111,7 @@ class _Filter:
             return False
         if self.status is not None:
             return status == self.status
-        return self.all or self.endings.is_active(workflow, rev, status)
+        return self.all or self.known.is_active(workflow, rev, status)
 
 
 def _activity(task: object) -> str:

@@ -7,9 +7,12 @@ provides exactly these names (the runtime's table in `orange.hooks.registry`).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:
+    from orange.engine.workflow import HookSpec
 
 ParamKind = Literal["prompt", "text", "field", "choice", "argv", "scalar"]
 
@@ -64,3 +67,8 @@ ACTION_PARAMS: Mapping[str, Mapping[str, Param]] = {
 
 # The actions that start an agent: a move running one begins a new agent run.
 SPAWNING_ACTIONS = frozenset({"spawn_agent", "spawn_reviewer"})
+
+
+def spawns(hooks: Iterable[HookSpec]) -> bool:
+    """Whether the actions start an agent (a new agent run begins)."""
+    return any(spec.action in SPAWNING_ACTIONS for spec in hooks)

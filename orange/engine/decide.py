@@ -4,8 +4,8 @@ Nothing here does I/O.  `resolve` finds the transition (steps 1 and 2 of
 `orange.engine.engine`), `plan_move` checks its gate on the body to commit and builds
 the task as it will be written before any hook action prepares (step 3), `seal` adds
 what is decided last (the freshness baseline of the new state's gates, a new agent run
-when the move starts an agent), and `move_change` says it as one ``status.changed``
-commit.  The engine runs these inside the store's write lock, on the current tip.
+when the move starts an agent), and `move_trailers` says what the ``status.changed``
+commit changed.  The engine runs these inside the store's write lock, on the current tip.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
-from orange.engine.actionspec import SPAWNING_ACTIONS
+from orange.engine.actionspec import spawns
 from orange.engine.fields import BASELINE_FIELD, DEAD_FIELD, RUN_FIELD, baseline, run_token
 from orange.engine.gates import archive_section, check_gate, fingerprints
 from orange.engine.workflow import HookSpec, Transition, Workflow
@@ -112,7 +112,12 @@ def seal(workflow: Workflow, after: Task, hooks: Iterable[HookSpec]) -> Task:
     sealed = after.with_fields(
         **{BASELINE_FIELD: fingerprints(after.body, workflow.gated_sections(after.status))}
     )
-    return sealed.with_fields(**{RUN_FIELD: run_token()}) if spawns(hooks) else sealed
+    return with_new_run(sealed, hooks)
+
+
+def with_new_run(task: Task, hooks: Iterable[HookSpec]) -> Task:
+    """``task`` with a new agent run when the actions start an agent."""
+    return task.with_fields(**{RUN_FIELD: run_token()}) if spawns(hooks) else task
 
 
 def move_trailers(original: Task, after: Task, *, escalation: bool) -> tuple[tuple[str, str], ...]:
@@ -146,11 +151,6 @@ def can_start(workflow: Workflow, status: str) -> bool:
     return state is not None and (
         starting_move(workflow, status) is not None or bool(state.on_enter)
     )
-
-
-def spawns(hooks: Iterable[HookSpec]) -> bool:
-    """Whether the actions start an agent (a new agent run begins)."""
-    return any(spec.action in SPAWNING_ACTIONS for spec in hooks)
 
 
 def archive_old_verdicts(workflow: Workflow, task: Task, to: str) -> str:

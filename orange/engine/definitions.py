@@ -144,12 +144,18 @@ _MODEL_MODULES = (
 
 def workflow_of(snap: TreeReader, task: Task) -> Workflow:
     """The definition the task was created under, as committed in the ref."""
-    text = committed_workflow_text(snap, task)
-    if text is None:  # a task from before definitions were committed: the named one
+    return definition(snap, task.workflow, task.str_field("workflow_rev"))
+
+
+def definition(snap: TreeReader, name: str, rev: str) -> Workflow:
+    """The committed definition ``name`` at ``rev``, parsed; the named one for a task
+    from before definitions were committed."""
+    text = definition_text(snap, name, rev)
+    if text is None:
         from orange.engine.catalog import load_named  # loads the loader: rare
 
-        return load_named(task.workflow)
-    return parse_committed(text, task.workflow)
+        return load_named(name)
+    return parse_committed(text, name)
 
 
 def is_active(snap: TreeReader, task: Task) -> bool:
@@ -161,28 +167,33 @@ def is_active(snap: TreeReader, task: Task) -> bool:
         return True
 
 
-class Endings:
-    """Which statuses end a task, per committed definition: for listing many tasks,
-    each definition read once.  An unknown or unreadable definition ends nothing (its
-    tasks are shown, so a person can look at them)."""
+class Definitions:
+    """The committed definitions of one snapshot, each read and parsed once: for code
+    that asks about many tasks (a listing, a monitor pass, the pool, ``spawn_next``)."""
 
     def __init__(self, snap: TreeReader) -> None:
         self._snap = snap
-        self._known: dict[tuple[str, str], frozenset[str]] = {}
+        self._known: dict[tuple[str, str], Workflow | None] = {}
 
-    def is_active(self, workflow: str, rev: str, status: str) -> bool:
-        key = (workflow, rev)
+    def workflow(self, name: str, rev: str) -> Workflow | None:
+        """The definition ``name`` at ``rev``; None when it cannot be read."""
+        key = (name, rev)
         if key not in self._known:
-            self._known[key] = self._terminal(workflow, rev)
-        return status not in self._known[key]
+            try:
+                self._known[key] = definition(self._snap, name, rev)
+            except OrangeError:
+                self._known[key] = None
+        return self._known[key]
 
-    def _terminal(self, name: str, rev: str) -> frozenset[str]:
-        try:
-            text = definition_text(self._snap, name, rev)
-            if text is None:
-                from orange.engine.catalog import load_named  # as workflow_of: rare
+    def of(self, task: Task) -> Workflow | None:
+        return self.workflow(task.workflow, task.str_field("workflow_rev"))
 
-                return load_named(name).terminal_states
-            return parse_committed(text, name).terminal_states
-        except OrangeError:
-            return frozenset()
+    def is_active(self, name: str, rev: str, status: str) -> bool:
+        """Whether ``status`` is not one the definition ends in.  An unknown or
+        unreadable definition ends nothing: its tasks are shown, and keep what they
+        hold, so a person can look at them."""
+        workflow = self.workflow(name, rev)
+        return workflow is None or not workflow.is_terminal(status)
+
+    def task_is_active(self, task: Task) -> bool:
+        return self.is_active(task.workflow, task.str_field("workflow_rev"), task.status)

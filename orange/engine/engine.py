@@ -32,11 +32,10 @@ from orange.engine.decide import (
     plan_move,
     respawn_spec,
     seal,
-    spawns,
     starting_move,
+    with_new_run,
 )
 from orange.engine.definitions import workflow_of
-from orange.engine.fields import RUN_FIELD, run_token
 from orange.engine.prompts import build_prompt
 from orange.engine.records import Written, fields_change, require
 from orange.engine.workflow import HookSpec, Workflow
@@ -248,8 +247,7 @@ class Engine:
             start = current if before is None else before.with_body(current.body)
             after = current.with_fields(attention=None, updated_at=now_iso())
             after, messages = self._prepare(specs, workflow, start, after, options, snap)
-            if spawns(specs):
-                after = after.with_fields(**{RUN_FIELD: run_token()})
+            after = with_new_run(after, specs)
             return Acted(
                 task_id=task.id,
                 event=event,

@@ -24,9 +24,9 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import get_args
 
-from orange.engine.actionspec import SPAWNING_ACTIONS
+from orange.engine.actionspec import spawns
 from orange.engine.loadbase import LoaderBase
-from orange.engine.workflow import ExitMonitoring, HookSpec, Role, State
+from orange.engine.workflow import ExitMonitoring, Role, State
 
 _ROLES: tuple[Role, ...] = get_args(Role)
 
@@ -89,8 +89,8 @@ class RoleInference(LoaderBase):
     def _infer_queue(self, initial: Sequence[str]) -> str | None:
         for name in initial:
             state = self.states[name]
-            spawns = any(t.from_ == name and _spawns(t.hooks) for t in self.transitions)
-            if state.agent == "none" and not state.on_enter and spawns:
+            starts = any(t.from_ == name and spawns(t.hooks) for t in self.transitions)
+            if state.agent == "none" and not state.on_enter and starts:
                 return name
         pending = self.states.get("pending")
         if pending is not None and not pending.terminal:
@@ -123,7 +123,3 @@ class RoleInference(LoaderBase):
         return state.agent == "none" or bool(rules)
 
     # -- escalation and exit monitoring ------------------------------------------------------
-
-
-def _spawns(hooks: Sequence[HookSpec]) -> bool:
-    return any(h.action in SPAWNING_ACTIONS for h in hooks)

@@ -15,7 +15,7 @@ from typing import Any, ClassVar
 
 from orange.engine.actions import Action, HookContext
 from orange.engine.decide import worker_spawn_spec
-from orange.engine.definitions import workflow_of
+from orange.engine.definitions import Definitions
 from orange.errors import HookFailed, OrangeError
 from orange.home import host_name, orange_home
 from orange.hooks import harness as harnesses
@@ -27,7 +27,6 @@ from orange.hooks.places import WORKER, reviewer_window
 from orange.hooks.tmux import Tmux
 from orange.hooks.workspace import PoolFull
 from orange.projects import Project
-from orange.store.store import Snapshot
 from orange.store.task import Task
 
 
@@ -273,13 +272,14 @@ class SpawnNext(Action):
         engine = ctx.engine
         project = _project(ctx)
         snap = engine.store.snapshot()
+        known = Definitions(snap)
         pending = [
             t
             for t in snap.tasks()
             if isinstance(t, Task)
             and t.project == project.name
             and t.id != ctx.task.id
-            and t.status == _queue_state(snap, t)
+            and t.status == _queue_state(known, t)
         ]
         pending.sort(key=lambda t: t.str_field("created_at"))
         for candidate in pending:
@@ -344,10 +344,8 @@ RUNTIME_ACTIONS: tuple[type[Action], ...] = (
 )
 
 
-def _queue_state(snap: Snapshot, task: Task) -> str | None:
+def _queue_state(known: Definitions, task: Task) -> str | None:
     """The state ``spawn_next`` pops in the task's workflow (None: none, or a definition
     that cannot be read)."""
-    try:
-        return workflow_of(snap, task).queue_state
-    except OrangeError:
-        return None
+    workflow = known.of(task)
+    return None if workflow is None else workflow.queue_state

@@ -8,20 +8,18 @@ tmux to run ``orange monitor --once`` the moment an agent pane dies.
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import shlex
 import signal
 import subprocess
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from orange.home import orange_home
 from orange.hooks.tmux import Tmux
+from orange.store.lock import attempt
 
 HOOK_INDEX = 4711  # our slot in the global session-closed hook array
 
@@ -30,20 +28,6 @@ def state_dir() -> Path:
     path = orange_home() / "monitor"
     path.mkdir(parents=True, exist_ok=True)
     return path
-
-
-@contextmanager
-def single(path: Path) -> Iterator[bool]:
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            yield False
-            return
-        yield True
-    finally:
-        os.close(fd)
 
 
 def lock_path() -> Path:
@@ -55,7 +39,7 @@ def status_path() -> Path:
 
 
 def is_running() -> bool:
-    with single(lock_path()) as got:
+    with attempt(lock_path()) as got:
         return not got
 
 

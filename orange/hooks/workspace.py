@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from orange.engine.definitions import is_active
+from orange.engine.definitions import Definitions
 from orange.errors import HookFailed
 from orange.home import host_name
 from orange.hooks import workcopy
@@ -25,8 +25,11 @@ def holders(snap: Snapshot, project: str) -> dict[str, str]:
     """Workspace name → id of the active task on this host that holds it."""
     held: dict[str, str] = {}
     me = host_name()
+    known = Definitions(snap)
     for task in snap.tasks():
-        if not isinstance(task, Task) or task.project != project or not is_active(snap, task):
+        if not isinstance(task, Task) or task.project != project:
+            continue
+        if not known.task_is_active(task):
             continue
         name = task.str_field("workspace")
         if name and task.str_field("host") in ("", me):

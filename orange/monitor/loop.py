@@ -23,14 +23,15 @@ from dataclasses import dataclass, field
 
 from orange import projects
 from orange.compose import build_engine
-from orange.engine.definitions import is_active, workflow_of
+from orange.engine.definitions import Definitions
 from orange.engine.engine import Engine
 from orange.engine.monitoring import handle_dead_session
 from orange.errors import OrangeError
 from orange.home import host_name, orange_home
 from orange.hooks.places import agent_window
 from orange.hooks.tmux import PaneInfo, Tmux
-from orange.hooks.watcher import lock_path, single, write_status
+from orange.hooks.watcher import lock_path, write_status
+from orange.store.lock import attempt
 from orange.store.store import Snapshot, TaskStore, now_iso
 from orange.store.task import Task
 
@@ -67,13 +68,16 @@ def run_pass(task_filter: str | None = None) -> PassReport:
             continue
         engine: Engine | None = None
         snap = store.snapshot()
-        for task in _local_active(snap, project.name):
+        known = Definitions(snap)
+        for task in _local_active(snap, known, project.name):
             report.active += 1
             session = task.str_field("tmux_session")
             if not session or (task_filter and not task.id.startswith(task_filter)):
                 continue
             engine = engine or build_engine(project, actor="monitor", store=store)
-            workflow = workflow_of(snap, task)
+            workflow = known.of(task)
+            if workflow is None:  # a definition that cannot be read: nothing to apply
+                continue
             polls.append(workflow.exit_monitoring.poll_interval)
             state = workflow.states.get(task.status)
             if state is None or state.agent == "none":
@@ -97,13 +101,13 @@ def run_pass(task_filter: str | None = None) -> PassReport:
     return report
 
 
-def _local_active(snap: Snapshot, project: str) -> Iterator[Task]:
+def _local_active(snap: Snapshot, known: Definitions, project: str) -> Iterator[Task]:
     """The project's active tasks that belong to this host."""
     me = host_name()
     for task in snap.tasks():
         if not isinstance(task, Task) or task.project != project:
             continue
-        if task.str_field("host") in ("", me) and is_active(snap, task):
+        if task.str_field("host") in ("", me) and known.task_is_active(task):
             yield task
 
 
@@ -137,7 +141,7 @@ def _wake_stamp() -> float:
 def loop() -> int:
     """The monitor loop.  Returns when another monitor runs or nothing is active."""
     while True:
-        with single(lock_path()) as got:
+        with attempt(lock_path()) as got:
             if not got:
                 return 0
             _run_loop()

@@ -55,6 +55,4 @@ def rename_branch(
         tmux = Tmux()
         if tmux.has_session(old_session):
             tmux.rename_session(old_session, new_session)
-    if copies is not None:
-        copies.after_write(updated)
-    return updated
+    return updated  # the caller brings the working copy up to date, once

@@ -147,12 +147,12 @@ def frontmatter(text: str, *, where: str = "TASK.md") -> dict[str, Any]:
 
 def parse_header(header: str, where: str) -> dict[str, Any]:
     """The frontmatter text between the ``---`` lines as a mapping."""
-    if len(header) > MAX_FRONTMATTER // 4 and _size(header) > MAX_FRONTMATTER:
+    if _over(header, MAX_FRONTMATTER):
         raise BrokenTaskFile(f"{where}: frontmatter is larger than {MAX_FRONTMATTER // 1024} KiB")
     data = _flat(header)
     if data is not None:
         return data
-    check_yaml(header, where)
+    _check_yaml(header, where)
     try:
         data = yaml.load(header, Loader=_Loader)  # _Loader derives from SafeLoader
     except yaml.YAMLError as exc:
@@ -174,13 +174,11 @@ def parse_header(header: str, where: str) -> dict[str, Any]:
 _OTHER_BREAKS = re.compile("[\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029]")
 
 
-def check_yaml(header: str, where: str) -> None:
-    """Refuse, before anything is built from it, frontmatter YAML over the limits:
-    larger than `MAX_FRONTMATTER`, nested deeper than `MAX_DEPTH`, with anchors or
-    aliases, or with a key twice in one mapping.  Reads libyaml's events: linear in
-    the text, no recursion, no object built."""
-    if _size(header) > MAX_FRONTMATTER:
-        raise BrokenTaskFile(f"{where}: frontmatter is larger than {MAX_FRONTMATTER // 1024} KiB")
+def _check_yaml(header: str, where: str) -> None:
+    """Refuse, before anything is built from it, frontmatter YAML (its size checked
+    already) nested deeper than `MAX_DEPTH`, with anchors or aliases, or with a key
+    twice in one mapping.  Reads libyaml's events: linear in the text, no recursion,
+    no object built."""
     # One frame per open collection: [is a mapping, next node is a key, keys seen].
     stack: list[tuple[bool, list[bool], set[str]]] = []
     try:
@@ -249,12 +247,12 @@ def join(frontmatter: Mapping[str, Any], body: str) -> str:
             "text that is not UTF-8 cannot go into a task",
             hint="pass the summary, branch or text as UTF-8",
         )
-    if _size(header) > MAX_FRONTMATTER:
+    if _over(header, MAX_FRONTMATTER):
         raise InvalidInput(
             f"the task's frontmatter would be larger than {MAX_FRONTMATTER // 1024} KiB",
             hint="keep long text in the body (a section), not in a field",
         )
-    if len(text) > MAX_FILE // 4 and _size(text) > MAX_FILE:
+    if _over(text, MAX_FILE):
         raise InvalidInput(
             f"TASK.md would be larger than {MAX_FILE // 1024 // 1024} MiB",
             hint="keep the task's text shorter; put long output in files on the branch",
@@ -282,11 +280,12 @@ def _has_surrogate(value: object, depth: int = 0) -> bool:
     return False
 
 
-def _size(text: str) -> int:
-    """Bytes of ``text`` as UTF-8 (lone surrogates counted as three)."""
-    return len(text.encode("utf-8", "surrogatepass"))
+def _over(text: str, limit: int) -> bool:
+    """Whether ``text`` is more than ``limit`` bytes as UTF-8 (lone surrogates count
+    three); encoded only when it could be (a character is at most four bytes)."""
+    return len(text) > limit // 4 and len(text.encode("utf-8", "surrogatepass")) > limit
 
 
 def _check_size(text: str, where: str) -> None:
-    if len(text) > MAX_FILE // 4 and _size(text) > MAX_FILE:
+    if _over(text, MAX_FILE):
         raise BrokenTaskFile(f"{where}: TASK.md is larger than {MAX_FILE // 1024 // 1024} MiB")

@@ -26,6 +26,11 @@ if TYPE_CHECKING:
     from orange.engine.engine import Engine
 
 
+# What `handle_dead_session` says when a move of the task is being carried out: the
+# caller looks again shortly (the agent may be starting; its death, if real, stays).
+BUSY = "busy: a move of the task is being carried out"
+
+
 @dataclass(frozen=True, kw_only=True)
 class Death(Written):
     """The record of one agent death (or nothing), and what to do about it."""
@@ -67,7 +72,7 @@ def handle_dead_session(engine: Engine, task_id: str, *, expect_status: str | No
 
     with engine.busy(task_id, wait=False) as free:
         if not free:  # a move of this task is being carried out: look again after it
-            return "nothing to do"
+            return BUSY
         death = engine.store.commit(compute)
         if death.decision is None:
             return "nothing to do"

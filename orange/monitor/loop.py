@@ -25,7 +25,7 @@ from orange import projects
 from orange.compose import build_engine
 from orange.engine.definitions import Definitions
 from orange.engine.engine import Engine
-from orange.engine.monitoring import handle_dead_session
+from orange.engine.monitoring import BUSY, handle_dead_session
 from orange.errors import OrangeError
 from orange.home import host_name, orange_home
 from orange.hooks.places import agent_window
@@ -52,8 +52,9 @@ class PassReport:
     dead: int = 0
     actions: list[str] = field(default_factory=list)
     active: int = 0
-    poll: int = DEFAULT_POLL
+    poll: float = DEFAULT_POLL
     watch: set[tuple[str, str]] = field(default_factory=set)  # live agent windows
+    busy: bool = False  # a dead agent's task was being moved: look again in a tick
 
 
 def run_pass(task_filter: str | None = None) -> PassReport:
@@ -93,11 +94,13 @@ def run_pass(task_filter: str | None = None) -> PassReport:
                 done = handle_dead_session(engine, task.id, expect_status=task.status)
             except OrangeError as exc:
                 done = f"failed: {exc}"
-            if done != "nothing to do":
+            if done == BUSY:
+                report.busy = True
+            elif done != "nothing to do":
                 line = f"task {task.id} ({project.name}, {task.status}): {why}: {done}"
                 report.actions.append(line)
                 log(line)
-    report.poll = min(polls, default=DEFAULT_POLL)
+    report.poll = TICK if report.busy else min(polls, default=DEFAULT_POLL)
     return report
 
 

@@ -3,6 +3,9 @@
 
 from __future__ import annotations
 
+import os
+import resource
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -10,7 +13,7 @@ import pytest
 from orange.store import layout
 from orange.store.events import Change
 from orange.store.store import TaskStore
-from tests.conftest import Cli, git
+from tests.conftest import Cli, git, orange_bin
 
 LAUGHS = "a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
     f"{chr(98 + i)}: &{chr(98 + i)} [{', '.join([f'*{chr(97 + i)}'] * 9)}]\n" for i in range(8)
@@ -149,3 +152,25 @@ def test_a_directory_where_the_listing_cache_goes_lists_uncached(cli: Cli, proje
     (project / ".git" / "orange" / "cache.sqlite3").mkdir()
     assert [t["id"] for t in cli.ok("task", "list", "--json").json()["tasks"]] == [task_id]
     assert task_id in cli.ok("task", "list").out
+
+
+def test_a_full_disk_is_one_line_and_half_writes_nothing(cli: Cli, project: Path) -> None:
+    task_id = str(cli.ok("task", "create", "f", "f", "--no-spawn", "--json").json()["id"])
+    before = _tip(project)
+
+    def small_files() -> None:  # writes past 4 KiB fail with EFBIG, as on a full disk
+        resource.setrlimit(resource.RLIMIT_FSIZE, (4096, 4096))
+
+    result = subprocess.run(
+        [orange_bin(), "task", "update", task_id, "--summary", os.urandom(15_000).hex()],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        preexec_fn=small_files,
+        check=False,
+    )
+    assert result.returncode == 1, result.stderr
+    assert result.stderr.count("\n") == 1 and "File too large" in result.stderr
+    assert _tip(project) == before
+    assert cli.ok("task", "show", task_id, "--json").json()["summary"] == "f"
+    assert git(project, "fsck", "--no-dangling").strip() == ""

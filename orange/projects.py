@@ -147,7 +147,10 @@ def add(
     pool_size: int = 2,
     workflow: str = "default",
 ) -> Project:
-    repo = open_repo(path)
+    try:
+        repo = open_repo(path)
+    except NotARepository as exc:
+        raise NotARepository(exc.message, hint="give a path inside a git checkout") from None
     if repo.is_bare or repo.main_workdir is None:
         raise InvalidInput(f"{repo.common_dir} is a bare repository", hint="add a checkout")
     main = repo.main_workdir

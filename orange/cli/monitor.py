@@ -18,7 +18,7 @@ def monitor(
     ctx: typer.Context,
     once: Annotated[bool, typer.Option("--once", help="One pass, then exit.")] = False,
     task: Annotated[str | None, typer.Option("--task", help="Only this task.")] = None,
-    json_out: Annotated[bool, typer.Option("--json")] = False,
+    json_out: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
     """Run the monitor loop (one per host), or one pass with --once."""
     if ctx.invoked_subcommand is not None:
@@ -40,7 +40,9 @@ def stop_cmd() -> None:
     typer.echo("monitor stopped" if stop() else "monitor: not running")
 
 
-def status(json_out: Annotated[bool, typer.Option("--json")] = False) -> None:
+def status(
+    json_out: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+) -> None:
     """Whether the monitor runs, since when, and what it did last."""
 
     data = read_status()

@@ -62,10 +62,10 @@ def request_changes(
 ) -> None:
     """Send a task in review back to its worker, with your feedback in ## Feedback.
 
-    Only from a status a human holds (``reviewing``, or ``stuck`` where the workflow
-    leads back to working): elsewhere a move to working is the agent's own, gated move
-    (``planning`` with a plan, ``agent-review`` with a failed review), which a human's
-    feedback must not make.
+    Only from a status a human holds (reviewing, or stuck where the workflow leads back
+    to working): elsewhere a move to working is the agent's own, gated move (planning
+    with a plan, agent-review with a failed review), which a human's feedback must not
+    make.
     """
     ref = locate(task, project)
     report_outcome(requests.request_changes(engine_for(ref), ref.task_id, message or ""), json_out)

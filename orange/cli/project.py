@@ -11,7 +11,7 @@ import typer
 from orange import projects
 from orange.cli.output import emit_json
 from orange.engine.catalog import load_named
-from orange.errors import OrangeError
+from orange.errors import InvalidInput, OrangeError
 from orange.githooks.shims import install_hooks
 
 HELP = "Register and configure projects."
@@ -27,7 +27,7 @@ def add(
     name: Annotated[str | None, typer.Option("--name", help="Project name.")] = None,
     pool_size: Annotated[int, typer.Option("--pool-size", help="Worktrees in the pool.")] = 2,
     workflow: Annotated[str, typer.Option("--workflow", help="Workflow name.")] = "default",
-    json_out: Annotated[bool, typer.Option("--json")] = False,
+    json_out: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
     """Register the repository at PATH as a project."""
     _check_workflow(workflow)
@@ -45,7 +45,9 @@ def add(
         typer.echo(hooks_note)
 
 
-def list_(json_out: Annotated[bool, typer.Option("--json")] = False) -> None:
+def list_(
+    json_out: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+) -> None:
     """List registered projects."""
     registered = projects.load_all()
     if json_out:
@@ -62,11 +64,17 @@ def list_(json_out: Annotated[bool, typer.Option("--json")] = False) -> None:
 
 def update(
     name: Annotated[str | None, typer.Argument(help="Project (default: this one).")] = None,
-    pool_size: Annotated[int | None, typer.Option("--pool-size")] = None,
-    workflow: Annotated[str | None, typer.Option("--workflow")] = None,
-    json_out: Annotated[bool, typer.Option("--json")] = False,
+    pool_size: Annotated[
+        int | None, typer.Option("--pool-size", help="Worktrees in the pool.")
+    ] = None,
+    workflow: Annotated[
+        str | None, typer.Option("--workflow", help="Workflow for new tasks.")
+    ] = None,
+    json_out: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
     """Change a project's pool size or workflow."""
+    if pool_size is None and workflow is None:
+        raise InvalidInput("nothing to update", hint="give --pool-size N or --workflow NAME")
     _check_workflow(workflow)
     target = name or projects.infer().name
     project = projects.update(target, pool_size=pool_size, workflow=workflow)
@@ -78,7 +86,7 @@ def update(
 
 def remove(
     name: Annotated[str, typer.Argument(help="Project name.")],
-    json_out: Annotated[bool, typer.Option("--json")] = False,
+    json_out: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
     """Forget a project (its repository and tasks are left alone)."""
     project = projects.remove(name)

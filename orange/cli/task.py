@@ -60,9 +60,13 @@ def create(
     context: Annotated[str | None, typer.Option("--context", help="'-' reads stdin.")] = None,
     status: Annotated[str | None, typer.Option("--status", help="Initial status.")] = None,
     harness: Annotated[str | None, typer.Option("--harness", help="Agent to run.")] = None,
-    review_harness: Annotated[str | None, typer.Option("--review-harness")] = None,
+    review_harness: Annotated[
+        str | None, typer.Option("--review-harness", help="Harness of the reviewer.")
+    ] = None,
     effort: Annotated[str | None, typer.Option("--effort", help="Worker effort level.")] = None,
-    review_effort: Annotated[str | None, typer.Option("--review-effort")] = None,
+    review_effort: Annotated[
+        str | None, typer.Option("--review-effort", help="Effort level of the reviewer.")
+    ] = None,
     project: ProjectOpt = None,
     no_spawn: Annotated[bool, typer.Option("--no-spawn", help="Do not start an agent.")] = False,
     json_out: JsonOpt = False,
@@ -86,7 +90,9 @@ def create(
 def list_(
     status: Annotated[str | None, typer.Option("--status", help="Only this status.")] = None,
     all_: Annotated[bool, typer.Option("--all", help="Include done and cancelled.")] = False,
-    all_projects: Annotated[bool, typer.Option("--all-projects")] = False,
+    all_projects: Annotated[
+        bool, typer.Option("--all-projects", help="Tasks of every registered project.")
+    ] = False,
     body: Annotated[bool, typer.Option("--body", help="Add bodies to --json.")] = False,
     project: ProjectOpt = None,
     json_out: JsonOpt = False,
@@ -136,7 +142,7 @@ def log(
 
 def update(
     task: Annotated[str | None, typer.Argument(help="Task id (default: this workspace's).")] = None,
-    summary: Annotated[str | None, typer.Option("--summary")] = None,
+    summary: Annotated[str | None, typer.Option("--summary", help="New one-line summary.")] = None,
     status: Annotated[str | None, typer.Option("--status", help="Move to this status.")] = None,
     branch: Annotated[
         str | None,

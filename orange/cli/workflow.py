@@ -18,7 +18,9 @@ from orange.errors import InvalidInput, NotFound
 HELP = "List, show and validate workflows."
 
 
-def list_(json_out: Annotated[bool, typer.Option("--json")] = False) -> None:
+def list_(
+    json_out: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+) -> None:
     """Shipped and user workflows."""
 
     entries = list_workflows()
@@ -49,8 +51,8 @@ def show(
 def validate(file: Annotated[str, typer.Argument(help="A workflow YAML file.")]) -> None:
     """Check a workflow file; says what is wrong, with the key path.
 
-    A status role the file does not declare (``role``, ``waits_for_human``) is inferred
-    and reported as one warning line each on stderr; the file is still valid (exit 0).
+    A status role the file does not declare (role, waits_for_human) is inferred and
+    reported as one warning line each on stderr; the file is still valid (exit 0).
     """
 
     path = Path(file)

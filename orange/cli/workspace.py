@@ -13,7 +13,7 @@ from orange.ops.workspaces import gc_pool, init_pool, pool_status
 
 HELP = "The worktree pool of a project."
 ProjectOpt = Annotated[str | None, typer.Option("--project", help="Project name.")]
-JsonOpt = Annotated[bool, typer.Option("--json")]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object.")]
 
 
 def init(project: ProjectOpt = None, json_out: JsonOpt = False) -> None:

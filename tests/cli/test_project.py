@@ -88,3 +88,16 @@ def test_commands_infer_the_project_from_worktree_and_subdirectory(
     assert a["project"] == b["project"] == "coffee"
     listed = cli.ok("task", "list", "--json", cwd=wt).json()
     assert {t["id"] for t in listed["tasks"]} == {a["id"], b["id"]}
+
+
+def test_update_without_options_says_what_can_be_updated(cli: Cli, repo: Path) -> None:
+    cli.ok("project", "add", cwd=repo)
+    result = cli("project", "update")
+    assert result.code == 1 and result.err.count("\n") == 1
+    assert "nothing to update" in result.err and "--pool-size" in result.err
+
+
+def test_add_outside_a_repository_points_to_a_checkout(cli: Cli, tmp_path: Path) -> None:
+    result = cli("project", "add", str(tmp_path))
+    assert result.code == 1 and "is not inside a git repository" in result.err
+    assert "--project" not in result.err and "inside a git checkout" in result.err

@@ -1,0 +1,38 @@
+"""Every command explains itself: each option has help text, and help reads as text."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import typer
+
+from orange.cli.main import build_app
+
+
+def _commands(command: Any, path: str) -> Iterator[tuple[str, Any]]:
+    subcommands = getattr(command, "commands", None)
+    if subcommands is None:
+        yield path, command
+        return
+    for name, sub in subcommands.items():
+        yield from _commands(sub, f"{path} {name}")
+
+
+def _all() -> list[tuple[str, Any]]:
+    return list(_commands(typer.main.get_command(build_app()), "orange"))
+
+
+def test_every_option_has_help_text() -> None:
+    missing = [
+        f"{path} {'/'.join(param.opts)}"
+        for path, command in _all()
+        for param in command.params
+        if type(param).__name__.endswith("Option") and param.name != "help" and not param.help
+    ]
+    assert missing == []
+
+
+def test_help_texts_show_no_rest_markup() -> None:
+    marked = [path for path, command in _all() if "``" in (command.help or "")]
+    assert marked == []

@@ -46,8 +46,9 @@ def peek(
     task: TaskArg = None,
     lines: Annotated[int, typer.Option("--lines", "-n", help="How many lines.")] = 40,
     project: ProjectOpt = None,
+    json_out: JsonOpt = False,
 ) -> None:
-    """Print the recent output of the task's agent."""
+    """Print the recent output of the task's agent (and whether it exited)."""
 
     ref = locate(task, project)
     current = ref.store.get(ref.task_id)
@@ -57,9 +58,44 @@ def peek(
     state = engine_for(ref).workflow(current).states.get(current.status)
     window = agent_window(current, state.agent if state else "worker")
     tmux = Tmux()
-    if tmux.pane(session, window) is None:
+    pane = tmux.pane(session, window)
+    if pane is None:
         raise InvalidInput(f"task {current.id} has no {window} window in {session}")
-    typer.echo(tmux.capture(session, window, lines))
+    output = _last_output(tmux.capture(session, window, lines), pane.dead)
+    exited = _exit_note(pane.dead, pane.dead_status, pane.dead_signal)
+    if json_out:
+        emit_json(
+            {
+                "task": current.id,
+                "window": window,
+                "alive": not pane.dead,
+                "exit_status": pane.dead_status,
+                "exit_signal": pane.dead_signal,
+                "output": output,
+            }
+        )
+        return
+    if exited:
+        typer.echo(f"the {window} agent {exited}; its last output:" if output else exited)
+    if output:
+        typer.echo(output)
+
+
+def _last_output(screen: str, dead: bool) -> str:
+    """The pane's text without its empty rows at the end (nor, for a dead pane, the
+    "Pane is dead" line tmux's remain-on-exit adds)."""
+    rows = screen.rstrip().splitlines()
+    if dead and rows and rows[-1].startswith("Pane is dead"):
+        rows = "\n".join(rows[:-1]).rstrip().splitlines()
+    return "\n".join(rows)
+
+
+def _exit_note(dead: bool, status: int | None, signal: int | None) -> str | None:
+    if not dead:
+        return None
+    if signal is not None:
+        return f"was killed by signal {signal}"
+    return "exited" if status is None else f"exited with status {status}"
 
 
 def merge(

@@ -689,3 +689,20 @@ def test_attach_respawns_a_dead_agent_then_attaches_a_real_terminal(
             client.wait(timeout=10)
         except subprocess.TimeoutExpired:
             client.kill()
+
+
+def test_peek_on_an_exited_agent_says_so_with_its_status(world: World, tmp_path: Path) -> None:
+    script = tmp_path / "quitter"
+    script.write_text("#!/bin/sh\necho 'QUITTER last words'\nexit 7\n")
+    script.chmod(0o755)
+    world.set_harness("quitter", [str(script), "{prompt}"])
+    task = world.create("quits", "Exit at once", "--harness", "quitter")
+    # A crash in planning is left for a human (attention set): the pane stays dead.
+    wait_for(lambda: "crash 1" in world.task(task).str_field("attention"), what="the crash")
+
+    out = world.ok("task", "peek", task).out
+    assert out.splitlines()[0] == "the worker agent exited with status 7; its last output:"
+    assert out.rstrip("\n").endswith("QUITTER last words")
+    peeked = json.loads(world.ok("task", "peek", task, "--json").out)
+    assert peeked["alive"] is False and peeked["exit_status"] == 7
+    assert peeked["output"].endswith("QUITTER last words")

@@ -6,6 +6,7 @@ from typing import Annotated
 
 import typer
 
+from orange.cli.output import emit_json
 from orange.ops.install import install as install_files
 
 
@@ -13,8 +14,12 @@ def install(
     harness: Annotated[
         str | None, typer.Option("--harness", help="Only this harness (default: all found).")
     ] = None,
+    json_out: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
     """Install Orange's agent skills, permissions and hooks for your coding agents."""
-
-    for path, outcome in install_files(harness):
+    written = install_files(harness)
+    if json_out:
+        emit_json({"files": [{"path": str(path), "outcome": outcome} for path, outcome in written]})
+        return
+    for path, outcome in written:
         typer.echo(f"{outcome:9} {path}")

@@ -34,10 +34,15 @@ def monitor(
         typer.echo(line)
 
 
-def stop_cmd() -> None:
+def stop_cmd(
+    json_out: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+) -> None:
     """Stop this host's monitor loop (task commands start it again when needed)."""
-
-    typer.echo("monitor stopped" if stop() else "monitor: not running")
+    stopped = stop()
+    if json_out:
+        emit_json({"stopped": stopped})
+    else:
+        typer.echo("monitor stopped" if stopped else "monitor: not running")
 
 
 def status(

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import typer
 
 from orange.cli.main import build_app
+from tests.conftest import Cli
 
 
 def _commands(command: Any, path: str) -> Iterator[tuple[str, Any]]:
@@ -36,3 +39,15 @@ def test_every_option_has_help_text() -> None:
 def test_help_texts_show_no_rest_markup() -> None:
     marked = [path for path, command in _all() if "``" in (command.help or "")]
     assert marked == []
+
+
+def test_monitor_stop_and_install_speak_json(cli: Cli, hermetic: Path) -> None:
+    assert json.loads(cli.ok("monitor", "stop", "--json").out) == {"stopped": False}
+    installed = json.loads(cli.ok("install", "--harness", "pi", "--json").out)["files"]
+    assert installed == [
+        {"path": str(hermetic / ".pi/agent/skills/orange-task/SKILL.md"), "outcome": "written"},
+        {
+            "path": str(hermetic / ".pi/agent/skills/orange-orchestrator/SKILL.md"),
+            "outcome": "written",
+        },
+    ]

@@ -3,6 +3,7 @@ and the hooks of a move carried out once by post-commit."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -208,3 +209,17 @@ def test_refresh_conflict_keeps_both_versions(cli: Cli, env: Env) -> None:
     assert "mine" in text and "theirs" in text and "<<<<<<<" in text
     code, err = env.check()  # markers are never committed
     assert code == 1 and "conflict markers" in err
+
+
+def test_refresh_json_reports_the_conflict_and_exits_1(cli: Cli, env: Env) -> None:
+    task = env.new_task()
+    env.append(task.id, "\n## Notes\n\noriginal\n")
+    env.refresh()
+    path = env.file(task.id)
+    path.write_text(path.read_text().replace("original", "mine"))
+    edit_body(env.store, task.id, lambda t: t.body.replace("original", "theirs"), what="body")
+    result = cli("tasks", "refresh", str(env.checkout), "--json")
+    assert result.code == 1
+    refreshed = json.loads(result.out)
+    assert refreshed["conflicts"] == [layout.task_path(task.id)]
+    assert refreshed["new"] != refreshed["old"]

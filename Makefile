@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: test check demo bench clean
+.PHONY: test check demo bench clean $(VENV)
 
 $(BIN)/python:
 	$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "Orange needs Python 3.11+"'
@@ -15,6 +15,9 @@ $(BIN)/python:
 $(STAMP): $(BIN)/python pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[test]'
 	touch $(STAMP)
+
+# `make .venv`: the virtual environment with Orange and its test tools installed.
+$(VENV): $(STAMP)
 
 check: $(STAMP)
 	$(BIN)/ruff check orange tests bench

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -11,8 +12,12 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 @pytest.mark.parametrize("target", [".venv", "demo", "test", "check"])
-def test_the_readme_targets_exist(target: str) -> None:
+def test_each_target_the_readme_names_makes_the_environment(target: str, tmp_path: Path) -> None:
+    # A copy of the Makefile in an empty directory: as on a fresh clone, before any make.
+    shutil.copy(ROOT / "Makefile", tmp_path / "Makefile")
+    shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
     dry = subprocess.run(
-        ["make", "-n", target], cwd=ROOT, capture_output=True, text=True, check=False
+        ["make", "-n", target], cwd=tmp_path, capture_output=True, text=True, check=False
     )
     assert dry.returncode == 0, dry.stderr
+    assert "-m venv .venv" in dry.stdout and "pip install" in dry.stdout

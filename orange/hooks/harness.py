@@ -1,8 +1,8 @@
 """The harness table: how to start each coding agent, and the files it reads.
 
-A harness is an argv template per role.  An element ``{prompt}`` becomes the whole
-prompt as one argument (it is substituted literally, never split or formatted); an
-empty prompt drops an element that is exactly ``{prompt}``.  The result goes to
+A harness is an argv template per role.  ``{prompt}`` in an element becomes the whole
+prompt inside that one argument (substituted literally, never split or formatted); an
+empty prompt drops every element that holds ``{prompt}``.  The result goes to
 `orange.hooks.tmux.Tmux.start`, which runs it with no shell in between.
 
 Flags of the built-ins, each checked against the tool's documentation (flags change
@@ -80,7 +80,7 @@ class Harness:
         """The argv that starts this agent in ``role`` with ``prompt``."""
         roles = {"worker": self.worker, "reviewer": self.reviewer, "respawn": self.respawn}
         template = roles[role]
-        argv = [arg.replace(PROMPT, prompt) for arg in template if prompt or arg != PROMPT]
+        argv = [arg.replace(PROMPT, prompt) for arg in template if prompt or PROMPT not in arg]
         if effort and self.effort_flag:
             if self.effort_levels and effort not in self.effort_levels:
                 raise InvalidInput(
@@ -119,14 +119,21 @@ class Harness:
 #           --effort low|medium|high|xhigh|max.  --disallowedTools is variadic and would
 #           swallow the prompt, so "--" ends the options (anthropics/claude-code#25978;
 #           escoffier-labs/brigade#451 verified "--" against Claude Code 2.1.217).
-#   pi      earendil-works/pi packages/coding-agent/docs/cli.md: `pi [options]
-#           [messages...]`, --thinking off|minimal|low|medium|high|xhigh|max.  No "--":
-#           older releases reject it, so a prompt must not start with "-" or "@".
-#   opencode https://opencode.ai/docs/cli: `opencode run [message..]`; no effort flag.
-#   codex   https://developers.openai.com/codex/cli/reference and /codex/noninteractive:
-#           `codex exec PROMPT`, --dangerously-bypass-approvals-and-sandbox; the reduced
-#           respawn uses --sandbox workspace-write (the docs deprecate --full-auto for
-#           it).  No effort flag (codex takes `-c model_reasoning_effort=...`).
+#   pi      pi 0.73.1 `--help`: `pi [options] [@files...] [messages...]` starts the
+#           interactive mode with a first message; --thinking off|minimal|low|medium|
+#           high|xhigh (no max in this release).  No "--": older releases reject it, so
+#           a prompt must not start with "-" or "@".
+#   opencode opencode 1.18.33 `--help`: `opencode [project]` starts the TUI, `--prompt`
+#           gives it a first prompt (as `--prompt=TEXT`, so a prompt starting with "-"
+#           stays a value); `opencode run` is one non-interactive turn.  No effort flag.
+#   codex   codex-cli 0.169.0 `--help`: `codex [OPTIONS] [PROMPT]` ("if no subcommand
+#           is specified, options will be forwarded to the interactive CLI"),
+#           --dangerously-bypass-approvals-and-sandbox, -s/--sandbox workspace-write for
+#           the reduced role; `codex exec` is the one-turn, non-interactive mode.  No
+#           effort flag (codex takes `-c model_reasoning_effort=...`).
+# Workers and reviewers run interactively (a persistent worker lives through reviews,
+# and a human who attaches finds the agent to talk to); tests check every command line
+# against the `--help` text of each tool's release, kept under tests/fixtures.
 _CLAUDE = ("claude", "--dangerously-skip-permissions")
 _NO_GH_POSTS = ("--disallowedTools", "Bash(gh pr review:*)", "Bash(gh pr comment:*)")
 
@@ -148,23 +155,23 @@ BUILTINS: dict[str, Harness] = {
         reviewer=("pi", PROMPT),
         respawn=("pi", PROMPT),
         effort_flag="--thinking",
-        effort_levels=("off", "minimal", "low", "medium", "high", "xhigh", "max"),
+        effort_levels=("off", "minimal", "low", "medium", "high", "xhigh"),
         excludes=(".pi/",),
     ),
     "opencode": Harness(
         name="opencode",
         binary="opencode",
-        worker=("opencode", "run", PROMPT),
-        reviewer=("opencode", "run", PROMPT),
-        respawn=("opencode", "run", PROMPT),
+        worker=("opencode", f"--prompt={PROMPT}"),
+        reviewer=("opencode", f"--prompt={PROMPT}"),
+        respawn=("opencode", f"--prompt={PROMPT}"),
         excludes=(".opencode/", "opencode.json"),
     ),
     "codex": Harness(
         name="codex",
         binary="codex",
-        worker=("codex", "exec", "--dangerously-bypass-approvals-and-sandbox", PROMPT),
-        reviewer=("codex", "exec", "--dangerously-bypass-approvals-and-sandbox", PROMPT),
-        respawn=("codex", "exec", "--sandbox", "workspace-write", PROMPT),
+        worker=("codex", "--dangerously-bypass-approvals-and-sandbox", "--", PROMPT),
+        reviewer=("codex", "--dangerously-bypass-approvals-and-sandbox", "--", PROMPT),
+        respawn=("codex", "--sandbox", "workspace-write", "--", PROMPT),
         excludes=(".codex/",),
     ),
 }

@@ -600,6 +600,13 @@ def test_effort_is_stored_and_passed_when_the_harness_has_a_flag(world: World, h
     bad = world.orange("task", "create", "bad", "Bad", "--harness", "effortful", "--effort", "max")
     assert bad.code == 1 and "no effort level" in bad.err
     assert tasks_tip(world) == tip
+    for reviewer in (("--review-harness", "effortful"), ()):  # named, or the task's own
+        bad_review = world.orange(
+            "task", "create", "bad2", "Bad", "--harness", "effortful", *reviewer,
+            "--review-effort", "max",
+        )  # fmt: skip
+        assert bad_review.code == 1 and 'no effort level "max"' in bad_review.err
+        assert tasks_tip(world) == tip
 
 
 def test_a_new_branch_keeps_unpushed_commits_of_the_local_default_branch(

@@ -69,14 +69,14 @@ SHAPES = [
         ["claude", "--effort", "high", "--dangerously-skip-permissions", "--", PROMPT],
     ),
     Shape("pi", "worker", "xhigh", ["pi", "--thinking", "xhigh", PROMPT]),
-    Shape("opencode", "reviewer", None, ["opencode", "run", PROMPT]),
+    Shape("opencode", "reviewer", None, ["opencode", f"--prompt={PROMPT}"]),
     Shape(
         "codex",
         "worker",
         None,
-        ["codex", "exec", "--dangerously-bypass-approvals-and-sandbox", PROMPT],
+        ["codex", "--dangerously-bypass-approvals-and-sandbox", "--", PROMPT],
     ),
-    Shape("codex", "respawn", "high", ["codex", "exec", "--sandbox", "workspace-write", PROMPT]),
+    Shape("codex", "respawn", "high", ["codex", "--sandbox", "workspace-write", "--", PROMPT]),
 ]
 
 
@@ -84,7 +84,7 @@ SHAPES = [
 def test_builtin_argv_shapes(shape: Shape) -> None:
     argv = BUILTINS[shape.harness].command(PROMPT, role=shape.role, effort=shape.effort)  # type: ignore[arg-type]
     assert argv == shape.argv
-    assert argv.count(PROMPT) == 1  # the prompt is one argv element, never split
+    assert sum(PROMPT in arg for arg in argv) == 1  # one argv element, never split
 
 
 def test_prompt_is_substituted_literally() -> None:
@@ -94,6 +94,7 @@ def test_prompt_is_substituted_literally() -> None:
 
 def test_empty_prompt_starts_the_bare_agent() -> None:
     assert BUILTINS["claude"].command("") == ["claude", "--dangerously-skip-permissions", "--"]
+    assert BUILTINS["opencode"].command("") == ["opencode"]
 
 
 def test_unknown_effort_level_is_refused() -> None:

@@ -1,8 +1,10 @@
 """The project registry: ``$ORANGE_HOME/projects.json``.
 
-Entries are ``{name, path, default_branch, pool_size, workflow}``.  Commands run
-anywhere inside a registered repository (main checkout, linked worktree, any
-subdirectory) find their project from the repository's common git dir.
+Entries are ``{name, path, default_branch, pool_size, workflow}`` plus how a worktree
+is made ready (``copy`` globs, ``setup``/``teardown`` commands, ``port_base`` and
+``port_stride``: `orange.hooks.prepare`).  Commands run anywhere inside a registered
+repository (main checkout, linked worktree, any subdirectory) find their project from
+the repository's common git dir.
 """
 
 from __future__ import annotations
@@ -31,9 +33,52 @@ class Project:
     default_branch: str
     pool_size: int = 2
     workflow: str = "default"
+    copy: tuple[str, ...] = ()  # globs of local files copied into a new worktree
+    setup: tuple[str, ...] = ()  # commands run in a worktree bound to a task
+    teardown: tuple[str, ...] = ()  # commands run when it is released
+    port_base: int | None = None  # slot i gets port_base + i * port_stride
+    port_stride: int = 10
 
     def repo(self) -> GitRepo:
         return open_repo(self.path)
+
+
+@dataclass(frozen=True)
+class SetupChange:
+    """What `orange project update` changes in a project's worktree settings: each
+    ``clear_*`` empties the list first, then the given values are appended."""
+
+    copy: tuple[str, ...] = ()
+    setup: tuple[str, ...] = ()
+    teardown: tuple[str, ...] = ()
+    clear_copy: bool = False
+    clear_setup: bool = False
+    clear_teardown: bool = False
+    port_base: int | None = None
+    port_stride: int | None = None
+    clear_ports: bool = False
+
+    def __bool__(self) -> bool:
+        return self != SetupChange()
+
+    def applied(self, project: Project) -> Project:
+        def merged(old: tuple[str, ...], clear: bool, new: tuple[str, ...]) -> tuple[str, ...]:
+            kept = () if clear else old
+            return kept + tuple(value for value in new if value not in kept)
+
+        base = None if self.clear_ports else project.port_base
+        changed = replace(
+            project,
+            copy=merged(project.copy, self.clear_copy, tuple(map(check_glob, self.copy))),
+            setup=merged(project.setup, self.clear_setup, tuple(map(_check_command, self.setup))),
+            teardown=merged(
+                project.teardown, self.clear_teardown, tuple(map(_check_command, self.teardown))
+            ),
+            port_base=self.port_base if self.port_base is not None else base,
+            port_stride=self.port_stride or (10 if self.clear_ports else project.port_stride),
+        )
+        _check_ports(changed)
+        return changed
 
 
 def registry_path() -> Path:
@@ -64,6 +109,11 @@ def load_all() -> list[Project]:
                     default_branch=str(entry.get("default_branch") or "main"),
                     pool_size=int(entry.get("pool_size", 2)),
                     workflow=str(entry.get("workflow") or "default"),
+                    copy=_strings(entry.get("copy")),
+                    setup=_strings(entry.get("setup")),
+                    teardown=_strings(entry.get("teardown")),
+                    port_base=None if entry.get("port_base") is None else int(entry["port_base"]),
+                    port_stride=int(entry.get("port_stride") or 10),
                 )
             )
         except (KeyError, TypeError, ValueError):
@@ -180,7 +230,13 @@ def add(
     return project
 
 
-def update(name: str, *, pool_size: int | None = None, workflow: str | None = None) -> Project:
+def update(
+    name: str,
+    *,
+    pool_size: int | None = None,
+    workflow: str | None = None,
+    setup: SetupChange | None = None,
+) -> Project:
     if pool_size is not None:
         _check_pool(pool_size)
     with _editing() as projects:
@@ -191,6 +247,8 @@ def update(name: str, *, pool_size: int | None = None, workflow: str | None = No
                     pool_size=project.pool_size if pool_size is None else pool_size,
                     workflow=project.workflow if workflow is None else workflow,
                 )
+                changed = setup.applied(changed) if setup else changed
+                _check_ports(changed)
                 projects[index] = changed
                 return changed
     raise NotFound(f"no project named {name!r}", hint="see `orange project list`")
@@ -216,6 +274,44 @@ def _check_name(name: str) -> None:
 def _check_pool(pool_size: int) -> None:
     if pool_size < 1:
         raise InvalidInput(f"pool size must be at least 1 (got {pool_size})")
+
+
+def _strings(value: object) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        raise TypeError("expected a list of strings")
+    return tuple(value)
+
+
+def check_glob(glob: str) -> str:
+    """A copy glob: relative to the main checkout, never reaching outside it."""
+    parts = Path(glob).parts
+    if not glob.strip() or glob.startswith(("/", "~")) or ".." in parts or "\0" in glob:
+        raise InvalidInput(
+            f"copy glob {glob!r} reaches outside the checkout",
+            hint="give a pattern relative to the checkout, such as .env or config/*.local.json",
+        )
+    return glob
+
+
+def _check_command(command: str) -> str:
+    if not command.strip() or "\0" in command:
+        raise InvalidInput(f"command {command!r} is empty", hint="give a shell command line")
+    return command
+
+
+def _check_ports(project: Project) -> None:
+    if project.port_stride < 1:
+        raise InvalidInput(f"port stride must be at least 1 (got {project.port_stride})")
+    if project.port_base is None:
+        return
+    last = project.port_base + (project.pool_size - 1) * project.port_stride
+    if project.port_base < 1 or last > 65535:
+        raise InvalidInput(
+            f"ports {project.port_base}..{last} are not all valid ports (1-65535)",
+            hint="choose a lower --port-base or --port-stride",
+        )
 
 
 def open_store(project: Project) -> TaskStore:

@@ -70,18 +70,66 @@ def update(
     workflow: Annotated[
         str | None, typer.Option("--workflow", help="Workflow for new tasks.")
     ] = None,
+    copy: Annotated[list[str] | None, typer.Option("--copy", help=_COPY)] = None,
+    setup: Annotated[list[str] | None, typer.Option("--setup", help=_SETUP)] = None,
+    teardown: Annotated[list[str] | None, typer.Option("--teardown", help=_TEARDOWN)] = None,
+    port_base: Annotated[int | None, typer.Option("--port-base", help=_PORTS)] = None,
+    port_stride: Annotated[
+        int | None, typer.Option("--port-stride", help="Ports between slots (default 10).")
+    ] = None,
+    clear_copy: Annotated[
+        bool, typer.Option("--clear-copy", help="Forget the copy globs.")
+    ] = False,
+    clear_setup: Annotated[
+        bool, typer.Option("--clear-setup", help="Forget the setup commands.")
+    ] = False,
+    clear_teardown: Annotated[
+        bool, typer.Option("--clear-teardown", help="Forget the teardown commands.")
+    ] = False,
+    clear_ports: Annotated[bool, typer.Option("--clear-ports", help="No ports.")] = False,
     json_out: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
-    """Change a project's pool size or workflow."""
-    if pool_size is None and workflow is None:
-        raise InvalidInput("nothing to update", hint="give --pool-size N or --workflow NAME")
+    """Change a project's pool size, workflow, or how its worktrees are made ready."""
+    change = projects.SetupChange(
+        copy=tuple(copy or ()),
+        setup=tuple(setup or ()),
+        teardown=tuple(teardown or ()),
+        clear_copy=clear_copy,
+        clear_setup=clear_setup,
+        clear_teardown=clear_teardown,
+        port_base=port_base,
+        port_stride=port_stride,
+        clear_ports=clear_ports,
+    )
+    if pool_size is None and workflow is None and not change:
+        raise InvalidInput(
+            "nothing to update",
+            hint="give --pool-size, --workflow, --copy, --setup, --teardown or --port-base",
+        )
     _check_workflow(workflow)
     target = name or projects.infer().name
-    project = projects.update(target, pool_size=pool_size, workflow=workflow)
+    project = projects.update(target, pool_size=pool_size, workflow=workflow, setup=change)
     if json_out:
         emit_json(asdict(project))
     else:
-        typer.echo(f"updated {project.name}: pool={project.pool_size} workflow={project.workflow}")
+        typer.echo(f"updated {project.name}: {_settings(project)}")
+
+
+_COPY = "Copy files matching GLOB from the main checkout into new worktrees (repeatable)."
+_SETUP = "Run CMD in a worktree when it is bound to a task, before the agent (repeatable)."
+_TEARDOWN = "Run CMD in a worktree when it is released (repeatable)."
+_PORTS = "Give pool slot i the port N + i * stride (ORANGE_PORT)."
+
+
+def _settings(project: projects.Project) -> str:
+    parts = [f"pool={project.pool_size}", f"workflow={project.workflow}"]
+    if project.copy:
+        parts.append(f"copy={','.join(project.copy)}")
+    parts += [f"setup: {command}" for command in project.setup]
+    parts += [f"teardown: {command}" for command in project.teardown]
+    if project.port_base is not None:
+        parts.append(f"ports={project.port_base}+{project.port_stride}n")
+    return " ".join(parts)
 
 
 def remove(

@@ -1,0 +1,145 @@
+"""Making a worktree ready: copying local files, running commands, ports, the repo file."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from orange.errors import InvalidInput
+from orange.hooks.prepare import (
+    Settings,
+    SetupFailed,
+    copy_local_files,
+    read_repo_file,
+    run_commands,
+    slot_port,
+)
+from orange.projects import Project
+from tests.conftest import Cli, git
+from tests.processes import wait_gone
+
+
+@pytest.fixture
+def trees(repo: Path, tmp_path: Path) -> tuple[Path, Path]:
+    (repo / ".gitignore").write_text(".env\nsecrets/\n")
+    (repo / "config.json").write_text("{}\n")
+    git(repo, "add", ".gitignore", "config.json")
+    git(repo, "commit", "-q", "-m", "ignore")
+    worktree = tmp_path / "wt"
+    git(repo, "worktree", "add", "-q", "-b", "task", str(worktree))
+    return repo, worktree
+
+
+def test_copies_ignored_and_untracked_files_never_tracked_ones(trees: tuple[Path, Path]) -> None:
+    main, worktree = trees
+    (main / ".env").write_text("KEY=1\n")
+    (main / "secrets").mkdir()
+    (main / "secrets" / "a.key").write_text("a\n")
+    (main / "local.txt").write_text("untracked\n")
+    (main / "config.json").write_text('{"changed": "locally"}\n')  # tracked: never copied
+    os.symlink(".env", main / ".env.link")
+    copied = copy_local_files(main, worktree, [".env*", "secrets", "local.txt", "config.json"])
+    assert copied == [".env", ".env.link", "local.txt", "secrets/a.key"]
+    assert (worktree / ".env").read_text() == "KEY=1\n"
+    assert os.readlink(worktree / ".env.link") == ".env"  # a link stays a link
+    assert json.loads((worktree / "config.json").read_text()) == {}
+
+
+def test_an_existing_file_in_the_worktree_is_left_alone(trees: tuple[Path, Path]) -> None:
+    main, worktree = trees
+    (main / ".env").write_text("from main\n")
+    (worktree / ".env").write_text("the agent's\n")
+    assert copy_local_files(main, worktree, [".env"]) == []
+    assert (worktree / ".env").read_text() == "the agent's\n"
+
+
+def test_nothing_outside_the_checkout_is_read(trees: tuple[Path, Path], tmp_path: Path) -> None:
+    main, worktree = trees
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "passwd").write_text("root\n")
+    os.symlink(outside, main / "escape")
+    assert copy_local_files(main, worktree, ["escape/*"]) == []
+    for glob in ("../outside/passwd", "/etc/passwd", "a/../../x", "~/x"):
+        with pytest.raises(InvalidInput, match="reaches outside the checkout"):
+            copy_local_files(main, worktree, [glob])
+
+
+def test_commands_run_in_order_with_their_environment_and_a_log(tmp_path: Path) -> None:
+    log = tmp_path / "logs" / "setup.log"
+    run_commands(
+        ["echo one > order", "echo two >> order", 'echo "port=$ORANGE_PORT"'],
+        tmp_path,
+        {"ORANGE_PORT": "4010"},
+        log,
+    )
+    assert (tmp_path / "order").read_text() == "one\ntwo\n"
+    assert "port=4010" in log.read_text() and "$ echo two >> order" in log.read_text()
+
+
+def test_a_failing_command_stops_the_rest_and_names_itself(tmp_path: Path) -> None:
+    log = tmp_path / "setup.log"
+    with pytest.raises(SetupFailed) as failed:
+        run_commands(["echo broken; exit 3", "touch never"], tmp_path, {}, log)
+    assert (
+        str(failed.value) == f"setup command 'echo broken; exit 3' exited with status 3 (see {log})"
+    )
+    assert not (tmp_path / "never").exists() and "broken" in log.read_text()
+
+
+def test_a_command_past_its_timeout_is_stopped_with_its_children(tmp_path: Path) -> None:
+    log = tmp_path / "setup.log"
+    with pytest.raises(SetupFailed, match=r"ran past 0\.5 s"):
+        run_commands(["sleep 30 & wait"], tmp_path, {"MARK": str(tmp_path)}, log, timeout=0.5)
+    assert wait_gone(tmp_path, timeout=5) == []  # the background sleep was stopped too
+
+
+def test_ports_per_slot_local_settings_first() -> None:
+    project = Project("p", "/x", "main", pool_size=3, port_base=4000)
+    assert [slot_port(project, i) for i in range(3)] == [4000, 4010, 4020]
+    shared = Settings(port_base=5000, port_stride=2)
+    assert slot_port(Project("p", "/x", "main"), 2, shared) == 5004
+    assert slot_port(project, 1, shared) == 4010
+    assert slot_port(Project("p", "/x", "main"), 1) is None
+
+
+def test_the_repository_file_is_read_and_checked(tmp_path: Path) -> None:
+    assert read_repo_file(tmp_path) is None
+    (tmp_path / ".orange").mkdir()
+    path = tmp_path / ".orange" / "worktree.yml"
+    path.write_text("copy: [.env]\nsetup: [npm ci]\nports: {base: 3000, stride: 5}\n")
+    found = read_repo_file(tmp_path)
+    assert found is not None and found.text == path.read_text()
+    assert found.settings == Settings((".env",), ("npm ci",), (), 3000, 5)
+    for bad, why in (
+        ("copy: [../x]\n", "reaches outside the checkout"),
+        ("run: [x]\n", "unknown key run"),
+        ("setup: npm ci\n", "setup must be a list"),
+        ("ports: {base: 70000}\n", "ports.base must be a port number"),
+        ("a: &a [1]\nb: *a\n", "anchors or aliases"),
+    ):
+        path.write_text(bad)
+        with pytest.raises(InvalidInput, match=why):
+            read_repo_file(tmp_path)
+
+
+def test_project_update_keeps_the_settings_and_refuses_escaping_globs(cli: Cli, repo: Path) -> None:
+    cli.ok("project", "add", cwd=repo)
+    cli.ok("project", "update", "--copy", ".env", "--copy", "config/*.local", "--setup", "true")
+    cli.ok("project", "update", "--copy", ".env", "--teardown", "rm -f x", "--port-base", "4000")
+    shown = json.loads(cli.ok("project", "list", "--json").out)["projects"][0]
+    assert shown["copy"] == [".env", "config/*.local"]
+    assert (shown["setup"], shown["teardown"]) == (["true"], ["rm -f x"])
+    assert (shown["port_base"], shown["port_stride"]) == (4000, 10)
+    for glob in ("../secrets", "/etc/passwd"):
+        refused = cli("project", "update", "--copy", glob)
+        assert refused.code == 1 and "reaches outside the checkout" in refused.err
+    too_high = cli("project", "update", "--port-base", "65530")
+    assert too_high.code == 1 and "not all valid ports" in too_high.err
+    cli.ok("project", "update", "--clear-copy", "--clear-ports", "--copy", ".env.local")
+    shown = json.loads(cli.ok("project", "list", "--json").out)["projects"][0]
+    assert shown["copy"] == [".env.local"] and shown["port_base"] is None
+    assert shown["setup"] == ["true"]

@@ -36,7 +36,9 @@ def build_app() -> typer.Typer:
 
     app = typer.Typer(
         name="orange",
-        help="Run many coding agents on one project, every transition gated and recorded in git.",
+        help="Run many coding agents on one project, every transition gated and recorded in "
+        "git.  Starting an agent also starts a background monitor (one per host) that "
+        "notices agents that die: `orange monitor status`, `orange monitor stop`.",
         no_args_is_help=True,
         add_completion=False,
         pretty_exceptions_enable=False,

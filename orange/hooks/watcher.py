@@ -89,6 +89,25 @@ def ensure_running() -> None:
             start_new_session=True,
             close_fds=True,
         )
+    _announce_once()
+
+
+ANNOUNCEMENT = (
+    "orange: started the background monitor, which restarts or escalates agents that die "
+    "(see `orange monitor status`; stop it with `orange monitor stop`; this is said once)"
+)
+
+
+def _announce_once() -> None:
+    """The first start on this host is said on stderr, once: a process that outlives
+    the command should not be a surprise."""
+    marker = state_dir() / "announced"
+    try:
+        with open(marker, "x"):
+            pass
+    except OSError:
+        return  # said before (or cannot be recorded: then say nothing rather than nag)
+    print(ANNOUNCEMENT, file=sys.stderr)
 
 
 def install_tmux_hooks() -> None:

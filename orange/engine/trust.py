@@ -136,11 +136,11 @@ def _host_hashes() -> frozenset[str]:
 def _records(name: str) -> frozenset[str]:
     path = trust_dir() / name
     stamp = _stamp(path)
-    known = _memo.get(name)
+    known = _memo.get(str(path))
     if known is None or known[0] != stamp:
         hashes = frozenset(line.split(None, 1)[0] for line in _lines(name) if line.strip())
         known = (stamp, hashes)
-        _memo[name] = known
+        _memo[str(path)] = known
     return known[1]
 
 
@@ -153,7 +153,7 @@ def _local_files() -> frozenset[str]:
     except OSError:
         paths = []
     stamp = tuple((str(p), _stamp(p)) for p in paths)
-    known = _memo.get("local")
+    known = _memo.get(str(folder))
     if known is None or known[0] != stamp:
         hashes = set()
         for path in paths:
@@ -162,7 +162,7 @@ def _local_files() -> frozenset[str]:
             except (OSError, UnicodeDecodeError):
                 continue  # an unreadable file trusts nothing
         known = (stamp, frozenset(hashes))
-        _memo["local"] = known
+        _memo[str(folder)] = known
     return known[1]
 
 

@@ -323,3 +323,23 @@ class _Terminal(io.StringIO):
 
     def isatty(self) -> bool:
         return True
+
+
+def test_a_plain_git_move_of_an_untrusted_task_runs_no_hook(hosts: Hosts, evil: str) -> None:
+    """The move is committed with plain git in a tasks checkout (legal in the pushed
+    definition, so pre-commit lets it through); post-commit carries out no hook."""
+    checkout = hosts.root / "tasks"
+    hosts.cli.ok("tasks", "checkout", str(checkout))
+    path = checkout / _path(evil)
+    path.write_text(path.read_text().replace("\nstatus: pending\n", "\nstatus: reviewing\n", 1))
+    result = subprocess.run(
+        ["git", "commit", "-q", "-a", "-m", "hand move"],
+        cwd=checkout,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    assert f"task {evil}: could not run the hooks of the move: task {evil} runs" in result.stderr
+    assert "orange workflow trust minimal" in result.stderr
+    assert not (hosts.markers / "move-hook-ran").exists()

@@ -3,6 +3,8 @@
 A move is decided, prepared, written and then carried out, in this order (DESIGN §4,
 STYLE §8):
 
+0. the task's committed definition is trusted on this host (else `Untrusted`; only a
+   human's cancel passes, written and carried out without any of its hooks);
 1. the transition exists (else `IllegalTransition`, naming the legal targets);
 2. its ``when`` holds (else `GuardFailed`, naming the condition and the value);
 3. its gate holds on the body, freshly written in this state (else `GateFailed`);
@@ -161,9 +163,7 @@ class Engine:
         ``expect_from``: only move if the task is still in that status (the monitor's
         idempotency); otherwise raise IllegalTransition.  ``body_edit``: a function
         body → body applied before the gate (``request-changes`` adds its message).
-        A task whose definition this host does not trust is refused (`Untrusted`),
-        except a ``human_cancel``: that move is written without any of its hooks.
-        """
+        ``human_cancel``: the one move of an untrusted task (step 0)."""
         opts = dict(options or {})
 
         def compute(snap: Snapshot) -> Acted:

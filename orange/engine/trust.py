@@ -23,7 +23,7 @@ from __future__ import annotations
 import hashlib
 import os
 from functools import cache
-from importlib.resources import files
+from importlib.util import find_spec
 from pathlib import Path
 from typing import NamedTuple
 
@@ -44,7 +44,11 @@ def definition_hash(text: str) -> str:
 @cache
 def shipped_hashes() -> frozenset[str]:
     """Every definition Orange ships or has shipped."""
-    listing = files("orange._workflows").joinpath(SHIPPED_LIST).read_text(encoding="utf-8")
+    # The package's own folder, not importlib.resources: every move asks, and that
+    # import alone would cost a status update more than the whole check.
+    spec = find_spec("orange._workflows")
+    folder = Path(spec.origin if spec is not None and spec.origin else "").parent
+    listing = (folder / SHIPPED_LIST).read_text(encoding="utf-8")
     lines = [line for line in listing.splitlines() if line.strip()]
     return frozenset(line.split()[0] for line in lines if not line.startswith("#"))
 

@@ -61,7 +61,7 @@ def _trust(what: str, project: str | None, *, yes: bool, json_out: bool) -> None
             hint="run it in a terminal, or pass --yes once you have read the definition",
         )
     path = Path(what)
-    if path.is_file():
+    if path.is_file():  # an existing file wins over a committed name (say `./minimal`)
         candidates = [ops.file_candidate(path)]
     else:
         here = current_project(project)

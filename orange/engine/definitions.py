@@ -166,9 +166,12 @@ def trusted(snap: TreeReader, task: Task, *, refuse: bool = False) -> bool:
     """Whether the task's committed definition is trusted on this host (a task from
     before definitions were committed runs under the local file of its name); with
     ``refuse``, an untrusted one raises `Untrusted` instead."""
-    text = committed_workflow_text(snap, task)
-    if text is None or trusted_here(text):
-        return True
+    try:
+        text = committed_workflow_text(snap, task)
+        if text is None or trusted_here(text):
+            return True
+    except UnicodeDecodeError:
+        text = ""  # not UTF-8: no Orange wrote it, and it is trusted nowhere
     if refuse:
         raise untrusted_error(task, text)
     return False
@@ -235,8 +238,11 @@ class Definitions:
         read and one hash per definition; a missing one is the local file)."""
         key = (name, rev)
         if key not in self._trusted:
-            text = definition_text(self._snap, name, rev)
-            self._trusted[key] = text is None or trusted_here(text)
+            try:
+                text = definition_text(self._snap, name, rev)
+                self._trusted[key] = text is None or trusted_here(text)
+            except UnicodeDecodeError:
+                self._trusted[key] = False  # not UTF-8: trusted nowhere
         return self._trusted[key]
 
     def task_trusted(self, task: Task) -> bool:

@@ -11,9 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cache
 
-from orange.engine.actions import Registry
+from orange.engine.actions import LocalRelease, Registry
 from orange.engine.engine import AgentProbe, Engine, WorkingCopies
 from orange.hooks.adapters import TmuxProbe
+from orange.hooks.local_release import release_recorded_bindings
 from orange.hooks.registry import full_registry
 from orange.hooks.workcopy import RuntimeCopies
 from orange.projects import Project, open_store
@@ -28,12 +29,13 @@ class Runtime:
     registry: Registry
     copies: WorkingCopies | None
     probe: AgentProbe | None
+    release: LocalRelease | None = None  # undoes this host's own recorded bindings
 
 
 @cache
 def runtime() -> Runtime:
     """This host's runtime (its parts keep no state: built once per process)."""
-    return Runtime(full_registry(), RuntimeCopies(), TmuxProbe())
+    return Runtime(full_registry(), RuntimeCopies(), TmuxProbe(), release_recorded_bindings)
 
 
 def build_engine(
@@ -49,4 +51,5 @@ def build_engine(
         copies=parts.copies,
         probe=parts.probe,
         actor=actor,
+        release=parts.release,
     )

@@ -62,6 +62,11 @@ class GateFailed(OrangeError):
     """A transition's artifact gate does not hold on the task body."""
 
 
+class Untrusted(OrangeError):
+    """A task's committed workflow definition is not trusted on this host (DESIGN §8):
+    its moves are refused here, except a human's cancel."""
+
+
 class HookFailed(OrangeError):
     """A hook action failed (before the write: the move is rejected)."""
 

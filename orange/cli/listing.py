@@ -36,6 +36,7 @@ def list_tasks(
         _list_json_fast(scope, status=status, all_=all_)
         return
     rows: list[tuple[Task | BrokenTask, str | None]] = []
+    untrusted: set[str] = set()
     for proj in scope:
         store = open_store(proj)
         snap = store.snapshot()
@@ -47,20 +48,26 @@ def list_tasks(
                     continue
                 text = store.body_of(task) if body and json_out else None
                 rows.append((task, text))
+                if not shown.known.task_trusted(task):
+                    untrusted.add(task.id)
             else:
                 rows.append((task, None))
     rows.sort(key=lambda row: _activity(row[0]), reverse=True)
     if json_out:
-        emit_json(
-            {
-                "tasks": [
-                    task_object(t, body=b) if isinstance(t, Task) else broken_object(t)
-                    for t, b in rows
-                ]
-            }
-        )
+        emit_json({"tasks": [_object(t, b, untrusted) for t, b in rows]})
     else:
-        task_table([t for t, _ in rows], show_project=len(scope) > 1)
+        task_table(
+            [t for t, _ in rows], show_project=len(scope) > 1, untrusted=frozenset(untrusted)
+        )
+
+
+def _object(task: Task | BrokenTask, body: str | None, untrusted: set[str]) -> dict[str, object]:
+    if not isinstance(task, Task):
+        return broken_object(task)
+    out = task_object(task, body=body)
+    if task.id in untrusted:
+        out["trusted"] = False  # this host's mark: its definition is not trusted here
+    return out
 
 
 def _list_json_fast(scope: list[Project], *, status: str | None, all_: bool) -> None:
@@ -91,6 +98,8 @@ def _list_json_fast(scope: list[Project], *, status: str | None, all_: bool) -> 
             if entry.workspace:
                 path = json.dumps(str(workspaces / entry.workspace), ensure_ascii=False)
                 text = f'{text[:-1]}, "workspace_path": {path}}}' if text != "{}" else text
+            if text != "{}" and not shown.known.trusted(entry.workflow, entry.workflow_rev):
+                text = f'{text[:-1]}, "trusted": false}}'  # this host's mark, as `_object`
             rows.append((entry.activity, text))
     rows.sort(key=lambda row: row[0], reverse=True)
     sys.stdout.write('{"tasks": [' + ", ".join(text for _, text in rows) + "]}\n")

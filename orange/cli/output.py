@@ -27,6 +27,15 @@ def task_object(task: Task, *, body: str | None = None) -> dict[str, Any]:
     return out
 
 
+def untrusted_note(task: Task) -> str:
+    """The local mark of a task whose committed definition this host does not trust."""
+    return (
+        f"untrusted: this host does not trust the committed definition of workflow "
+        f"{task.workflow}, so the task cannot move here (only a cancel); review and "
+        f"trust it with `orange workflow trust {task.workflow}`"
+    )
+
+
 def broken_object(task: BrokenTask) -> dict[str, Any]:
     return {"id": task.id, "broken": True, "path": task.path, "error": task.error}
 
@@ -53,7 +62,13 @@ def visible(text: str) -> str:
     return _CONTROL.sub(lambda match: f"\\x{ord(match.group()):02x}", text)
 
 
-def task_table(tasks: Iterable[Task | BrokenTask], *, show_project: bool) -> None:
+def task_table(
+    tasks: Iterable[Task | BrokenTask],
+    *,
+    show_project: bool,
+    untrusted: frozenset[str] = frozenset(),
+) -> None:
+    """``untrusted``: ids of tasks whose definition this host does not trust (marked)."""
     # rich: for what people read; `--json`, which agents read, never loads it.
     from rich.console import Console
     from rich.markup import escape
@@ -83,6 +98,9 @@ def task_table(tasks: Iterable[Task | BrokenTask], *, show_project: bool) -> Non
         summary = cell(task.summary) if task.summary else "[dim](no summary)[/dim]"
         if task.str_field("attention"):
             summary += f"\n[yellow]attention: {cell(task.str_field('attention'))}[/yellow]"
+        if task.id in untrusted:
+            status = f"{status} [red]untrusted[/red]"
+            summary += f"\n[red]{cell(untrusted_note(task))}[/red]"
         cells = [cell(task.id)] + ([cell(task.project)] if show_project else [])
         table.add_row(*cells, status, cell(task.branch), summary)
     console = Console(highlight=False)
@@ -92,7 +110,7 @@ def task_table(tasks: Iterable[Task | BrokenTask], *, show_project: bool) -> Non
         console.print(table)
 
 
-def print_task(task: Task, body: str, history: list[HistoryEntry]) -> None:
+def print_task(task: Task, body: str, history: list[HistoryEntry], *, trusted: bool = True) -> None:
     # rich: for what people read; `--json`, which agents read, never loads it.
     from rich.console import Console
     from rich.markup import escape
@@ -109,6 +127,8 @@ def print_task(task: Task, body: str, history: list[HistoryEntry]) -> None:
         style = "yellow" if key == "attention" else ""
         text = shown(str(value))
         console.print(f"  {key}: [{style}]{text}[/{style}]" if style else f"  {key}: {text}")
+    if not trusted:
+        console.print(f"  [red]{shown(untrusted_note(task))}[/red]")
     if body.strip():
         console.print()
         console.print(shown(body.rstrip("\n")))

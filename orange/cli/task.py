@@ -20,6 +20,7 @@ from orange.cli.listing import list_tasks
 from orange.cli.output import emit_json, history_object, print_task, task_object, visible
 from orange.cli.update import update_task
 from orange.compose import runtime
+from orange.engine.definitions import trusted
 from orange.engine.gates import section as get_section
 from orange.engine.sections import edit_section
 from orange.engine.tasks import check_deletable, delete_task
@@ -117,12 +118,15 @@ def show(
     ref = locate(task, project)
     current = ref.store.get(ref.task_id)
     history = ref.store.history(ref.task_id)
+    is_trusted = trusted(ref.store.snapshot(), current)  # a local mark, never committed
     if json_out:
         obj = task_object(current, body=current.body)
+        if not is_trusted:
+            obj["trusted"] = False
         obj["history"] = [history_object(h) for h in history]
         emit_json(obj)
     else:
-        print_task(current, current.body, history)
+        print_task(current, current.body, history, trusted=is_trusted)
 
 
 def log(

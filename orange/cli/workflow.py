@@ -10,12 +10,13 @@ import typer
 
 from orange.cli.output import emit_json
 from orange.cli.workflow_table import print_workflow
+from orange.cli.workflow_trust import trust
 from orange.engine.catalog import list_workflows, load_named
 from orange.engine.loader import load_workflow_file
 from orange.engine.mermaid import to_mermaid
 from orange.errors import InvalidInput, NotFound
 
-HELP = "List, show and validate workflows."
+HELP = "List, show, validate and trust workflows."
 
 
 def list_(
@@ -72,4 +73,5 @@ COMMANDS: tuple[tuple[str, Callable[..., None]], ...] = (
     ("list", list_),
     ("show", show),
     ("validate", validate),
+    ("trust", trust),
 )

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from orange.engine.actionspec import ACTION_PARAMS
 from orange.engine.fields import ENGINE_FIELDS
@@ -56,6 +56,15 @@ class HookContext:
         """Run ``effect`` after every other effect of this move and its records — for an
         effect that ends the calling process (an agent killing its own window)."""
         self.deferred.append(effect)
+
+
+class LocalRelease(Protocol):
+    """Handed to the engine by the composition root, like the registry: undoes this
+    host's own recorded bindings of a task (kills its recorded tmux session, releases
+    its recorded worktree) and says what it did.  Used by a human's cancel of a task
+    whose definition is not trusted here, which runs none of that definition's hooks."""
+
+    def __call__(self, engine: Engine, task: Task) -> list[str]: ...
 
 
 class Action:

@@ -17,8 +17,9 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Protocol
 
+from orange.engine.trust import definition_hash, record_committed, trusted_here
 from orange.engine.workflow import Workflow
-from orange.errors import OrangeError
+from orange.errors import OrangeError, Untrusted
 from orange.home import orange_home
 from orange.store import layout
 from orange.store.task import Task
@@ -43,6 +44,9 @@ def workflow_writes(snap: TreeReader, workflow: Workflow) -> dict[str, bytes | N
     and new tasks record that ``workflow_rev``: old tasks keep the rules they were
     created under, new ones get the edited rules.
     """
+    # This host creates a task under this text: trusted here from now on, whatever
+    # becomes of the local file (recorded once; task creation only, never a summary).
+    record_committed(workflow.source_text, workflow.name)
     text = workflow.source_text.encode()
     rev = workflow_rev(workflow)
     primary = layout.workflow_path(workflow.name)
@@ -158,6 +162,36 @@ def definition(snap: TreeReader, name: str, rev: str) -> Workflow:
     return parse_committed(text, name)
 
 
+def trusted(snap: TreeReader, task: Task, *, refuse: bool = False) -> bool:
+    """Whether the task's committed definition is trusted on this host (a task from
+    before definitions were committed runs under the local file of its name); with
+    ``refuse``, an untrusted one raises `Untrusted` instead."""
+    try:
+        text = committed_workflow_text(snap, task)
+        if text is None or trusted_here(text):
+            return True
+    except UnicodeDecodeError:
+        text = ""  # not UTF-8: no Orange wrote it, and it is trusted nowhere
+    if refuse:
+        raise untrusted_error(task, text)
+    return False
+
+
+def require_trusted(snap: TreeReader, task: Task) -> None:
+    """Refuse (`Untrusted`) a task whose committed definition is not trusted here."""
+    trusted(snap, task, refuse=True)
+
+
+def untrusted_error(task: Task, text: str) -> Untrusted:
+    return Untrusted(
+        f"task {task.id} runs under a workflow {task.workflow!r} (sha256 "
+        f"{definition_hash(text)[:12]}) that this host does not trust: its moves are "
+        "refused here",
+        hint=f"review and trust it with `orange workflow trust {task.workflow}`, "
+        f"or cancel the task with `orange task cancel {task.id}`",
+    )
+
+
 def is_active(snap: TreeReader, task: Task) -> bool:
     """Whether the task is in a non-terminal state of its workflow.  A task whose
     definition cannot be read counts as active: it is shown, and keeps what it holds."""
@@ -174,6 +208,7 @@ class Definitions:
     def __init__(self, snap: TreeReader) -> None:
         self._snap = snap
         self._known: dict[tuple[str, str], Workflow | None] = {}
+        self._trusted: dict[tuple[str, str], bool] = {}
 
     def workflow(self, name: str, rev: str) -> Workflow | None:
         """The definition ``name`` at ``rev``; None when it cannot be read."""
@@ -197,3 +232,18 @@ class Definitions:
 
     def task_is_active(self, task: Task) -> bool:
         return self.is_active(task.workflow, task.str_field("workflow_rev"), task.status)
+
+    def trusted(self, name: str, rev: str) -> bool:
+        """Whether the committed definition ``name`` at ``rev`` is trusted here (one
+        read and one hash per definition; a missing one is the local file)."""
+        key = (name, rev)
+        if key not in self._trusted:
+            try:
+                text = definition_text(self._snap, name, rev)
+                self._trusted[key] = text is None or trusted_here(text)
+            except UnicodeDecodeError:
+                self._trusted[key] = False  # not UTF-8: trusted nowhere
+        return self._trusted[key]
+
+    def task_trusted(self, task: Task) -> bool:
+        return self.trusted(task.workflow, task.str_field("workflow_rev"))

@@ -3,6 +3,8 @@
 A move is decided, prepared, written and then carried out, in this order (DESIGN §4,
 STYLE §8):
 
+0. the task's committed definition is trusted on this host (else `Untrusted`; only a
+   human's cancel passes, written and carried out without any of its hooks);
 1. the transition exists (else `IllegalTransition`, naming the legal targets);
 2. its ``when`` holds (else `GuardFailed`, naming the condition and the value);
 3. its gate holds on the body, freshly written in this state (else `GateFailed`);
@@ -25,7 +27,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-from orange.engine.actions import HookContext, Registry
+from orange.engine.actions import HookContext, LocalRelease, Registry
 from orange.engine.decide import (
     Outcome,
     move_trailers,
@@ -35,7 +37,7 @@ from orange.engine.decide import (
     starting_move,
     with_new_run,
 )
-from orange.engine.definitions import workflow_of
+from orange.engine.definitions import require_trusted, trusted, workflow_of
 from orange.engine.prompts import build_prompt
 from orange.engine.records import Written, fields_change, require
 from orange.engine.workflow import HookSpec, Workflow
@@ -72,6 +74,7 @@ class Acted(Written):
     workflow: Workflow
     hooks: tuple[HookSpec, ...]
     messages: tuple[str, ...] = ()
+    untrusted: bool = False  # a human's cancel of a task whose definition is untrusted
 
 
 class Engine:
@@ -90,8 +93,10 @@ class Engine:
         copies: WorkingCopies | None = None,
         probe: AgentProbe | None = None,
         actor: str | None = None,
+        release: LocalRelease | None = None,
     ) -> None:
         self.store = store
+        self.release = release
         self.project = project
         self.registry = registry
         self.copies = copies
@@ -151,25 +156,27 @@ class Engine:
         escalation: bool = False,
         actor: str | None = None,
         body_edit: Callable[[str], str] | None = None,
+        human_cancel: bool = False,
     ) -> Outcome:
         """Move a task to ``to`` (steps 1–6 above).
 
         ``expect_from``: only move if the task is still in that status (the monitor's
         idempotency); otherwise raise IllegalTransition.  ``body_edit``: a function
         body → body applied before the gate (``request-changes`` adds its message).
-        """
+        ``human_cancel``: the one move of an untrusted task (step 0)."""
         opts = dict(options or {})
 
         def compute(snap: Snapshot) -> Acted:
             task = require(snap, task_id)
             workflow = workflow_of(snap, task)
+            is_trusted = trusted(snap, task, refuse=not human_cancel)
             body = self.body_for_write(task)
             if body_edit is not None:
                 body = body_edit(body)
             plan = plan_move(
                 workflow, task, body, to, escalation=escalation, expect_from=expect_from
             )
-            hooks = plan.transition.hooks
+            hooks = plan.transition.hooks if is_trusted else ()
             after, messages = self._prepare(hooks, workflow, plan.before, plan.after, opts, snap)
             after = seal(workflow, after, hooks)
             return Acted(
@@ -184,6 +191,7 @@ class Engine:
                 workflow=workflow,
                 hooks=hooks,
                 messages=messages,
+                untrusted=not is_trusted,
             )
 
         with self.busy(task_id):
@@ -242,6 +250,7 @@ class Engine:
 
         def compute(snap: Snapshot) -> Acted:
             task = require(snap, task_id)
+            require_trusted(snap, task)  # no action of an untrusted definition runs here
             workflow = workflow_of(snap, task)
             current = task.with_body(self.body_for_write(task))
             start = current if before is None else before.with_body(current.body)
@@ -345,6 +354,10 @@ class Engine:
         self.sync_copy(after)
         self._flag_conflict(after.id, outcome)
         self._run_effects(acted, options, outcome)
+        if acted.untrusted and self.release is not None:
+            # A cancel of an untrusted task: none of its hooks ran; undo only what this
+            # host itself bound to it (its recorded session and worktree).
+            outcome.messages.extend(self.release(self, after))
         return outcome
 
     def _run_effects(self, acted: Acted, options: Mapping[str, Any], outcome: Outcome) -> None:

@@ -12,8 +12,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from orange.engine.decide import Outcome, resolve
+from orange.engine.definitions import require_trusted
 from orange.engine.fields import BASELINE_FIELD
 from orange.engine.gates import fingerprints
+from orange.engine.records import require
 from orange.engine.workflow import Transition, Workflow
 from orange.errors import OrangeError
 from orange.store.task import Task
@@ -26,7 +28,9 @@ def complete_external_move(engine: Engine, before: Task) -> Outcome | None:
     """Run the hooks of the move from ``before`` (the task as it was before the plain-git
     commit) to the task's current status.  None when the task has moved on since, or
     when the change is not a move of its workflow."""
-    current = engine.store.get(before.id)
+    snap = engine.store.snapshot()
+    current = require(snap, before.id)
+    require_trusted(snap, current)  # no hook of an untrusted definition runs here
     workflow = engine.workflow(current)
     start_gate_freshness(engine, current, workflow)
     if current.status == before.status:

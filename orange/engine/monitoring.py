@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from orange.engine.decide import respawn_spec
-from orange.engine.definitions import workflow_of
+from orange.engine.definitions import trusted, workflow_of
 from orange.engine.exitrules import Advance, Crash, DeadSessionDecision, MarkDead, Respawn
 from orange.engine.exitrules import decide_dead_session as decide
 from orange.engine.fields import DEAD_FIELD, RUN_FIELD, baseline
@@ -29,6 +29,9 @@ if TYPE_CHECKING:
 # What `handle_dead_session` says when a move of the task is being carried out: the
 # caller looks again shortly (the agent may be starting; its death, if real, stays).
 BUSY = "busy: a move of the task is being carried out"
+# What it says about a task whose definition this host does not trust: nothing of that
+# definition runs here (no exit rule, no respawn, no escalation), and nothing is written.
+UNTRUSTED = "left alone: its workflow definition is not trusted on this host"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -47,9 +50,14 @@ def handle_dead_session(engine: Engine, task_id: str, *, expect_status: str | No
     description of what was done (for the monitor's log).
     """
     actor = engine.actor or "monitor"
+    snap = engine.store.snapshot()
+    if not trusted(snap, require(snap, task_id)):
+        return UNTRUSTED
 
     def compute(snap: Snapshot) -> Death:
         task = require(snap, task_id)
+        if not trusted(snap, task):  # its definition changed since: still nothing
+            return _nothing(task)
         workflow = workflow_of(snap, task)
         run = f"{task.str_field(RUN_FIELD)}@{task.status}"
         state = workflow.states.get(task.status)

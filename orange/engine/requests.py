@@ -21,10 +21,13 @@ if TYPE_CHECKING:
 
 
 def cancel(engine: Engine, task_id: str, options: Mapping[str, Any] | None = None) -> Outcome:
-    """Move the task to its workflow's ``role: cancelled`` state."""
+    """Move the task to its workflow's ``role: cancelled`` state.  A human's cancel is
+    the one move allowed for a task whose definition this host does not trust: then
+    none of that definition's hooks run, and only this host's own recorded bindings
+    of the task are undone (`Engine.release`)."""
     task = engine.store.get(task_id)
     target = _role(engine.workflow(task), "cancelled")
-    return engine.transition(task.id, target, options=options)
+    return engine.transition(task.id, target, options=options, human_cancel=True)
 
 
 def finish(engine: Engine, task_id: str, options: Mapping[str, Any] | None = None) -> Outcome:

@@ -102,10 +102,7 @@ def update(
         clear_ports=clear_ports,
     )
     if pool_size is None and workflow is None and not change:
-        raise InvalidInput(
-            "nothing to update",
-            hint="give --pool-size, --workflow, --copy, --setup, --teardown or --port-base",
-        )
+        raise InvalidInput("nothing to update", hint=_WHAT_CAN_CHANGE)
     _check_workflow(workflow)
     target = name or projects.infer().name
     project = projects.update(target, pool_size=pool_size, workflow=workflow, setup=change)
@@ -115,6 +112,7 @@ def update(
         typer.echo(f"updated {project.name}: {_settings(project)}")
 
 
+_WHAT_CAN_CHANGE = "give --pool-size, --workflow, --copy, --setup, --teardown or --port-base"
 _COPY = "Copy files matching GLOB from the main checkout into new worktrees (repeatable)."
 _SETUP = "Run CMD in a worktree when it is bound to a task, before the agent (repeatable)."
 _TEARDOWN = "Run CMD in a worktree when it is released (repeatable)."

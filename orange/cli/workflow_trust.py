@@ -29,7 +29,7 @@ def trust(
         str | None, typer.Option("--revoke", help="Forget one: its hash or name.")
     ] = None,
     project: Annotated[str | None, typer.Option("--project", help="Project name.")] = None,
-    json_out: Annotated[bool, typer.Option("--json")] = False,
+    json_out: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
     """Trust a workflow definition on this host, by its content (after showing it).
 

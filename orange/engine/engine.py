@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from orange.engine.actions import HookContext, Registry
+from orange.engine.caller import HUMAN, Caller
 from orange.engine.decide import (
     Outcome,
     move_trailers,
@@ -78,7 +79,9 @@ class Engine:
     """Moves the tasks of one repository through their workflows.
 
     Built by the composition root (`orange.compose.build_engine`), which hands it the
-    registry of hook actions, the agents' working copies and the liveness probe.
+    registry of hook actions, the agents' working copies, the liveness probe and the
+    ``caller`` (`orange.engine.caller`: who asks, which moves and tasks it may touch;
+    a human unless told otherwise).
     """
 
     def __init__(
@@ -90,8 +93,10 @@ class Engine:
         copies: WorkingCopies | None = None,
         probe: AgentProbe | None = None,
         actor: str | None = None,
+        caller: Caller = HUMAN,
     ) -> None:
         self.store = store
+        self.caller = caller
         self.project = project
         self.registry = registry
         self.copies = copies
@@ -151,14 +156,17 @@ class Engine:
         escalation: bool = False,
         actor: str | None = None,
         body_edit: Callable[[str], str] | None = None,
+        caller: Caller | None = None,
     ) -> Outcome:
-        """Move a task to ``to`` (steps 1–6 above).
+        """Move a task to ``to`` (steps 1–6 above), as ``caller`` (default: the engine's).
 
         ``expect_from``: only move if the task is still in that status (the monitor's
         idempotency); otherwise raise IllegalTransition.  ``body_edit``: a function
         body → body applied before the gate (``request-changes`` adds its message).
         """
         opts = dict(options or {})
+        who = caller or self.caller
+        who.check_own(task_id, "move")
 
         def compute(snap: Snapshot) -> Acted:
             task = require(snap, task_id)
@@ -167,7 +175,7 @@ class Engine:
             if body_edit is not None:
                 body = body_edit(body)
             plan = plan_move(
-                workflow, task, body, to, escalation=escalation, expect_from=expect_from
+                workflow, task, body, to, escalation=escalation, expect_from=expect_from, caller=who
             )
             hooks = plan.transition.hooks
             after, messages = self._prepare(hooks, workflow, plan.before, plan.after, opts, snap)
@@ -189,16 +197,23 @@ class Engine:
         with self.busy(task_id):
             return self._carry_out(self.store.commit(compute), opts)
 
-    def spawn(self, task_id: str, *, options: Mapping[str, Any] | None = None) -> Outcome:
+    def spawn(
+        self,
+        task_id: str,
+        *,
+        options: Mapping[str, Any] | None = None,
+        caller: Caller | None = None,
+    ) -> Outcome:
         """Start a task's agent: the workflow's spawning move out of the initial status,
         or the entry actions of a state a task was created in."""
+        (caller or self.caller).check_own(task_id, "start")
         task = self.store.get(task_id)
         workflow = self.workflow(task)
         if workflow.is_terminal(task.status):
             raise InvalidInput(f"task {task.id} is {task.status}; nothing to spawn")
         start = starting_move(workflow, task.status)
         if start is not None:
-            return self.transition(task.id, start.to, options=options)
+            return self.transition(task.id, start.to, options=options, caller=caller)
         state = workflow.states[task.status]
         if state.on_enter and not task.str_field("workspace"):
             return self.run_actions(task.id, state.on_enter, "agent.spawned", options or {})
@@ -209,6 +224,7 @@ class Engine:
 
     def respawn(self, task_id: str, *, options: Mapping[str, Any] | None = None) -> Outcome:
         """Restart the agent of the current state (seed 001 "Respawn Logic")."""
+        self.caller.check_own(task_id, "respawn")
         task = self.store.get(task_id)
         workflow = self.workflow(task)
         state = workflow.states.get(task.status)
@@ -267,6 +283,7 @@ class Engine:
     # Plain fields --------------------------------------------------------------------
     def ack(self, task_id: str) -> Task:
         """Clear ``attention``."""
+        self.caller.check_own(task_id, "ack")
         return self._set_fields(task_id, {"attention": None}, "attention.cleared", "acknowledged")
 
     def set_attention(self, task_id: str, reason: str, event: str = "attention.set") -> Task:

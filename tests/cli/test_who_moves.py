@@ -10,16 +10,13 @@ import io
 
 import pytest
 
-from tests.cli.test_moves import (  # noqa: F401  (fixtures)
-    HANDOFF_1,
-    PLAN,
-    REVIEW_PASS,
-    Harness,
-    drive,
-    h,
-    rec,
-)
+from tests.cli import test_moves
+from tests.cli.test_moves import HANDOFF_1, PLAN, REVIEW_PASS, Harness, drive
 from tests.conftest import run_orange
+
+# The fixtures of `tests.cli.test_moves`: the CLI with a recording registry.
+rec = test_moves.rec
+h = test_moves.h
 
 
 def as_agent(monkeypatch: pytest.MonkeyPatch, task_id: str, role: str = "worker") -> None:

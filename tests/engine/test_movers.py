@@ -44,9 +44,11 @@ def test_shipped_workflows_declare_by_on_every_transition(name: str) -> None:
         if t.to in ("done", "cancelled") or t.from_ in ("reviewing", "stuck"):
             # finishing, cancelling, a human's review and leaving stuck: a human decides
             # (fresh-worker's stuck agent may send its fix to the agent review)
-            agents = {"worker"} if (name, t.from_, t.to) == (
-                "fresh-worker", "stuck", "agent-review"
-            ) else set()
+            agents = (
+                {"worker"}
+                if (name, t.from_, t.to) == ("fresh-worker", "stuck", "agent-review")
+                else set()
+            )
             assert set(t.by) - {"human"} == agents, (t.from_, t.to, t.by)
 
 

@@ -7,12 +7,15 @@ registry (`tests.cli.test_moves`); one case runs the real `orange` process (fast
 from __future__ import annotations
 
 import io
+import re
+from importlib.resources import files
+from pathlib import Path
 
 import pytest
 
 from tests.cli import test_moves
 from tests.cli.test_moves import HANDOFF_1, PLAN, REVIEW_PASS, Harness, drive
-from tests.conftest import run_orange
+from tests.conftest import Cli, run_orange
 
 # The fixtures of `tests.cli.test_moves`: the CLI with a recording registry.
 rec = test_moves.rec
@@ -155,3 +158,28 @@ def test_the_plan_gate_is_not_checked_before_who_may_move(
     as_agent(monkeypatch, task, "reviewer")
     refused = h.rejected("task", "update", task, "--status", "working")
     assert "is a worker or human or engine move" in refused.err
+
+
+def test_workflow_show_says_who_may_take_each_move(cli: Cli) -> None:
+    out = cli.ok("workflow", "show", "default").out
+    rows = [
+        [cell.strip() for cell in line.strip("│ ").split("│")]
+        for line in out.split("\ntransitions")[1].split("\nexit monitoring")[0].splitlines()
+        if line.startswith("│ ") and not line.startswith("│  ")  # not a hook's next line
+    ]
+    assert ["stuck", "reviewing", "human"] == rows[18][:3]
+    assert ["agent-review", "reviewing", "reviewer, human, engine"] == rows[11][:3]
+    assert ["(any active)", "stuck", "engine"] == rows[-1][:3]
+
+
+def test_validate_warns_about_transitions_without_by(cli: Cli, tmp_path: Path) -> None:
+    text = (files("orange._workflows") / "minimal.yml").read_text()
+    path = tmp_path / "old.yml"
+    path.write_text(re.sub(r"(?m)^    by: .*\n", "", text))
+    result = cli.ok("workflow", "validate", str(path))
+    warnings = result.err.splitlines()
+    assert len(warnings) == 9
+    assert warnings[1] == (
+        f"warning: {path}: transitions[1] (working -> reviewing): by not declared, "
+        "inferred [worker, reviewer, human, engine]"
+    )

@@ -167,9 +167,9 @@ def test_workflow_show_says_who_may_take_each_move(cli: Cli) -> None:
         for line in out.split("\ntransitions")[1].split("\nexit monitoring")[0].splitlines()
         if line.startswith("│ ") and not line.startswith("│  ")  # not a hook's next line
     ]
-    assert ["stuck", "reviewing", "human"] == rows[18][:3]
-    assert ["agent-review", "reviewing", "reviewer, human, engine"] == rows[11][:3]
-    assert ["(any active)", "stuck", "engine"] == rows[-1][:3]
+    assert rows[18][:3] == ["stuck", "reviewing", "human"]
+    assert rows[11][:3] == ["agent-review", "reviewing", "reviewer, human, engine"]
+    assert rows[-1][:3] == ["(any active)", "stuck", "engine"]
 
 
 def test_validate_warns_about_transitions_without_by(cli: Cli, tmp_path: Path) -> None:

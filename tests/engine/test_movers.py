@@ -234,3 +234,18 @@ def test_escalation_is_the_engine_s_alone() -> None:
     assert move.by == ("engine",)
     with pytest.raises(Exception, match="is an engine move; a human may not take it"):
         Caller("human").check_move(workflow, task, move)
+
+
+def test_a_respawned_reviewer_is_a_reviewer_again() -> None:
+    """fresh-worker's agent-review runs its reviewer in the worker window (a
+    ``spawn_agent`` with the review harness): its respawn keeps the review harness, so
+    the agent keeps the reviewer's moves (``ORANGE_AGENT_ROLE=reviewer``)."""
+    from orange.engine.decide import respawn_spec  # the spec the monitor respawns with
+
+    spec = respawn_spec(shipped("fresh-worker"), "agent-review")
+    assert (spec.action, spec.get("harness"), spec.get("window")) == (
+        "spawn_agent",
+        "review",
+        "worker",
+    )
+    assert respawn_spec(shipped("fresh-worker"), "working").get("harness") == "task"

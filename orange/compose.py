@@ -8,11 +8,14 @@ below this module chooses an implementation: the engine uses what it is handed.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from functools import cache
 
 from orange.engine.actions import LocalRelease, Registry
-from orange.engine.engine import AgentProbe, Engine, WorkingCopies
+from orange.engine.caller import ENGINE, Caller, from_env
+from orange.engine.engine import Engine
+from orange.engine.ports import AgentProbe, WorkingCopies
 from orange.hooks.adapters import TmuxProbe
 from orange.hooks.local_release import release_recorded_bindings
 from orange.hooks.registry import full_registry
@@ -39,11 +42,18 @@ def runtime() -> Runtime:
 
 
 def build_engine(
-    project: Project, *, actor: str | None = None, store: TaskStore | None = None
+    project: Project,
+    *,
+    actor: str | None = None,
+    store: TaskStore | None = None,
+    caller: Caller | None = None,
 ) -> Engine:
     """The engine for ``project``'s tasks, acting as ``actor`` (``cli``, ``agent``,
-    ``monitor``, ``git-hook``; None: from the environment)."""
+    ``monitor``, ``git-hook``; None: from the environment) on behalf of ``caller``:
+    the engine for the monitor, else who this process is (`process_caller`)."""
     parts = runtime()
+    if caller is None:
+        caller = ENGINE if actor == "monitor" else process_caller()
     return Engine(
         store if store is not None else open_store(project),
         project,
@@ -52,4 +62,11 @@ def build_engine(
         probe=parts.probe,
         actor=actor,
         release=parts.release,
+        caller=caller,
     )
+
+
+def process_caller() -> Caller:
+    """Who this process acts for: the agent Orange started it as (``ORANGE_AGENT_ROLE``
+    and ``ORANGE_TASK_ID`` in its environment), else a human."""
+    return from_env(os.environ)

@@ -54,6 +54,11 @@ class IllegalTransition(OrangeError):
     """No transition of the task's workflow leads from its status to the one asked for."""
 
 
+class NotPermitted(OrangeError):
+    """The caller may not do this: an agent acting on another task, or a move whose
+    ``by:`` does not list the caller (a worker taking the reviewer's move)."""
+
+
 class GuardFailed(OrangeError):
     """A transition exists but its ``when`` condition does not hold."""
 

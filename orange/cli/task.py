@@ -19,7 +19,7 @@ from orange.cli.launch import create_and_report
 from orange.cli.listing import list_tasks
 from orange.cli.output import emit_json, history_object, print_task, task_object, visible
 from orange.cli.update import update_task
-from orange.compose import runtime
+from orange.compose import process_caller, runtime
 from orange.engine.definitions import trusted
 from orange.engine.gates import section as get_section
 from orange.engine.sections import edit_section
@@ -181,7 +181,9 @@ def edit(
         current = ref.store.get(ref.task_id)
         old = (get_section(current.body, heading) or "") if heading else current.body
         text = _run_editor(old)
-    updated = edit_section(ref.store, ref.task_id, heading, text, runtime().copies)
+    updated = edit_section(
+        ref.store, ref.task_id, heading, text, runtime().copies, caller=process_caller()
+    )
     if json_out:
         emit_json(task_object(updated, body=updated.body))
     else:
@@ -226,13 +228,14 @@ def delete(
 
     ref = locate(task, project)
     current = ref.store.get(ref.task_id)
-    check_deletable(ref.store.snapshot(), current)  # before asking; delete checks again
+    caller = process_caller()
+    check_deletable(ref.store.snapshot(), current, caller)  # before asking; checked again
     if not yes:
         if not sys.stdin.isatty():
             raise InvalidInput("refusing to delete without confirmation", hint="pass --yes")
         if not typer.confirm(f"delete task {current.id} ({current.summary})?"):
             raise typer.Exit(1)
-    deleted = delete_task(ref.store, ref.task_id)
+    deleted = delete_task(ref.store, ref.task_id, caller=caller)
     if json_out:
         emit_json({"deleted": deleted.id})
     else:

@@ -6,8 +6,11 @@ a status change needs the engine (`orange.cli.engine`), which only that path loa
 
 from __future__ import annotations
 
+import os
+
 from orange.cli.context import locate
 from orange.cli.output import emit_json, task_object
+from orange.engine.caller import from_env
 from orange.engine.edits import update_fields
 from orange.errors import InvalidInput
 from orange.hooks.workcopy import RuntimeCopies
@@ -42,15 +45,18 @@ def update_task(
     # No engine is built for a new summary (the agents' hottest path): the working
     # copies are the same `RuntimeCopies` the composition root hands every engine.
     copies = RuntimeCopies()
+    # Who this process is, as `orange.compose.process_caller` says (not imported here:
+    # the composition root loads every hook action).
+    caller = from_env(os.environ)
     updated = ref.store.get(ref.task_id)
     if changes:
-        updated = update_fields(ref.store, ref.task_id, changes, copies=copies)
+        updated = update_fields(ref.store, ref.task_id, changes, copies=copies, caller=caller)
     if branch is not None:
         # Renaming a live branch drives git and tmux: loaded for --branch only.
         from orange.ops.rename import rename_branch
 
         changes["branch"] = branch
-        updated = rename_branch(ref.store, copies, updated, branch or None)
+        updated = rename_branch(ref.store, copies, updated, branch or None, caller=caller)
     copies.after_write(updated)
     if json_out:
         emit_json(task_object(updated))

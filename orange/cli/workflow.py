@@ -52,15 +52,16 @@ def show(
 def validate(file: Annotated[str, typer.Argument(help="A workflow YAML file.")]) -> None:
     """Check a workflow file; says what is wrong, with the key path.
 
-    A status role the file does not declare (role, waits_for_human) is inferred and
-    reported as one warning line each on stderr; the file is still valid (exit 0).
+    A status role the file does not declare (role, waits_for_human), or who may take a
+    transition (by), is inferred and reported as one warning line each on stderr; the
+    file is still valid (exit 0).
     """
 
     path = Path(file)
     if not path.is_file():
         raise NotFound(f"no file {file!r}")
     workflow = load_workflow_file(path, source=str(path))
-    for note in workflow.inferred_roles:
+    for note in workflow.warnings:
         typer.echo(f"warning: {note}", err=True)
     typer.echo(
         f"{path}: valid workflow {workflow.name!r} "

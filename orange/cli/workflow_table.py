@@ -76,6 +76,20 @@ def _human(workflow: Workflow, status: str) -> str:
     return f"waits; request-changes -> {target}" if target else "waits"
 
 
+def _moves(workflow: Workflow) -> Table:
+    """The transitions; ``by`` says who may take each (an agent of the task in its
+    role, a human, the engine)."""
+    moves = _table("transitions", ("from", "to", "by", "when", "gate", "hooks"))
+    for t in workflow.transitions:
+        by = ", ".join(t.by)
+        _row(moves, t.from_, t.to, by, str(t.when or ""), _gate(t.gate), _hooks(t.hooks))
+    if workflow.escalation:
+        hooks = _hooks(workflow.escalation.hooks)
+        escalation = workflow.escalation.to
+        _row(moves, "(any active)", escalation, "engine", "monitor only", "crash rule", hooks)
+    return moves
+
+
 def print_workflow(workflow: Workflow) -> None:
     console = _console()
     header = Text()
@@ -98,15 +112,9 @@ def print_workflow(workflow: Workflow) -> None:
             _human(workflow, state.name),
         )
     console.print(states)
-    for note in workflow.inferred_roles:
+    for note in workflow.warnings:
         console.print(Text(f"inferred: {note}"))
-    moves = _table("transitions", ("from", "to", "when", "gate", "hooks"))
-    for t in workflow.transitions:
-        _row(moves, t.from_, t.to, str(t.when or ""), _gate(t.gate), _hooks(t.hooks))
-    if workflow.escalation:
-        hooks = _hooks(workflow.escalation.hooks)
-        _row(moves, "(any active)", workflow.escalation.to, "monitor only", "crash rule", hooks)
-    console.print(moves)
+    console.print(_moves(workflow))
     if workflow.exit_monitoring.rules:
         rules = _table("exit monitoring", ("status", "when the agent dies", "then"))
         for rule in workflow.exit_monitoring.rules:

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from orange.engine.actionspec import spawns
+from orange.engine.caller import Caller
 from orange.engine.fields import BASELINE_FIELD, DEAD_FIELD, RUN_FIELD, baseline, run_token
 from orange.engine.gates import archive_section, check_gate, fingerprints
 from orange.engine.workflow import HookSpec, Transition, Workflow
@@ -61,7 +62,7 @@ def resolve(workflow: Workflow, task: Task, to: str, *, escalation: bool = False
         )
     if escalation and workflow.escalation and workflow.escalation.to == to:
         # The crash rule's own move: from any active state, whatever the table says.
-        return Transition(from_=current, to=to, hooks=workflow.escalation.hooks)
+        return Transition(from_=current, to=to, hooks=workflow.escalation.hooks, by=("engine",))
     candidates = workflow.transitions_between(current, to)
     if not candidates:
         targets = workflow.targets_from(current)
@@ -86,13 +87,17 @@ def plan_move(
     *,
     escalation: bool = False,
     expect_from: str | None = None,
+    caller: Caller,
 ) -> MovePlan:
     """Check the move ``task -> to`` with ``body`` as the body to commit (the agent's
-    working copy merged in), and build the task as it will be written."""
+    working copy merged in), and build the task as it will be written.  ``caller``
+    must be one the transition's ``by:`` lists; that is checked before the gate, so a
+    refused caller hears who may move, not what the gate wants."""
     if expect_from is not None and task.status != expect_from:
         raise IllegalTransition(f"task {task.id} is already {task.status} (expected {expect_from})")
     before = task.with_body(body)
     transition = resolve(workflow, before, to, escalation=escalation)
+    caller.check_move(workflow, before, transition)
     if transition.gate is not None:
         result = check_gate(transition.gate, body, baseline(before))
         if not result.ok:
@@ -173,13 +178,29 @@ def archive_old_verdicts(workflow: Workflow, task: Task, to: str) -> str:
 
 
 def respawn_spec(workflow: Workflow, status: str) -> HookSpec:
-    """The spawn action that restarts the agent of ``status`` with its respawn prompt."""
+    """The spawn action that restarts the agent of ``status`` with its respawn prompt.
+
+    A state whose agent is started with the review harness (fresh-worker's
+    agent-review: a ``spawn_agent`` in the worker window) gets a reviewer again, with
+    the review harness, so its commands keep the reviewer's moves (`orange.engine.caller`).
+    """
     state = workflow.states[status]
     prompt = state.respawn_prompt or ""
+    params = {"prompt": prompt, "harness": "review", "permissions": "reduced"}
     if state.agent == "reviewer":
-        params = {"prompt": prompt, "harness": "review", "permissions": "reduced"}
         return HookSpec("spawn_reviewer", MappingProxyType(params))
+    if _reviewed_in(workflow, status):
+        return HookSpec("spawn_agent", MappingProxyType({**params, "window": "worker"}))
     return worker_spawn_spec(prompt)
+
+
+def _reviewed_in(workflow: Workflow, status: str) -> bool:
+    """Every agent started for ``status`` (moves into it, its ``on_enter``) runs the
+    review harness."""
+    hooks = [h for t in workflow.transitions if t.to == status for h in t.hooks]
+    hooks += workflow.states[status].on_enter
+    starts = [h for h in hooks if spawns((h,))]
+    return bool(starts) and all(h.get("harness") == "review" for h in starts)
 
 
 def worker_spawn_spec(prompt: str) -> HookSpec:

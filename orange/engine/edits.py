@@ -2,7 +2,9 @@
 
 None of these touches ``status`` or another engine-owned field (`orange.engine.fields`),
 and each takes the agent's working copy in first when it is handed one, so every write
-from any side keeps the other side's words (DESIGN §3).
+from any side keeps the other side's words (DESIGN §3).  Each is done for a ``caller``
+(`orange.engine.caller`; the CLI passes who its process is): an agent edits only its
+own task.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from orange.engine.caller import HUMAN, Caller
 from orange.engine.fields import ENGINE_FIELDS
 from orange.engine.records import Written, require, unchanged
 from orange.errors import InvalidInput
@@ -18,13 +21,19 @@ from orange.store.store import Snapshot, TaskStore, now_iso
 from orange.store.task import Task
 
 if TYPE_CHECKING:
-    from orange.engine.engine import WorkingCopies
+    from orange.engine.ports import WorkingCopies
 
 
 def update_fields(
-    store: TaskStore, task_id: str, changes: dict[str, Any], copies: WorkingCopies | None = None
+    store: TaskStore,
+    task_id: str,
+    changes: dict[str, Any],
+    copies: WorkingCopies | None = None,
+    *,
+    caller: Caller = HUMAN,
 ) -> Task:
     """Set plain frontmatter fields (summary, branch, ...), one ``task.updated`` commit."""
+    caller.check_own(task_id, "edit")
     forbidden = sorted(ENGINE_FIELDS & changes.keys())
     if forbidden:
         raise InvalidInput(
@@ -54,8 +63,11 @@ def edit_body(
     new_body: Callable[[Task], str],
     what: str,
     copies: WorkingCopies | None = None,
+    *,
+    caller: Caller = HUMAN,
 ) -> Task:
     """Replace the body (or a section of it, via ``new_body``), one commit."""
+    caller.check_own(task_id, "edit")
 
     def mutate(snap: Snapshot, task: Task) -> Task | None:
         body = new_body(task)

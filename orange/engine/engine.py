@@ -25,9 +25,10 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from orange.engine.actions import HookContext, LocalRelease, Registry
+from orange.engine.caller import HUMAN, Caller
 from orange.engine.decide import (
     Outcome,
     move_trailers,
@@ -38,6 +39,7 @@ from orange.engine.decide import (
     with_new_run,
 )
 from orange.engine.definitions import require_trusted, trusted, workflow_of
+from orange.engine.ports import AgentProbe, WorkingCopies
 from orange.engine.prompts import build_prompt
 from orange.engine.records import Written, fields_change, require
 from orange.engine.workflow import HookSpec, Workflow
@@ -48,22 +50,6 @@ from orange.store.task import Task
 
 if TYPE_CHECKING:
     from orange.projects import Project
-
-
-class WorkingCopies(Protocol):
-    """The agent's TASK.md working copy in its worktree (provided by the runtime)."""
-
-    def take_in(self, task: Task) -> tuple[str, bool] | None:
-        """(body to commit: the working copy merged with the ref, had a conflict), or
-        None when the task has no working copy here."""
-
-    def after_write(self, task: Task) -> None:
-        """Bring the working copy up to date with the committed task."""
-
-
-class AgentProbe(Protocol):
-    def is_alive(self, task: Task, agent: str) -> bool:
-        """Whether the task's agent (``worker`` or ``reviewer`` window) is running."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -81,7 +67,9 @@ class Engine:
     """Moves the tasks of one repository through their workflows.
 
     Built by the composition root (`orange.compose.build_engine`), which hands it the
-    registry of hook actions, the agents' working copies and the liveness probe.
+    registry of hook actions, the agents' working copies, the liveness probe and the
+    ``caller`` (`orange.engine.caller`: who asks, which moves and tasks it may touch;
+    a human unless told otherwise).
     """
 
     def __init__(
@@ -94,9 +82,11 @@ class Engine:
         probe: AgentProbe | None = None,
         actor: str | None = None,
         release: LocalRelease | None = None,
+        caller: Caller = HUMAN,
     ) -> None:
         self.store = store
         self.release = release
+        self.caller = caller
         self.project = project
         self.registry = registry
         self.copies = copies
@@ -157,14 +147,14 @@ class Engine:
         actor: str | None = None,
         body_edit: Callable[[str], str] | None = None,
         human_cancel: bool = False,
+        caller: Caller | None = None,
     ) -> Outcome:
-        """Move a task to ``to`` (steps 1–6 above).
-
-        ``expect_from``: only move if the task is still in that status (the monitor's
-        idempotency); otherwise raise IllegalTransition.  ``body_edit``: a function
-        body → body applied before the gate (``request-changes`` adds its message).
-        ``human_cancel``: the one move of an untrusted task (step 0)."""
+        """Move a task to ``to`` (steps 0–6 above), as ``caller`` (default: the engine's).
+        ``expect_from``: only if still in that status (else IllegalTransition); ``body_edit``:
+        body → body before the gate; ``human_cancel``: an untrusted task's one move."""
         opts = dict(options or {})
+        who = caller or self.caller
+        who.check_own(task_id, "move")
 
         def compute(snap: Snapshot) -> Acted:
             task = require(snap, task_id)
@@ -174,7 +164,7 @@ class Engine:
             if body_edit is not None:
                 body = body_edit(body)
             plan = plan_move(
-                workflow, task, body, to, escalation=escalation, expect_from=expect_from
+                workflow, task, body, to, escalation=escalation, expect_from=expect_from, caller=who
             )
             hooks = plan.transition.hooks if is_trusted else ()
             after, messages = self._prepare(hooks, workflow, plan.before, plan.after, opts, snap)
@@ -197,16 +187,23 @@ class Engine:
         with self.busy(task_id):
             return self._carry_out(self.store.commit(compute), opts)
 
-    def spawn(self, task_id: str, *, options: Mapping[str, Any] | None = None) -> Outcome:
+    def spawn(
+        self,
+        task_id: str,
+        *,
+        options: Mapping[str, Any] | None = None,
+        caller: Caller | None = None,
+    ) -> Outcome:
         """Start a task's agent: the workflow's spawning move out of the initial status,
         or the entry actions of a state a task was created in."""
+        (caller or self.caller).check_own(task_id, "start")
         task = self.store.get(task_id)
         workflow = self.workflow(task)
         if workflow.is_terminal(task.status):
             raise InvalidInput(f"task {task.id} is {task.status}; nothing to spawn")
         start = starting_move(workflow, task.status)
         if start is not None:
-            return self.transition(task.id, start.to, options=options)
+            return self.transition(task.id, start.to, options=options, caller=caller)
         state = workflow.states[task.status]
         if state.on_enter and not task.str_field("workspace"):
             return self.run_actions(task.id, state.on_enter, "agent.spawned", options or {})
@@ -217,6 +214,7 @@ class Engine:
 
     def respawn(self, task_id: str, *, options: Mapping[str, Any] | None = None) -> Outcome:
         """Restart the agent of the current state (seed 001 "Respawn Logic")."""
+        self.caller.check_own(task_id, "respawn")
         task = self.store.get(task_id)
         workflow = self.workflow(task)
         state = workflow.states.get(task.status)
@@ -276,6 +274,7 @@ class Engine:
     # Plain fields --------------------------------------------------------------------
     def ack(self, task_id: str) -> Task:
         """Clear ``attention``."""
+        self.caller.check_own(task_id, "ack")
         return self._set_fields(task_id, {"attention": None}, "attention.cleared", "acknowledged")
 
     def set_attention(self, task_id: str, reason: str, event: str = "attention.set") -> Task:

@@ -23,6 +23,7 @@ class LoaderBase:
         self.transitions: list[Transition] = []
         self.role_states: dict[Role, str] = {}
         self.declares_waiting = False
+        self.undeclared_by: set[int] = set()  # transitions without ``by:`` (their index)
 
     @staticmethod
     def _is_terminal(value: object) -> bool:

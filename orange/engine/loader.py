@@ -11,7 +11,8 @@ Beyond types and unknown keys, loading enforces seed 001's nine validation rules
 8. ``when`` expressions parse;  9. ``then_when`` branches are exhaustive (and exclusive).
 
 Status roles are checked and, where a file does not declare them, inferred by
-`orange.engine.roles`; exit rules are parsed by `orange.engine.exitparse`.
+`orange.engine.roles`; exit rules are parsed by `orange.engine.exitparse`; who may take
+each transition (``by:``) by `orange.engine.movers`.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from typing import cast, get_args
 
 from orange.engine.exitparse import ExitRuleParser
 from orange.engine.hooklist import parse_hooks
+from orange.engine.movers import MoverRules
 from orange.engine.roles import RoleInference
 from orange.engine.when import describe_point, find_overlap
 from orange.engine.workflow import (
@@ -51,7 +53,7 @@ _TOP = (
 )
 _STATE_KEYS = ("terminal", "respawn_prompt", "agent", "on_enter", "role", "waits_for_human")
 _ROLES: tuple[Role, ...] = get_args(Role)
-_TRANSITION_KEYS = ("from", "to", "when", "gate", "hooks")
+_TRANSITION_KEYS = ("from", "to", "when", "gate", "hooks", "by")
 _GATE_KEYS = ("section", "required", "fields", "verdict")
 
 
@@ -71,7 +73,7 @@ def load_workflow(text: str, source: str) -> Workflow:
     return _Loader(Doc(source)).load(text)
 
 
-class _Loader(ExitRuleParser, RoleInference):
+class _Loader(ExitRuleParser, RoleInference, MoverRules):
     """Reads one workflow document; every error names the file and the key."""
 
     # -- top level -------------------------------------------------------------------
@@ -99,6 +101,7 @@ class _Loader(ExitRuleParser, RoleInference):
         escalation = self._escalation(top.get("escalation"))
         monitoring = self._exit_monitoring(top.get("exit_monitoring"), escalation)
         inferred = self._infer_roles(initial, monitoring)
+        inferred_by = self._settle_by(monitoring)
         return Workflow(
             name=name,
             version=version,
@@ -113,6 +116,7 @@ class _Loader(ExitRuleParser, RoleInference):
             source=doc.source,
             source_text=text,
             inferred_roles=inferred,
+            inferred_by=inferred_by,
         )
 
     def _state_names(self, value: object) -> dict[str, object]:
@@ -222,7 +226,11 @@ class _Loader(ExitRuleParser, RoleInference):
         when = self._when(raw["when"], join(path, "when")) if "when" in raw else None
         gate = self._gate(raw["gate"], join(path, "gate")) if "gate" in raw else None
         hooks = parse_hooks(self.doc, self.prompts, raw.get("hooks"), join(path, "hooks"))
-        return Transition(from_, to, when, gate, hooks)
+        by = self._by(raw, path)
+        if by is None:  # completed once the exit rules are known (`MoverRules`)
+            self.undeclared_by.add(len(self.transitions))
+            return Transition(from_, to, when, gate, hooks)
+        return Transition(from_, to, when, gate, hooks, by)
 
     def _check_ambiguity(self) -> None:
         groups: dict[tuple[str, str], list[int]] = {}

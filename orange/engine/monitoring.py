@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from orange.engine.caller import ENGINE
 from orange.engine.decide import respawn_spec
 from orange.engine.definitions import trusted, workflow_of
 from orange.engine.exitrules import Advance, Crash, DeadSessionDecision, MarkDead, Respawn
@@ -137,10 +138,13 @@ def _carry_out(
     try:
         match decision:
             case Advance(to=target, reason=reason):
-                engine.transition(task_id, target, expect_from=status, actor=actor)
+                # Exit rules are the engine's moves, whoever runs the monitor pass.
+                engine.transition(task_id, target, expect_from=status, actor=actor, caller=ENGINE)
                 return f"advanced {status} -> {target} ({reason})"
             case Crash(escalate_to=str() as target) | Respawn(escalate_to=str() as target):
-                engine.transition(task_id, target, expect_from=status, escalation=True, actor=actor)
+                engine.transition(
+                    task_id, target, expect_from=status, escalation=True, actor=actor, caller=ENGINE
+                )
                 return f"escalated {status} -> {target} ({decision.reason})"
             case Respawn(reason=reason):
                 task = engine.store.get(task_id)

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from orange.engine.decide import resolve
 from orange.engine.gates import append_to_section
 from orange.engine.workflow import Workflow
 from orange.errors import IllegalTransition, WorkflowError
@@ -18,6 +19,7 @@ from orange.store.store import now_iso
 if TYPE_CHECKING:
     from orange.engine.decide import Outcome
     from orange.engine.engine import Engine
+    from orange.store.task import Task
 
 
 def cancel(engine: Engine, task_id: str, options: Mapping[str, Any] | None = None) -> Outcome:
@@ -25,6 +27,7 @@ def cancel(engine: Engine, task_id: str, options: Mapping[str, Any] | None = Non
     the one move allowed for a task whose definition this host does not trust: then
     none of that definition's hooks run, and only this host's own recorded bindings
     of the task are undone (`Engine.release`)."""
+    engine.caller.check_own(task_id, "cancel")
     task = engine.store.get(task_id)
     target = _role(engine.workflow(task), "cancelled")
     return engine.transition(task.id, target, options=options, human_cancel=True)
@@ -32,6 +35,7 @@ def cancel(engine: Engine, task_id: str, options: Mapping[str, Any] | None = Non
 
 def finish(engine: Engine, task_id: str, options: Mapping[str, Any] | None = None) -> Outcome:
     """Move the task to its workflow's ``role: done`` state (``orange task merge``)."""
+    engine.caller.check_own(task_id, "merge")
     task = engine.store.get(task_id)
     return engine.transition(task.id, _role(engine.workflow(task), "done"), options=options)
 
@@ -44,6 +48,7 @@ def request_changes(engine: Engine, task_id: str, message: str = "") -> Outcome:
     own, gated move (``planning`` with a plan, ``agent-review`` with a failed review),
     which a human's feedback must not make.
     """
+    engine.caller.check_own(task_id, "request changes on")
     current = engine.store.get(task_id)
     workflow = engine.workflow(current)
     target = workflow.request_changes_target(current.status)
@@ -95,6 +100,14 @@ def ask_for_help(engine: Engine, task_id: str, reason: str = "") -> Outcome:
         workflow.escalation.to,
         body_edit=_appender("## Stuck", f"{now_iso()}: ", reason),
     )
+
+
+def check_may_move(engine: Engine, task: Task, to: str, *, doing: str = "move") -> None:
+    """Refuse, before any side effect of a command (``merge`` merges first), a move its
+    caller may not take; the move itself checks again under the write lock."""
+    engine.caller.check_own(task.id, doing)
+    workflow = engine.workflow(task)
+    engine.caller.check_move(workflow, task, resolve(workflow, task, to))
 
 
 def _role(workflow: Workflow, role: str) -> str:

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from orange.engine.caller import HUMAN, Caller
 from orange.engine.definitions import is_active, workflow_of, workflow_rev, workflow_writes
 from orange.engine.edits import check_branch_unique
 from orange.engine.records import Written, require
-from orange.errors import InvalidInput
+from orange.errors import InvalidInput, NotPermitted
 from orange.home import host_name
 from orange.store import layout
 from orange.store.branches import check_branch_name
@@ -101,8 +102,15 @@ def _unused_id(snap: Snapshot) -> str:
             return candidate
 
 
-def check_deletable(snap: Snapshot, task: Task) -> None:
-    """Only a task in a state its workflow ends in can be deleted; raises otherwise."""
+def check_deletable(snap: Snapshot, task: Task, caller: Caller = HUMAN) -> None:
+    """Only a task in a state its workflow ends in can be deleted, and only by a human
+    (no agent deletes a task, not even its own: deleting is a human's housekeeping, and
+    an agent's own task is not finished while it runs); raises otherwise."""
+    if caller.kind == "agent":
+        raise NotPermitted(
+            f"{caller} may not delete tasks",
+            hint=f"ask a human to run: orange task delete {task.id}",
+        )
     if is_active(snap, task):
         ended = " or ".join(sorted(workflow_of(snap, task).terminal_states))
         raise InvalidInput(
@@ -111,12 +119,12 @@ def check_deletable(snap: Snapshot, task: Task) -> None:
         )
 
 
-def delete_task(store: TaskStore, task_id: str) -> Task:
-    """Delete a finished task (checked again under the write lock)."""
+def delete_task(store: TaskStore, task_id: str, *, caller: Caller = HUMAN) -> Task:
+    """Delete a finished task for ``caller`` (checked again under the write lock)."""
 
     def compute(snap: Snapshot) -> Written:
         task = require(snap, task_id)
-        check_deletable(snap, task)
+        check_deletable(snap, task, caller)
         return Written(
             task_id=task.id,
             event="task.deleted",

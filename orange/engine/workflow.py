@@ -10,6 +10,12 @@ name: ``role: queue`` (the state ``spawn_next`` starts tasks from), ``role: done
 moves) and ``waits_for_human: true`` (a task there waits for a person).  A file that
 does not declare them gets them inferred by the loader; `Workflow.inferred_roles` says
 which were.
+
+Each transition says who may take it (``by:``, any of `MOVERS`): an agent of the task
+in its role (``worker``, ``reviewer``), a ``human``, or the ``engine`` (exit monitoring
+and the crash rule's escalation).  A file without ``by:`` on a transition gets
+`DEFAULT_BY` (plus ``engine`` where an exit rule moves along it), and
+`Workflow.inferred_by` says so.
 """
 
 from __future__ import annotations
@@ -24,6 +30,10 @@ Verdict = Literal["PASS", "FAIL"]
 AgentWindow = Literal["worker", "reviewer", "none"]
 RuleAction = Literal["crash", "mark_dead", "respawn"]
 Role = Literal["queue", "done", "cancelled"]
+Mover = Literal["worker", "reviewer", "human", "engine"]
+MOVERS: tuple[Mover, ...] = ("worker", "reviewer", "human", "engine")
+# Who takes a transition whose definition does not say (older files, copies in refs).
+DEFAULT_BY: tuple[Mover, ...] = ("worker", "reviewer", "human")
 
 
 @dataclass(frozen=True)
@@ -78,13 +88,15 @@ class State:
 
 @dataclass(frozen=True)
 class Transition:
-    """A legal move ``from_ -> to``; ``when`` guards it, ``gate`` checks the body."""
+    """A legal move ``from_ -> to``; ``when`` guards it, ``gate`` checks the body,
+    ``by`` says who may take it (in `MOVERS` order)."""
 
     from_: str
     to: str
     when: When | None = None
     gate: Gate | None = None
     hooks: tuple[HookSpec, ...] = ()
+    by: tuple[Mover, ...] = DEFAULT_BY
 
 
 @dataclass(frozen=True)
@@ -138,6 +150,7 @@ class Escalation:
 class Workflow:
     """A validated workflow.  ``source_text`` is the exact YAML it was loaded from.
 
+    ``inferred_by`` holds one warning per transition without ``by:``.
     ``inferred_roles`` holds one warning per role or ``waits_for_human`` flag the file
     did not declare and the loader inferred, as ``<source>: states.<name>: ...``, and
     one per role no state has at all (``<source>: states: no state has role ...``);
@@ -157,6 +170,12 @@ class Workflow:
     source: str
     source_text: str = field(repr=False)
     inferred_roles: tuple[str, ...] = ()
+    inferred_by: tuple[str, ...] = ()
+
+    @property
+    def warnings(self) -> tuple[str, ...]:
+        """What the loader inferred (roles, ``by:``): `orange workflow validate` says it."""
+        return self.inferred_roles + self.inferred_by
 
     @property
     def initial_status(self) -> str:
@@ -166,6 +185,11 @@ class Workflow:
     def transitions_between(self, from_: str, to: str) -> tuple[Transition, ...]:
         """All transitions ``from_ -> to`` in file order (several when ``when`` splits)."""
         return tuple(t for t in self.transitions if t.from_ == from_ and t.to == to)
+
+    def movers(self, from_: str, to: str) -> tuple[Mover, ...]:
+        """Who may take some transition ``from_ -> to`` (empty when there is none)."""
+        found = {who for t in self.transitions_between(from_, to) for who in t.by}
+        return tuple(who for who in MOVERS if who in found)
 
     def has_transition(self, from_: str, to: str) -> bool:
         return any(t.from_ == from_ and t.to == to for t in self.transitions)
@@ -218,9 +242,9 @@ class Workflow:
     def request_changes_target(self, status: str) -> str | None:
         """Where a human sends a task in ``status`` back with changes; None if nowhere.
 
-        The schema does not say who may make a transition (there is no ``by:``), so a
-        human's send-back move is derived.  It is a transition ``status -> to`` where
+        A human's send-back move is derived.  It is a transition ``status -> to`` where
 
+        - a human may take it (``human`` in its ``by:``),
         - ``status`` waits for a human (`waits_for_human`),
         - ``to`` does not itself wait for a human and its agent is the worker
           (``agent: worker``, the default of a state with a ``respawn_prompt``; so ``to``
@@ -239,6 +263,7 @@ class Workflow:
             target = self.states[t.to] if t.from_ == status else None
             if (
                 target is not None
+                and "human" in t.by
                 and not target.waits_for_human
                 and target.agent == "worker"
                 and any(_wakes_worker(h) for h in t.hooks)

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from orange.engine.actions import Action, HookContext
+from orange.engine.caller import ENGINE, ROLE_VARIABLE, TASK_VARIABLE
 from orange.engine.decide import worker_spawn_spec
 from orange.engine.definitions import Definitions
 from orange.errors import HookFailed, OrangeError
@@ -43,9 +44,14 @@ def _worktree(task: Task) -> Path:
     return path
 
 
-def agent_env(task: Task) -> dict[str, str]:
-    """What an agent process gets: its task, Orange's home, and `orange` on PATH."""
-    env = {"ORANGE_TASK_ID": task.id, "ORANGE_HOME": str(orange_home())}
+def agent_env(task: Task, agent_role: str) -> dict[str, str]:
+    """What an agent process gets: its task and role (which moves its commands may take,
+    `orange.engine.caller`), Orange's home, and `orange` on PATH."""
+    env = {
+        TASK_VARIABLE: task.id,
+        ROLE_VARIABLE: agent_role,
+        "ORANGE_HOME": str(orange_home()),
+    }
     socket = os.environ.get("ORANGE_TMUX_SOCKET")
     if socket:
         env["ORANGE_TMUX_SOCKET"] = socket
@@ -165,10 +171,17 @@ class SpawnAgent(Action):
         pane = tmux.pane(session, window)
         if pane is not None and not pane.dead:
             return  # already running: idempotent
-        start_agent(ctx, tmux, session, window, self._harness(ctx), self.role(ctx))
+        harness = self._harness(ctx)
+        start_agent(ctx, tmux, session, window, harness, self.role(ctx), self.agent_role(ctx))
 
     def role(self, ctx: HookContext) -> str:
         return self.role_by_permissions.get(str(ctx.spec.get("permissions") or "full"), "worker")
+
+    def agent_role(self, ctx: HookContext) -> str:
+        """The agent's ``ORANGE_AGENT_ROLE``: an agent started with the review harness
+        reviews (fresh-worker's reviewer is a ``spawn_agent``), any other works."""
+        harness = str(ctx.spec.get("harness") or self.default_harness)
+        return "reviewer" if harness == "review" else "worker"
 
 
 class SpawnReviewer(SpawnAgent):
@@ -181,9 +194,18 @@ class SpawnReviewer(SpawnAgent):
     def role(self, ctx: HookContext) -> str:
         return "reviewer"
 
+    def agent_role(self, ctx: HookContext) -> str:
+        return "reviewer"
+
 
 def start_agent(
-    ctx: HookContext, tmux: Tmux, session: str, window: str, harness: harnesses.Harness, role: str
+    ctx: HookContext,
+    tmux: Tmux,
+    session: str,
+    window: str,
+    harness: harnesses.Harness,
+    role: str,
+    agent_role: str,
 ) -> None:
     task = ctx.task
     worktree = _worktree(task)
@@ -197,7 +219,7 @@ def start_agent(
     effort_key = "review_effort" if role == "reviewer" else "effort"
     effort = task.str_field(effort_key) or None
     argv = harness.command(prompt, role=role, effort=effort)  # type: ignore[arg-type]
-    tmux.start(session, window, argv, cwd=worktree, env=agent_env(task))
+    tmux.start(session, window, argv, cwd=worktree, env=agent_env(task, agent_role))
 
     monitor.install_tmux_hooks()
     monitor.ensure_running()
@@ -284,7 +306,9 @@ class SpawnNext(Action):
         pending.sort(key=lambda t: t.str_field("created_at"))
         for candidate in pending:
             try:
-                outcome = engine.spawn(candidate.id)
+                # The engine starts the next task, whoever's move freed the worktree
+                # (an agent may not move another task; spawn_next may).
+                outcome = engine.spawn(candidate.id, caller=ENGINE)
             except PoolFull:
                 return
             except OrangeError as exc:

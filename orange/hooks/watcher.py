@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from orange.engine.caller import ROLE_VARIABLE, TASK_VARIABLE
 from orange.home import orange_home
 from orange.hooks.tmux import Tmux
 from orange.store.lock import attempt
@@ -80,9 +81,13 @@ def ensure_running() -> None:
         return
     logs = orange_home() / "logs"
     logs.mkdir(parents=True, exist_ok=True)
+    # Often started by an agent's own command: the monitor is not that agent, and what
+    # it starts must not inherit the agent's identity.
+    env = {k: v for k, v in os.environ.items() if k not in (ROLE_VARIABLE, TASK_VARIABLE)}
     with open(logs / "monitor.log", "a") as out:
         subprocess.Popen(
             [sys.executable, "-m", "orange", "monitor"],
+            env=env,
             stdin=subprocess.DEVNULL,
             stdout=out,
             stderr=out,

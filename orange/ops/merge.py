@@ -41,6 +41,7 @@ def merge_task(
             f"task {task.id} is {task.status}; it cannot be merged from there",
             hint=f"from {task.status} it can go to: {targets or 'nowhere'}",
         )
+    requests.check_may_move(engine, task, done, doing="merge")  # before git is touched
     _check_worktree(project, task, force=force)
     if task.str_field("pr_url") and not local:
         messages = _merged_on_github(project, task.str_field("pr_url"))

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from orange.engine.caller import HUMAN, Caller
 from orange.engine.edits import update_fields
-from orange.engine.engine import WorkingCopies
+from orange.engine.ports import WorkingCopies
 from orange.errors import InvalidInput
 from orange.hooks import places
 from orange.hooks.git import git, git_ok
@@ -14,9 +15,16 @@ from orange.store.task import Task
 
 
 def rename_branch(
-    store: TaskStore, copies: WorkingCopies | None, task: Task, new: str | None
+    store: TaskStore,
+    copies: WorkingCopies | None,
+    task: Task,
+    new: str | None,
+    *,
+    caller: Caller = HUMAN,
 ) -> Task:
-    """Rename (``new``) or adopt (None: the branch checked out in the worktree)."""
+    """Rename (``new``) or adopt (None: the branch checked out in the worktree), for
+    ``caller`` (checked before git is touched)."""
+    caller.check_own(task.id, "edit")
     worktree = places.local_workspace(task)
     live = worktree is not None and worktree.is_dir()
     if new is None:
@@ -46,7 +54,7 @@ def rename_branch(
     if old_session and new_session:
         changes["tmux_session"] = new_session
     try:
-        updated = update_fields(store, task.id, changes, copies=copies)
+        updated = update_fields(store, task.id, changes, copies=copies, caller=caller)
     except Exception:
         if renamed_git and worktree is not None:
             git("branch", "-m", new, task.branch, cwd=worktree, check=False)

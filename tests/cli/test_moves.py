@@ -640,7 +640,7 @@ def test_committed_workflow_governs_old_tasks_and_edits_govern_new_ones(
     user_file.write_text(shipped)
     old = h.create("old", "created under the full table")
 
-    removed = "  - from: pending\n    to: cancelled\n    hooks: []                 # pending"
+    removed = "  - from: pending\n    to: cancelled\n    by: [human]\n    hooks: []   "
     assert removed in shipped
     edited = shipped.replace(removed, "  # (removed)")
     user_file.write_text(edited)

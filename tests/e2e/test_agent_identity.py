@@ -1,0 +1,75 @@
+"""Agents carry who they are (issue 9, "Who may move"): the processes Orange starts in
+tmux get ``ORANGE_TASK_ID`` and ``ORANGE_AGENT_ROLE``, and an agent's own `orange`
+commands are held to its role's moves: a scripted worker in a real pane tries the
+stuck detour (``working -> stuck -> reviewing``) and is refused the human's move.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from tests.e2e.conftest import World, wait_for
+
+# Records its identity, and as the worker plans, starts work, asks for help and tries
+# to send itself to the human's review; then holds its pane.
+AGENT = """#!__PYTHON__
+import json, os, subprocess, sys, time
+role = sys.argv[1]
+task = os.environ.get("ORANGE_TASK_ID", "")
+seen = {k: os.environ.get(k) for k in ("ORANGE_TASK_ID", "ORANGE_AGENT_ROLE")}
+steps = []
+if role == "worker":
+    with open("TASK.md", "a") as copy:
+        copy.write("\\n## Plan\\n\\nAPPROACH: small steps\\nTOUCHING: app.py\\n")
+    for status in ("working", "stuck", "reviewing"):
+        done = subprocess.run(["orange", "task", "update", "--status", status],
+                              capture_output=True, text=True)
+        steps.append([status, done.returncode, done.stderr])
+with open(os.path.join(__OUT__, task + "-" + role + ".json"), "w") as out:
+    json.dump({"env": seen, "steps": steps}, out)
+print("AGENT-DONE", flush=True)
+time.sleep(600)
+"""
+
+
+def test_agents_carry_their_task_and_role_and_keep_to_their_moves(
+    world: World, tmp_path: Path
+) -> None:
+    out = tmp_path / "agents"
+    out.mkdir()
+    script = tmp_path / "identity-agent"
+    script.write_text(
+        AGENT.replace("__PYTHON__", sys.executable).replace("__OUT__", repr(str(out)))
+    )
+    script.chmod(0o755)
+    world.set_harness("ident", [str(script), "worker", "{prompt}"], [str(script), "reviewer"])
+
+    worked = world.create("detour", "Try the stuck detour", "--harness", "ident")
+    reviewed = world.create(
+        "pr-review", "Review a PR", "--harness", "ident", "--status", "agent-review"
+    )
+
+    def record(task: str, role: str) -> dict[str, object] | None:
+        path = out / f"{task}-{role}.json"
+        return json.loads(path.read_text()) if path.exists() else None
+
+    worker = wait_for(lambda: record(worked, "worker"), what="the worker's record")
+    reviewer = wait_for(lambda: record(reviewed, "reviewer"), what="the reviewer's record")
+    assert worker["env"] == {"ORANGE_TASK_ID": worked, "ORANGE_AGENT_ROLE": "worker"}
+    assert reviewer["env"] == {"ORANGE_TASK_ID": reviewed, "ORANGE_AGENT_ROLE": "reviewer"}
+    assert worker["steps"] == [
+        ["working", 0, ""],
+        ["stuck", 0, ""],
+        [
+            "reviewing",
+            1,
+            f"orange: stuck -> reviewing is a human move; the worker agent of task {worked} "
+            f"may not take it (ask a human to run: orange task update {worked} --status "
+            "reviewing)\n",
+        ],
+    ]
+    assert world.status(worked) == "stuck"
+    world.ok("task", "update", worked, "--status", "reviewing")  # a human may
+    assert world.status(worked) == "reviewing"

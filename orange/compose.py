@@ -14,6 +14,7 @@ from functools import cache
 from orange.engine.actions import Registry
 from orange.engine.engine import AgentProbe, Engine, WorkingCopies
 from orange.hooks.adapters import TmuxProbe
+from orange.hooks.adopt import ensure_adopted
 from orange.hooks.registry import full_registry
 from orange.hooks.workcopy import RuntimeCopies
 from orange.projects import Project, open_store
@@ -42,6 +43,7 @@ def build_engine(
     """The engine for ``project``'s tasks, acting as ``actor`` (``cli``, ``agent``,
     ``monitor``, ``git-hook``; None: from the environment)."""
     parts = runtime()
+    ensure_adopted(project)  # once per project: an older installation's running tasks
     return Engine(
         store if store is not None else open_store(project),
         project,

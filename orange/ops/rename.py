@@ -5,7 +5,7 @@ from __future__ import annotations
 from orange.engine.edits import update_fields
 from orange.engine.engine import WorkingCopies
 from orange.errors import InvalidInput
-from orange.hooks import places
+from orange.hooks import bindings
 from orange.hooks.git import git, git_ok
 from orange.hooks.tmux import Tmux
 from orange.store.branches import check_branch_name
@@ -17,7 +17,7 @@ def rename_branch(
     store: TaskStore, copies: WorkingCopies | None, task: Task, new: str | None
 ) -> Task:
     """Rename (``new``) or adopt (None: the branch checked out in the worktree)."""
-    worktree = places.local_workspace(task)
+    worktree = bindings.workspace_of(task)
     live = worktree is not None and worktree.is_dir()
     if new is None:
         if not live:
@@ -42,6 +42,7 @@ def rename_branch(
             renamed_git = True
     changes: dict[str, object] = {"branch": new}
     old_session = task.str_field("tmux_session")
+    bound = bindings.session_of(task)  # only a session this host started is renamed
     new_session = Tmux.session_name(task.project, new) if old_session else None
     if old_session and new_session:
         changes["tmux_session"] = new_session
@@ -51,8 +52,9 @@ def rename_branch(
         if renamed_git and worktree is not None:
             git("branch", "-m", new, task.branch, cwd=worktree, check=False)
         raise
-    if old_session and new_session and old_session != new_session:
+    if bound and new_session and bound != new_session:
+        bindings.record(task.project, task.id, session=new_session)
         tmux = Tmux()
-        if tmux.has_session(old_session):
-            tmux.rename_session(old_session, new_session)
+        if tmux.has_session(bound):
+            tmux.rename_session(bound, new_session)
     return updated  # the caller brings the working copy up to date, once

@@ -84,9 +84,7 @@ def _events(world: World, task_id: str) -> list[str]:
     return [h["event"] for h in history]
 
 
-def test_monitor_leaves_a_fetched_task_naming_this_host_alone(
-    world: World, tmp_path: Path
-) -> None:
+def test_monitor_leaves_a_fetched_task_naming_this_host_alone(world: World, tmp_path: Path) -> None:
     pid = _victim_session(world)
     task_id = plant(
         world, tmp_path, status="planning", host="testhost", workspace="proj--2",

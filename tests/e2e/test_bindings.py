@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import uuid
@@ -167,3 +168,22 @@ def test_an_older_installation_is_adopted_once_and_deaths_still_handled(world: W
     os.killpg(int(pid), signal.SIGKILL)  # the agent dies: the monitor handles it
     crashed = wait_for(lambda: world.task(task_id).int_field("crash_count") == 1, 20)
     assert crashed and "agent.crashed" in _events(world, task_id)
+
+
+def test_adoption_takes_no_worktree_outside_the_pool(world: World, tmp_path: Path) -> None:
+    pid = _victim_session(world)
+    world.ok("workspace", "init")  # the pool exists, so ``workspaces/../outside`` resolves
+    outside = make_repo(orange_home() / "outside")
+    (outside / "precious.txt").write_text("the user's work\n")
+    task_id = plant(
+        world, tmp_path, status="planning", host="testhost", workspace="../outside",
+        tmux_session=VICTIM,
+    )  # fmt: skip
+    # An installation from before the records meets it: adoption runs, takes nothing.
+    shutil.rmtree(bindings.project_dir("proj"))
+    world.ok("monitor", "--once")
+    assert bindings.read("proj", task_id) is None
+    assert "adopted 0" in (bindings.project_dir("proj") / "adopted").read_text()
+    world.ok("task", "cancel", task_id, "--force", "--yes")
+    assert (outside / "precious.txt").read_text() == "the user's work\n"
+    assert _victim_alive(world, pid)

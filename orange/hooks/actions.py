@@ -41,8 +41,7 @@ def _worktree(task: Task) -> Path:
     if path is None:
         raise HookFailed(
             f"task {task.id} has no workspace bound on this host",
-            hint=f"runtime fields from the ref are never enough: start it with "
-            f"`orange task spawn {task.id}` where it runs",
+            hint="it runs on another host, or was never started here",
         )
     return path
 

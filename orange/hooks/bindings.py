@@ -21,9 +21,10 @@ machines whose tmux servers are not.  Per project, as the pool is.
 
 Crash-safe: a record is written to a temporary file and renamed into place, so readers
 see the old record or the new one; a file that does not parse as a record (cut short,
-edited, garbage) counts as no record and is never an error.  A record is written while
-this host's per-task lock is held (`Engine.busy`): a move prepares and carries out its
-effects under it, so one task's record has one writer at a time.
+edited, garbage) counts as no record and is never an error.  Hook actions write a record
+while this host's per-task lock is held (`Engine.busy`: a move prepares and carries out
+its effects under it), so one task's record has one writer at a time; the one other
+writer, a branch rename, changes only the session name of a task it just renamed.
 
 The ``adopted`` marker file in a project's folder says the store exists: an
 installation from before records gets its running tasks adopted once

@@ -23,6 +23,7 @@ import pytest
 from orange.home import orange_home
 from orange.hooks import bindings
 from orange.store import layout
+from orange.store.layout import shard
 from orange.store.task import Task
 from tests.conftest import git, make_repo
 from tests.e2e.conftest import World, wait_for
@@ -44,11 +45,11 @@ def _git_in(cwd: Path, *args: str, stdin: str | None = None, env: Mapping[str, s
     return result.stdout.strip()
 
 
-def plant(world: World, tmp_path: Path, **changes: Any) -> str:
+def plant(world: World, tmp_path: Path, task_id: str = "", **changes: Any) -> str:
     """A teammate's task: a copy of a real task with ``changes``, committed with plain
     git in a second clone, then fetched here as a teammate's push would arrive."""
     base = world.task(world.create(f"base-{uuid.uuid4().hex[:6]}", "Base", "--no-spawn"))
-    task_id = f"zz{uuid.uuid4().hex[:6]}"
+    task_id = task_id or f"zz{uuid.uuid4().hex[:6]}"
     fields = {**base.fields, "id": task_id, "branch": f"mate-{task_id}", **changes}
     text = Task(fields=fields, body="\n## Context\n\nfrom a teammate\n").render()
     clone = tmp_path / f"mate-{task_id}"
@@ -142,6 +143,16 @@ def test_the_pool_does_not_count_a_fetched_task(world: World, tmp_path: Path) ->
     assert [(r["name"], r["task"]) for r in rows] == [("proj--1", mine), ("proj--2", None)]
     assert world.task(planted).str_field("workspace") == "proj--1"  # its field, unchanged
 
+    # A command run in the worktree is about the task this host bound it to, even when
+    # a fetched task naming the worktree comes first in the ref.
+    first = next(i for i in (f"aa{n:06d}" for n in range(999)) if shard(i) < shard(mine))
+    plant(world, tmp_path, task_id=first, status="working", host="testhost",
+          workspace="proj--1")  # fmt: skip
+    worktree = orange_home() / "workspaces" / "proj--1"
+    world.ok("task", "update", "--summary", "from the worktree", cwd=worktree)
+    assert world.task(mine).summary == "from the worktree"
+    assert world.task(first).summary == "Base"
+
 
 def test_an_older_installation_is_adopted_once_and_deaths_still_handled(world: World) -> None:
     world.set_harness("hold", HOLD)
@@ -187,3 +198,23 @@ def test_adoption_takes_no_worktree_outside_the_pool(world: World, tmp_path: Pat
     world.ok("task", "cancel", task_id, "--force", "--yes")
     assert (outside / "precious.txt").read_text() == "the user's work\n"
     assert _victim_alive(world, pid)
+
+
+def test_respawn_and_attach_start_nothing_for_a_fetched_task(world: World, tmp_path: Path) -> None:
+    world.ok("workspace", "init")
+    task_id = plant(
+        world, tmp_path, status="planning", host="testhost", workspace="proj--2",
+        tmux_session="proj/mate", harness="fake",
+    )  # fmt: skip
+    tip = git(world.repo, "rev-parse", "refs/orange/tasks")
+    respawn = world.orange("task", "respawn", task_id)
+    assert (respawn.code, respawn.err) == (
+        1,
+        f"orange: task {task_id} has no workspace bound on this host "
+        "(it runs on another host, or was never started here)\n",
+    )
+    attach = world.orange("task", "attach", task_id)
+    assert attach.code == 1 and "no running tmux session on this host" in attach.err
+    assert git(world.repo, "rev-parse", "refs/orange/tasks") == tip  # nothing written
+    assert world.tmux("list-sessions", "-F", "#{session_name}") == ""
+    assert world.prompts(task_id, "worker") == []

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections import Counter
 
 from orange.engine.definitions import Definitions
+from orange.errors import OrangeError
 from orange.home import host_name
 from orange.hooks import bindings
 from orange.hooks.places import pool_path
@@ -26,7 +27,8 @@ from orange.store.task import Task
 def ensure_adopted(project: Project, snap: Snapshot | None = None) -> int | None:
     """Adopt the running tasks of an older installation, once.  Returns how many were
     adopted, None when the store already existed (one stat: cheap on every call).
-    A home that cannot be written leaves it for the next call, never an error."""
+    A home that cannot be written or a tmux that cannot be asked leaves it for the
+    next call, never an error."""
     if bindings.started(project.name):
         return None
     try:
@@ -45,7 +47,7 @@ def ensure_adopted(project: Project, snap: Snapshot | None = None) -> int | None
             )
         ids = " ".join(t.id for t in found)
         bindings.mark_started(project.name, f"{now_iso()} adopted {len(found)}: {ids}".strip())
-    except OSError:
+    except (OSError, OrangeError):  # a read-only home, no tmux: the next call tries again
         return None
     return len(found)
 

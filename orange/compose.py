@@ -17,6 +17,7 @@ from orange.engine.caller import ENGINE, Caller, from_env
 from orange.engine.engine import Engine
 from orange.engine.ports import AgentProbe, WorkingCopies
 from orange.hooks.adapters import TmuxProbe
+from orange.hooks.adopt import ensure_adopted
 from orange.hooks.local_release import release_recorded_bindings
 from orange.hooks.registry import full_registry
 from orange.hooks.workcopy import RuntimeCopies
@@ -52,6 +53,7 @@ def build_engine(
     ``monitor``, ``git-hook``; None: from the environment) on behalf of ``caller``:
     the engine for the monitor, else who this process is (`process_caller`)."""
     parts = runtime()
+    ensure_adopted(project)  # once per project: an older installation's running tasks
     if caller is None:
         caller = ENGINE if actor == "monitor" else process_caller()
     return Engine(

@@ -9,6 +9,7 @@ from pathlib import Path
 from orange import projects
 from orange.errors import InvalidInput, NotFound
 from orange.home import orange_home
+from orange.hooks.bindings import workspace_of
 from orange.projects import Project, open_store
 from orange.store.store import TaskStore
 from orange.store.task import Task
@@ -48,6 +49,11 @@ def _task_of_workspace() -> str | None:
             for task in snap.tasks()
             if isinstance(task, Task) and task.str_field("workspace") == name
         ]
+        # The task this host bound the worktree to, if any: a task that arrived in the
+        # ref naming it is never taken for the worktree's own (DESIGN §8).
+        bound = [task for task in holders if workspace_of(task) is not None]
+        if len(bound) == 1:
+            return bound[0].id
         if len(holders) > 1:  # a finished task that kept the name: ask its workflow
             # The workflows are loaded for this rare case only (the agents' hot path).
             from orange.engine.definitions import is_active

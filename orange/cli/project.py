@@ -13,6 +13,7 @@ from orange.cli.output import emit_json
 from orange.engine.catalog import load_named
 from orange.errors import InvalidInput, OrangeError
 from orange.githooks.shims import install_hooks
+from orange.hooks.adopt import ensure_adopted
 
 HELP = "Register and configure projects."
 
@@ -32,6 +33,9 @@ def add(
     """Register the repository at PATH as a project."""
     _check_workflow(workflow)
     project = projects.add(path, name=name, pool_size=pool_size, workflow=workflow)
+    # The project's binding record store starts now (adopting what an older Orange
+    # may be running for it): from here on only this host's records bind anything.
+    ensure_adopted(project)
 
     try:
         install_hooks(project.path)

@@ -13,6 +13,7 @@ from orange.cli.moves import TaskArg
 from orange.cli.output import emit_json, task_object
 from orange.cli.task import JsonOpt, ProjectOpt
 from orange.errors import InvalidInput
+from orange.hooks.bindings import session_of, workspace_of
 from orange.hooks.github import create_pr as open_pr
 from orange.hooks.places import agent_window
 from orange.hooks.snapshots import restore as restore_snapshot
@@ -26,17 +27,19 @@ def attach(task: TaskArg = None, project: ProjectOpt = None) -> None:
     ref = locate(task, project)
     engine = engine_for(ref)
     current = ref.store.get(ref.task_id)
-    session = current.str_field("tmux_session")
+    # Only what this host bound (DESIGN §8): a session or worktree named by the ref
+    # alone is neither respawned into nor attached to.
+    session = session_of(current)
     workflow = engine.workflow(current)
     state = workflow.states.get(current.status)
-    if state is not None and state.respawn_prompt and current.str_field("workspace"):
+    if state is not None and state.respawn_prompt and workspace_of(current) is not None:
         probe = engine.probe
         if probe is not None and not probe.is_alive(current, state.agent):
             report_outcome(engine.respawn(ref.task_id), False)
-            session = ref.store.get(ref.task_id).str_field("tmux_session")
+            session = session_of(ref.store.get(ref.task_id))
     if not session or not Tmux().has_session(session):
         raise InvalidInput(
-            f"task {current.id} has no running tmux session",
+            f"task {current.id} has no running tmux session on this host",
             hint=f"start it with `orange task spawn {current.id}`",
         )
     Tmux().attach(session)
@@ -52,9 +55,9 @@ def peek(
 
     ref = locate(task, project)
     current = ref.store.get(ref.task_id)
-    session = current.str_field("tmux_session")
+    session = session_of(current)
     if not session:
-        raise InvalidInput(f"task {current.id} has no tmux session")
+        raise InvalidInput(f"task {current.id} has no tmux session on this host")
     state = engine_for(ref).workflow(current).states.get(current.status)
     window = agent_window(current, state.agent if state else "worker")
     tmux = Tmux()

@@ -64,7 +64,7 @@ class LocalRelease(Protocol):
     its recorded worktree) and says what it did.  Used by a human's cancel of a task
     whose definition is not trusted here, which runs none of that definition's hooks."""
 
-    def __call__(self, engine: Engine, task: Task) -> list[str]: ...
+    def __call__(self, engine: Engine, task: Task, *, force: bool) -> list[str]: ...
 
 
 class Action:

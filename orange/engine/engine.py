@@ -356,7 +356,8 @@ class Engine:
         if acted.untrusted and self.release is not None:
             # A cancel of an untrusted task: none of its hooks ran; undo only what this
             # host itself bound to it (its recorded session and worktree).
-            outcome.messages.extend(self.release(self, after))
+            force = bool(options.get("force"))
+            outcome.messages.extend(self.release(self, after, force=force))
         return outcome
 
     def _run_effects(self, acted: Acted, options: Mapping[str, Any], outcome: Outcome) -> None:

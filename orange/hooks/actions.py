@@ -19,8 +19,8 @@ from orange.engine.decide import worker_spawn_spec
 from orange.engine.definitions import Definitions
 from orange.errors import HookFailed, OrangeError
 from orange.home import host_name, orange_home
+from orange.hooks import bindings, snapshots, workcopy, workspace
 from orange.hooks import harness as harnesses
-from orange.hooks import places, snapshots, workcopy, workspace
 from orange.hooks import watcher as monitor
 from orange.hooks.git import git
 from orange.hooks.github import create_pr
@@ -38,10 +38,21 @@ def _project(ctx: HookContext) -> Project:
 
 
 def _worktree(task: Task) -> Path:
-    path = places.local_workspace(task)
+    path = bindings.workspace_of(task)
     if path is None:
-        raise HookFailed(f"task {task.id} has no workspace on this machine")
+        raise HookFailed(
+            f"task {task.id} has no workspace bound on this host",
+            hint="it runs on another host, or was never started here",
+        )
     return path
+
+
+def _session(task: Task) -> str:
+    """The task's tmux session that this host recorded starting (DESIGN §8)."""
+    session = bindings.session_of(task)
+    if session is None:
+        raise HookFailed(f"task {task.id} has no tmux session bound on this host")
+    return session
 
 
 def agent_env(task: Task, agent_role: str) -> dict[str, str]:
@@ -81,6 +92,8 @@ class AcquireWorkspace(Action):
         project = _project(ctx)
         task = ctx.task
         assert ctx.snapshot is not None
+        if task.project != project.name:
+            raise HookFailed(f"task {task.id} names project {task.project!r}, not {project.name}")
         choice = workspace.choose(ctx.snapshot, project, task)
         workspace.ensure_worktree(project, choice.path)
         workspace.checkout_branch(project, choice.path, task.branch, ctx.messages)
@@ -98,6 +111,10 @@ class AcquireWorkspace(Action):
                 harnesses.resolve(name).setup(choice.path)
             except OrangeError:
                 pass  # spawning reports a missing harness with its own clear error
+        # Recorded before the commit, under the store's lock, so the next task's choice
+        # sees the worktree taken; a move that is then not committed leaves a record
+        # the ref does not agree with, which counts for nothing (`bindings`).
+        bindings.record(task.project, task.id, workspace=choice.name)
         return {"workspace": choice.name, "host": host_name()}
 
 
@@ -107,7 +124,9 @@ class ReleaseWorkspace(Action):
     name = "release_workspace"
 
     def prepare(self, ctx: HookContext) -> dict[str, Any]:
-        path = places.local_workspace(ctx.before)
+        # Only a worktree this host bound: a `workspace` from the ref alone is never
+        # reset (the field is cleared, nothing on disk is touched).
+        path = bindings.workspace_of(ctx.before)
         if path is None or not path.is_dir():
             return {"workspace": None} if ctx.before.str_field("workspace") else {}
 
@@ -128,10 +147,10 @@ class ReleaseWorkspace(Action):
         return {"workspace": None}
 
     def apply(self, ctx: HookContext) -> None:
-        path = places.local_workspace(ctx.before)
-        if path is None or not path.is_dir():
-            return
-        workspace.reset(_project(ctx), path)
+        path = bindings.workspace_of(ctx.before)
+        if path is not None and path.is_dir():
+            workspace.reset(_project(ctx), path)
+        bindings.record(ctx.before.project, ctx.before.id, workspace="")
 
 
 class SpawnAgent(Action):
@@ -154,8 +173,13 @@ class SpawnAgent(Action):
         task = ctx.task
         if not task.str_field("workspace"):
             raise HookFailed(f"task {task.id} has no workspace to run an agent in")
+        _worktree(task)  # bound by this host, or no process is started here
         harness = self._harness(ctx)
-        updates: dict[str, Any] = {"tmux_session": Tmux.session_name(task.project, task.branch)}
+        session = Tmux.session_name(task.project, task.branch)
+        # Recorded before the commit (as a worktree is): an agent this host is about to
+        # start is this host's to watch, even if the start never happens.
+        bindings.record(task.project, task.id, session=session)
+        updates: dict[str, Any] = {"tmux_session": session}
         if not task.str_field("harness"):
             updates["harness"] = harness.name
         increment = ctx.spec.get("increment")
@@ -166,13 +190,14 @@ class SpawnAgent(Action):
     def apply(self, ctx: HookContext) -> None:
         task = ctx.task
         tmux = Tmux()
-        session = task.str_field("tmux_session") or Tmux.session_name(task.project, task.branch)
+        session = _session(task)
         window = self.window(ctx)
         pane = tmux.pane(session, window)
         if pane is not None and not pane.dead:
             return  # already running: idempotent
         harness = self._harness(ctx)
         start_agent(ctx, tmux, session, window, harness, self.role(ctx), self.agent_role(ctx))
+        bindings.record(task.project, task.id, run=task.str_field("agent_run"))
 
     def role(self, ctx: HookContext) -> str:
         return self.role_by_permissions.get(str(ctx.spec.get("permissions") or "full"), "worker")
@@ -232,20 +257,21 @@ class KillSession(Action):
         return {"tmux_session": None} if ctx.before.str_field("tmux_session") else {}
 
     def apply(self, ctx: HookContext) -> None:
-        session = ctx.before.str_field("tmux_session")
-        if session and ctx.before.str_field("host") in ("", host_name()):
+        session = bindings.session_of(ctx.before)  # a session name from the ref alone: never
+        if session:
             tmux = Tmux()
             if runs_inside(tmux, session):
                 ctx.defer(lambda: tmux.kill_session(session))
             else:
                 tmux.kill_session(session)
+        bindings.record(ctx.before.project, ctx.before.id, session="", run="")
 
 
 class KillReviewer(Action):
     name = "kill_reviewer"
 
     def apply(self, ctx: HookContext) -> None:
-        session = ctx.before.str_field("tmux_session")
+        session = bindings.session_of(ctx.before)
         if session:
             tmux = Tmux()
             window = reviewer_window(ctx.before)
@@ -262,9 +288,7 @@ class NotifyWorker(Action):
 
     def apply(self, ctx: HookContext) -> None:
         task = ctx.task
-        session = task.str_field("tmux_session")
-        if not session:
-            raise HookFailed(f"task {task.id} has no tmux session to notify")
+        session = _session(task)  # never types into a session named only by the ref
         tmux = Tmux()
         pane = tmux.pane(session, WORKER)
         if pane is not None and not pane.dead:

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from orange.hooks.bindings import session_of
 from orange.hooks.places import agent_window
 from orange.hooks.tmux import Tmux
 from orange.store.task import Task
@@ -12,7 +13,7 @@ class TmuxProbe:
     """Is the agent of the task's current state running? (DESIGN §5)"""
 
     def is_alive(self, task: Task, agent: str) -> bool:
-        session = task.str_field("tmux_session")
+        session = session_of(task)  # only a session this host started (DESIGN §8)
         if not session:
             return False
         window = agent_window(task, agent)

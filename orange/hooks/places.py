@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from orange.home import host_name, orange_home
+from orange.home import orange_home
 from orange.store.task import Task
 
 WORKER = "worker"
@@ -26,12 +26,20 @@ def pool_name(project: str, n: int) -> str:
     return f"{project}--{n}"
 
 
-def local_workspace(task: Task) -> Path | None:
-    """The task's worktree on this machine, if it has one here."""
-    name = task.str_field("workspace")
-    if not name or task.str_field("host") not in ("", host_name()):
+def pool_path(project: str, name: str) -> Path | None:
+    """The path of pool worktree ``name`` of ``project``, or None when ``name`` is not
+    one: anything but ``<project>--<n>`` (so no ``..``, no ``/``), or a path that
+    resolves outside the pool (a symlink).  A ``workspace`` field that fails this is
+    never acted on (DESIGN §8)."""
+    prefix = f"{project}--"
+    number = name.removeprefix(prefix)
+    if not project or not name.startswith(prefix) or not (number.isascii() and number.isdigit()):
         return None
-    return workspace_path(name)
+    path = workspace_path(name)
+    root = workspaces_root().resolve()
+    if path.resolve().parent != root:
+        return None
+    return path
 
 
 def reviewer_window(task: Task) -> str:

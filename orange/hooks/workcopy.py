@@ -15,8 +15,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from orange.errors import BrokenTaskFile
+from orange.hooks.bindings import workspace_of
 from orange.hooks.git import git, merge_file, tracks
-from orange.hooks.places import local_workspace
 from orange.store import taskfile
 from orange.store.task import Task
 
@@ -79,7 +79,7 @@ class RuntimeCopies:
     """`orange.engine.engine.WorkingCopies` for worktrees on this machine."""
 
     def take_in(self, task: Task) -> tuple[str, bool] | None:
-        worktree = local_workspace(task)
+        worktree = workspace_of(task)  # only a worktree this host bound (DESIGN §8)
         if worktree is None or not worktree.is_dir():
             return None
         path = copy_path(worktree)
@@ -90,7 +90,7 @@ class RuntimeCopies:
         return merge(task.body, base, body_of_copy(path.read_text()))
 
     def after_write(self, task: Task) -> None:
-        worktree = local_workspace(task)
+        worktree = workspace_of(task)
         if worktree is None or not worktree.is_dir():
             return
         path = copy_path(worktree)

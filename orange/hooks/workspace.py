@@ -1,8 +1,10 @@
 """The worktree pool: ``$ORANGE_HOME/workspaces/<project>--<n>``, created lazily.
 
-The pool is derived state (DESIGN §2): a workspace is bound exactly when an active task
-on this host names it, and binding is part of the transition commit, which runs under
-the store's write lock — so two tasks never get one worktree.
+The pool is derived state (DESIGN §2, §8): a workspace is bound exactly when this host's
+local record names it for an active task whose ref still agrees (`orange.hooks.bindings`)
+— a task that arrived in the ref naming a worktree here binds nothing.  Binding is
+recorded and committed under the store's write lock, so two tasks never get one
+worktree.
 """
 
 from __future__ import annotations
@@ -12,28 +14,26 @@ from pathlib import Path
 
 from orange.engine.definitions import Definitions
 from orange.errors import HookFailed
-from orange.home import host_name
-from orange.hooks import workcopy
+from orange.hooks import bindings, workcopy
 from orange.hooks.git import GitFailed, git, git_ok
-from orange.hooks.places import local_workspace, pool_name, workspace_path
+from orange.hooks.places import pool_name, workspace_path
 from orange.projects import Project
 from orange.store.store import Snapshot
 from orange.store.task import Task
 
 
 def holders(snap: Snapshot, project: str) -> dict[str, str]:
-    """Workspace name → id of the active task on this host that holds it."""
+    """Workspace name → id of the active task this host bound it to."""
     held: dict[str, str] = {}
-    me = host_name()
     known = Definitions(snap)
     for task in snap.tasks():
         if not isinstance(task, Task) or task.project != project:
             continue
-        if not known.task_is_active(task):
+        if not task.str_field("workspace") or not known.task_is_active(task):
             continue
-        name = task.str_field("workspace")
-        if name and task.str_field("host") in ("", me):
-            held[name] = task.id
+        path = bindings.workspace_of(task)
+        if path is not None:
+            held[path.name] = task.id
     return held
 
 
@@ -45,7 +45,7 @@ class Choice:
 
 def choose(snap: Snapshot, project: Project, task: Task) -> Choice:
     """The task's workspace: the one it holds, else the first free one in the pool."""
-    current = local_workspace(task)
+    current = bindings.workspace_of(task)
     if current is not None:
         return Choice(current.name, current)
     held = holders(snap, project.name)

@@ -12,6 +12,12 @@ Reaction is immediate where tmux can tell us (``pane-died`` / ``session-closed``
 run ``orange monitor --once``) and a ref moved by git wakes the loop; the poll is the
 safety net.  One monitor loop runs per host (a flock); it exits when this host has no
 active tasks left.
+
+Only what this host bound is watched (DESIGN §8): a task counts when this host's local
+record names its tmux session and the ref agrees (`orange.hooks.bindings`).  A task that
+arrived in the ref naming this host, a session and a worktree is never judged here, so
+no hook of it runs and no session of that name is touched.  An installation from before
+the records has its running tasks adopted once, at its first pass (`orange.hooks.adopt`).
 """
 
 from __future__ import annotations
@@ -27,7 +33,9 @@ from orange.engine.definitions import Definitions
 from orange.engine.engine import Engine
 from orange.engine.monitoring import BUSY, handle_dead_session
 from orange.errors import OrangeError
-from orange.home import host_name, orange_home
+from orange.home import orange_home
+from orange.hooks.adopt import ensure_adopted
+from orange.hooks.bindings import session_of
 from orange.hooks.places import agent_window
 from orange.hooks.tmux import PaneInfo, Tmux
 from orange.hooks.watcher import lock_path, write_status
@@ -69,11 +77,11 @@ def run_pass(task_filter: str | None = None) -> PassReport:
             continue
         engine: Engine | None = None
         snap = store.snapshot()
+        ensure_adopted(project, snap)
         known = Definitions(snap)
-        for task in _local_active(snap, known, project.name):
+        for task, session in _local_active(snap, known, project.name):
             report.active += 1
-            session = task.str_field("tmux_session")
-            if not session or (task_filter and not task.id.startswith(task_filter)):
+            if task_filter and not task.id.startswith(task_filter):
                 continue
             engine = engine or build_engine(project, actor="monitor", store=store)
             workflow = known.of(task)
@@ -104,14 +112,16 @@ def run_pass(task_filter: str | None = None) -> PassReport:
     return report
 
 
-def _local_active(snap: Snapshot, known: Definitions, project: str) -> Iterator[Task]:
-    """The project's active tasks that belong to this host."""
-    me = host_name()
+def _local_active(snap: Snapshot, known: Definitions, project: str) -> Iterator[tuple[Task, str]]:
+    """The project's active tasks whose agent this host started, with its session."""
     for task in snap.tasks():
         if not isinstance(task, Task) or task.project != project:
             continue
-        if task.str_field("host") in ("", me) and known.task_is_active(task):
-            yield task
+        if not task.str_field("tmux_session") or not known.task_is_active(task):
+            continue
+        session = session_of(task)
+        if session is not None:
+            yield task, session
 
 
 def _why_dead(panes: Mapping[tuple[str, str], PaneInfo], session: str, window: str) -> str | None:

@@ -14,7 +14,7 @@ from orange.engine import requests
 from orange.engine.decide import Outcome
 from orange.engine.engine import Engine
 from orange.errors import InvalidInput
-from orange.hooks import github, places, workspace
+from orange.hooks import bindings, github, workspace
 from orange.hooks.git import GitFailed, git, git_ok
 from orange.hooks.snapshots import unsaved_work
 from orange.projects import Project
@@ -58,7 +58,7 @@ def merge_task(
 
 def _check_worktree(project: Project, task: Task, *, force: bool) -> None:
     """The task's worktree holds its branch, and (unless ``force``) no unsaved work."""
-    worktree = places.local_workspace(task)
+    worktree = bindings.workspace_of(task)
     if worktree is None or not worktree.is_dir():
         return
     current = git("symbolic-ref", "--quiet", "--short", "HEAD", cwd=worktree, check=False)

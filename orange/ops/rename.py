@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from orange.engine.caller import HUMAN, Caller
 from orange.engine.edits import update_fields
 from orange.engine.ports import WorkingCopies
 from orange.errors import InvalidInput
-from orange.hooks import places
+from orange.hooks import bindings
 from orange.hooks.git import git, git_ok
 from orange.hooks.tmux import Tmux
 from orange.store.branches import check_branch_name
@@ -25,18 +27,9 @@ def rename_branch(
     """Rename (``new``) or adopt (None: the branch checked out in the worktree), for
     ``caller`` (checked before git is touched)."""
     caller.check_own(task.id, "edit")
-    worktree = places.local_workspace(task)
+    worktree = bindings.workspace_of(task)
     live = worktree is not None and worktree.is_dir()
-    if new is None:
-        if not live:
-            raise InvalidInput(
-                "this task has no worktree to adopt a branch from",
-                hint="pass the branch name: --branch NAME",
-            )
-        assert worktree is not None
-        new = git("symbolic-ref", "--quiet", "--short", "HEAD", cwd=worktree, check=False)
-        if not new:
-            raise InvalidInput(f"the worktree {worktree} is not on a branch")
+    new = new if new is not None else _checked_out(worktree if live else None)
     check_branch_name(new)
     if new == task.branch:
         return task
@@ -50,6 +43,7 @@ def rename_branch(
             renamed_git = True
     changes: dict[str, object] = {"branch": new}
     old_session = task.str_field("tmux_session")
+    bound = bindings.session_of(task)  # only a session this host started is renamed
     new_session = Tmux.session_name(task.project, new) if old_session else None
     if old_session and new_session:
         changes["tmux_session"] = new_session
@@ -59,8 +53,22 @@ def rename_branch(
         if renamed_git and worktree is not None:
             git("branch", "-m", new, task.branch, cwd=worktree, check=False)
         raise
-    if old_session and new_session and old_session != new_session:
+    if bound and new_session and bound != new_session:
+        bindings.record(task.project, task.id, session=new_session)
         tmux = Tmux()
-        if tmux.has_session(old_session):
-            tmux.rename_session(old_session, new_session)
+        if tmux.has_session(bound):
+            tmux.rename_session(bound, new_session)
     return updated  # the caller brings the working copy up to date, once
+
+
+def _checked_out(worktree: Path | None) -> str:
+    """The branch the task's worktree has checked out (adopting it)."""
+    if worktree is None:
+        raise InvalidInput(
+            "this task has no worktree to adopt a branch from",
+            hint="pass the branch name: --branch NAME",
+        )
+    branch = git("symbolic-ref", "--quiet", "--short", "HEAD", cwd=worktree, check=False)
+    if not branch:
+        raise InvalidInput(f"the worktree {worktree} is not on a branch")
+    return branch

@@ -1,4 +1,8 @@
-"""``orange workspace init|list|gc``: looking after a project's worktree pool."""
+"""``orange workspace init|list|gc``: looking after a project's worktree pool.
+
+A worktree is held when this host's record binds it to an active task
+(`orange.hooks.workspace.holders`), never because a task in the ref names it; gc only
+ever touches the pool's own folders (``<project>--<n>``)."""
 
 from __future__ import annotations
 
@@ -6,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from orange.hooks import places, workcopy, workspace
+from orange.hooks.adopt import ensure_adopted
 from orange.hooks.git import git
 from orange.hooks.snapshots import save, unsaved_work
 from orange.projects import Project
@@ -42,6 +47,7 @@ def init_pool(project: Project) -> list[Path]:
 
 def pool_status(project: Project) -> list[dict[str, Any]]:
     snap = TaskStore(project.repo()).snapshot()
+    ensure_adopted(project, snap)
     held = workspace.holders(snap, project.name)
     branches = {t.id: t.branch for t in snap.tasks() if isinstance(t, Task)}
     return [
@@ -59,6 +65,7 @@ def pool_status(project: Project) -> list[dict[str, Any]]:
 def gc_pool(project: Project, *, force: bool) -> tuple[list[str], list[str]]:
     """Release worktrees no active task holds; keep (or with ``force`` snapshot) work."""
     snap = TaskStore(project.repo()).snapshot()
+    ensure_adopted(project, snap)  # an older installation's running tasks keep theirs
     held = workspace.holders(snap, project.name)
     released: list[str] = []
     kept: list[str] = []

@@ -22,6 +22,7 @@ import pytest
 import yaml
 
 from orange.engine.records import Written
+from orange.hooks import bindings
 from orange.store import layout
 from orange.store.store import Snapshot, TaskStore
 from tests.conftest import Cli, Result, git, make_repo
@@ -290,6 +291,9 @@ def test_the_monitor_leaves_a_dead_untrusted_task_alone(
     git(hosts.mate, "push", "-q", "origin", layout.TASKS_REF)
     hosts.enter("victim")
     git(hosts.victim, "fetch", "-q", "origin", f"+{layout.TASKS_REF}:{layout.TASKS_REF}")
+    # A session this host recorded for the task (it trusted the definition once and a
+    # human revoked it since): the binding rules let the monitor look, trust stops it.
+    bindings.record("proj", evil, session="proj/evil")
     tip = hosts.tip()
     report = hosts.cli.ok("monitor", "--once", "--json").json()
     assert report["dead"] == 1

@@ -138,10 +138,17 @@ def test_escalation_needs_the_crashes_the_exit_rule_counts(
 ) -> None:
     task = planning_task(engine)
     assert push(repo).returncode == 0
-    forge_fields(repo, task.id, status="stuck")  # crash_count 0: no death recorded
+    # One agent death recorded as the monitor records it: legal ...
+    died = f"{task.str_field('agent_run')}@planning"
+    forge_fields(repo, task.id, crash_count=1, dead_run=died)
+    # ... but planning's crash rule escalates at the second (stuck_after: 2).
+    forge_fields(repo, task.id, status="stuck", crash_count=0)
     result = push(repo)
     assert result.returncode != 0
-    assert f"task {task.id}: escalation planning -> stuck without the agent deaths" in result.stderr
+    assert (
+        f"task {task.id}: escalation planning -> stuck without the agent deaths its exit "
+        "rule counts (crash_count 1)"
+    ) in result.stderr
 
 
 def test_a_workflow_switch_is_rejected(engine: Engine, repo: Path, hub: Path) -> None:

@@ -68,7 +68,10 @@ def verify_new(store: TaskStore, *, trusted: Trusted, actor: str) -> Verified:
             for violation in checker.found:
                 if violation.untrusted and violation not in result.untrusted:
                     result.untrusted.append(violation)
-            if not checker.tainted:
+            again = [v for v, _ in checker.tainted.values() if v in result.restored]
+            if not checker.tainted or again:
+                # ``again``: a restore that did not repair (never seen; a guard against
+                # writing restores forever): recorded as handled, the attention stays.
                 _record(store, tip)
                 result.tip = tip
                 return result

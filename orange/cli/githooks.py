@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 
 from orange.cli.context import current_project
+from orange.errors import InvalidInput
 from orange.githooks import impl as hookimpl
 from orange.githooks import shims as githooks
 
@@ -28,11 +29,24 @@ def install(
         Path | None,
         typer.Option("--server", help="A shared bare repository: install its update hook."),
     ] = None,
+    trusted_workflows: Annotated[
+        Path | None,
+        typer.Option(
+            "--trusted-workflows",
+            help="With --server: a directory of *.yml workflows the server trusts "
+            "besides the shipped ones.",
+        ),
+    ] = None,
 ) -> None:
     """Install the hooks into a project (or the update hook into a bare repository)."""
 
+    if trusted_workflows is not None and server is None:
+        raise InvalidInput(
+            "--trusted-workflows is for a server's update hook",
+            hint="orange hooks install --server REPO --trusted-workflows DIR",
+        )
     if server is not None:
-        written = githooks.install_server_hook(server)
+        written = githooks.install_server_hook(server, trusted_workflows)
     else:
         written = githooks.install_hooks(repo_path(project))
     for path in written:

@@ -11,6 +11,7 @@ import typer
 from orange import projects
 from orange.cli.output import emit_json
 from orange.engine.catalog import load_named
+from orange.engine.forgery import start_record
 from orange.errors import InvalidInput, OrangeError
 from orange.githooks.shims import install_hooks
 from orange.hooks.adopt import ensure_adopted
@@ -36,6 +37,8 @@ def add(
     # The project's binding record store starts now (adopting what an older Orange
     # may be running for it): from here on only this host's records bind anything.
     ensure_adopted(project)
+    # Forgery checks replay every commit that reaches the tasks ref from here on.
+    start_record(projects.open_store(project))
 
     try:
         install_hooks(project.path)

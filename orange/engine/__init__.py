@@ -5,7 +5,10 @@
   names and parameters), `catalog` (shipped and user files), `definitions` (the
   definitions committed in the ref, parsed once per host), `mermaid` (a diagram);
 - deciding: `decide` (which move, its gate, the task after it; pure), `gates`, `when`,
-  `exitrules` (what to do about a dead agent), `replay` (checking pushed history);
+  `exitrules` (what to do about a dead agent), `replay` (checking any history against
+  what Orange writes, `steps` holding the rules for one task's change), `trust`
+  (trusted definitions, by content), `forgery` (replaying new commits once on this host,
+  restoring forged engine fields);
 - running: `engine` (`Engine`: write, then the hook actions' effects), `monitoring`
   (dead agents, respawns), `external` (moves committed with plain git), `requests`
   (moves asked for by intent: cancel, finish, request changes, complete, ask for help),

@@ -1,27 +1,40 @@
-"""The replay checker: is every commit of a tasks history a legal step?
+"""The replay checker: is every commit of a tasks history something Orange writes?
 
 It trusts nothing a commit says about itself (trailers can lie in a pushed history):
-for every commit it diffs the task files against the parent and checks each status
-change against the workflow definition committed in the ref — the transition exists
-(or is the workflow's escalation after a counted crash), its ``when`` held on the
-previous frontmatter, its gate held on the new body, fresh against the baseline
-recorded when the previous state was entered.  New tasks must start in an initial
-status; ids must match their paths.  Used by tests and by the server-side ``update``
-git hook, which has no ``projects.json``.
+for every commit it diffs the tree against the first parent and holds each changed
+file to the rules of `orange.engine.steps` (every engine-owned field, every commit),
+judged against the definition committed in the ref, which must be one the caller
+trusts (``trusted(text)``: the server's set, or this host's).  Besides task files:
+
+- a task's identity (id, project, workflow, workflow_rev) never changes, its path and
+  id agree, it starts in an initial status, and only a task in a terminal state of its
+  workflow is deleted;
+- ``meta/workflows/<name>.yml`` (``<name>@<rev>.yml``) is only ever added, with a
+  trusted definition of that name (and revision); ``meta/schema`` only rises to the
+  version this Orange writes; nothing else belongs in the ref.
+
+The walk keeps, per file, its last legal content.  A file changed illegally is
+*tainted*: later commits of it are not judged one by one, and a commit that puts its
+guarded fields back to the last legal ones (what `orange.engine.forgery` writes on the
+host that notices the forgery) *repairs* it.  So the server accepts a pushed history
+holding a forged commit followed by its repair — the forged state never reaches the
+tip, and refusing it would leave that host unable to push ever again, since the ref is
+never rewritten — and rejects one whose tip still holds a forgery (`open`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from dataclasses import dataclass
+import hashlib
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import pygit2
 
 from orange.engine.definitions import committed_workflow_text, parse_committed
-from orange.engine.fields import BASELINE_FIELD
-from orange.engine.gates import check_gate
-from orange.engine.workflow import Workflow
+from orange.engine.fields import BASELINE_FIELD, DEAD_FIELD, IDENTITY_FIELDS
+from orange.engine.steps import GUARDED, check_created, check_step, guarded, move_hooks
+from orange.engine.workflow import HookSpec, Workflow
 from orange.errors import OrangeError
 from orange.store import layout
 from orange.store.task import Task
@@ -29,114 +42,260 @@ from orange.store.task import Task
 if TYPE_CHECKING:
     import pygit2
 
+Trusted = Callable[[str], bool]
+# How far back `Checker.pending` looks for the bare move whose hooks are applied.
+LOOKBACK = 200
+
 
 @dataclass(frozen=True)
 class Violation:
     commit: str
-    task_id: str
+    task_id: str  # the task's id, or the path of a file that is no task's
     reason: str
+    path: str = ""
+    untrusted: bool = False  # legal, but under a definition the caller does not trust
 
     def __str__(self) -> str:
         return f"commit {self.commit[:10]}: task {self.task_id}: {self.reason}"
 
 
-def check_history(repo: pygit2.Repository, new: str, old: str | None = None) -> list[Violation]:
-    """Check the commits reachable from ``new`` but not from ``old`` (all if None)."""
+@dataclass
+class Checker:
+    """Walks commits in order, keeping per file its last legal content."""
 
-    walker = repo.walk(new, pygit2.enums.SortMode.TOPOLOGICAL | pygit2.enums.SortMode.REVERSE)
-    if old:
-        walker.hide(old)
-    found: list[Violation] = []
-    for commit in walker:
-        found.extend(check_commit(repo, commit))
-    return found
+    repo: pygit2.Repository
+    trusted: Trusted
+    found: list[Violation] = field(default_factory=list)
+    tainted: dict[str, tuple[Violation, bytes | None]] = field(default_factory=dict)
+    repaired: list[Violation] = field(default_factory=list)
+    _trust: dict[str, bool] = field(default_factory=dict)
 
+    @property
+    def open(self) -> list[Violation]:
+        """What the walked history still holds at its end: every untrusted definition
+        and every forgery no later commit repaired."""
+        return [v for v in self.found if v.untrusted or self.tainted.get(v.path, (None,))[0] is v]
 
-def check_commit(repo: pygit2.Repository, commit: pygit2.Commit) -> list[Violation]:
-    # A merge (sharing) is checked against its first parent like any other commit.
-    parents = commit.parents
-    parent_tree = parents[0].tree if parents else None
-    found: list[Violation] = []
-    for path, old_blob, new_blob in _changed_task_files(repo, parent_tree, commit.tree):
-        task_id = path.split("/")[2] if path.count("/") >= 3 else path
+    def run(self, new: str, old: str | None = None) -> Checker:
+        """Check the commits reachable from ``new`` but not from ``old`` (all if None)."""
+        walker = self.repo.walk(
+            new, pygit2.enums.SortMode.TOPOLOGICAL | pygit2.enums.SortMode.REVERSE
+        )
+        if old:
+            walker.hide(old)
+        for commit in walker:
+            self.check_commit(commit)
+        return self
+
+    def check_commit(self, commit: pygit2.Commit) -> None:
+        # A merge (sharing) is checked against its first parent like any other commit.
+        parent = commit.parents[0] if commit.parents else None
+        for path, old, new in changed_files(
+            self.repo, parent.tree if parent else None, commit.tree
+        ):
+            if path in self.tainted:
+                self._try_repair(path, new)
+                continue
+            reason, untrusted = self.check_change(commit.tree, parent, path, old, new)
+            if reason:
+                task_id = path.split("/")[2] if path.count("/") >= 3 else path
+                violation = Violation(str(commit.id), task_id, reason, path, untrusted)
+                if untrusted and any(v.path == path and v.untrusted for v in self.found):
+                    continue  # reported once per file
+                self.found.append(violation)
+                if not untrusted:
+                    self.tainted[path] = (violation, old)
+
+    def check_change(
+        self,
+        tree: pygit2.Tree,
+        parent: pygit2.Commit | None,
+        path: str,
+        old: bytes | None,
+        new: bytes | None,
+    ) -> tuple[str | None, bool]:
+        """(why ``old -> new`` at ``path`` is not legal, whether only trust is missing)."""
         try:
-            reason = _check_change(commit, path, old_blob, new_blob)
+            if path.startswith("tasks/"):
+                return self._check_task(tree, parent, path, old, new)
+            if path == layout.SCHEMA_PATH:
+                return _check_schema(old, new), False
+            if path.startswith(f"{layout.WORKFLOWS_DIR}/"):
+                return self._check_definition(path, old, new)
+            return f"{path}: only tasks/ and meta/ belong in {layout.TASKS_REF}", False
         except OrangeError as exc:
-            reason = exc.message
-        if reason:
-            found.append(Violation(str(commit.id), task_id, reason))
-    return found
+            return exc.message, False
+        except UnicodeDecodeError:
+            return f"{path}: not UTF-8 text", False
+
+    def _check_task(
+        self,
+        tree: pygit2.Tree,
+        parent: pygit2.Commit | None,
+        path: str,
+        old: bytes | None,
+        new: bytes | None,
+    ) -> tuple[str | None, bool]:
+        if not path.endswith("/TASK.md") or path.count("/") != 3:
+            return f"{path}: only TASK.md files belong under tasks/", False
+        if new is None:
+            assert old is not None and parent is not None
+            before = Task.parse(old.decode("utf-8"), where=path)
+            workflow = self.workflow(parent.tree, before)[0]
+            if workflow.is_terminal(before.status):
+                return None, False
+            ended = " or ".join(sorted(workflow.terminal_states))
+            return f"deleted while {before.status}; only a {ended} task can be deleted", False
+        after = Task.parse(new.decode("utf-8"), where=path)
+        if layout.task_path(after.id) != path:
+            return f"{path}: id {after.id!r} does not match its path", False
+        if old is None:
+            workflow, trusted = self.workflow(tree, after)
+            reason = check_created(workflow, after)
+        else:
+            before = Task.parse(old.decode("utf-8"), where=path)
+            changed = [
+                f for f in sorted(IDENTITY_FIELDS) if before.fields.get(f) != after.fields.get(f)
+            ]
+            if changed:
+                return f"{', '.join(changed)} cannot change", False
+            workflow, trusted = self.workflow(tree, after)
+            reason = check_step(workflow, before, after, lambda: self.pending(parent, path))
+        if reason is None and not trusted:
+            return (
+                f"workflow {after.workflow!r}: its committed definition is not trusted here",
+                True,
+            )
+        return reason, False
+
+    def _check_definition(
+        self, path: str, old: bytes | None, new: bytes | None
+    ) -> tuple[str | None, bool]:
+        if old is not None or new is None:
+            return f"{path}: a committed definition never changes", False
+        name = path.removeprefix(f"{layout.WORKFLOWS_DIR}/").removesuffix(".yml")
+        base, _, rev = name.partition("@")
+        if rev and hashlib.sha1(new).hexdigest()[:10] != rev:
+            return f"{path}: its text is not revision {rev}", False
+        text = new.decode("utf-8")
+        if parse_committed(text, base).name != base:
+            return f"{path}: the definition is not named {base!r}", False
+        if not self.is_trusted(text):
+            return f"{path}: the definition is not trusted here", True
+        return None, False
+
+    def workflow(self, tree: pygit2.Tree, task: Task) -> tuple[Workflow, bool]:
+        """The task's committed definition, and whether the caller trusts it."""
+        text = committed_workflow_text(_TreeView(tree), task)
+        if text is None:
+            raise OrangeError(f"workflow {task.workflow!r} is not committed in the ref")
+        return parse_committed(text, task.workflow), self.is_trusted(text)
+
+    def is_trusted(self, text: str) -> bool:
+        if text not in self._trust:
+            self._trust[text] = self.trusted(text)
+        return self._trust[text]
+
+    def pending(
+        self, start: pygit2.Commit | None, path: str
+    ) -> tuple[Task, tuple[HookSpec, ...]] | None:
+        """The hooks still to apply to the task at ``path`` as of ``start``: those of the
+        bare move (a plain-git commit) that brought it to its status, with the task
+        before that move, when no hook field changed since (`Engine.run_actions` applies
+        them once, ``hooks.applied``).  None otherwise."""
+        now = _task_at(start, path) if start is not None else None
+        current = start
+        for _ in range(LOOKBACK):
+            if now is None or current is None or not current.parents:
+                return None
+            previous = current.parents[0]
+            if _blob_id(current.tree, path) != _blob_id(previous.tree, path):
+                after, before = _task_at(current, path), _task_at(previous, path)
+                if after is None or before is None:
+                    return None
+                if after.status != before.status:
+                    workflow = self.workflow(current.tree, before)[0]
+                    skip = ("status", "crash_count", BASELINE_FIELD, DEAD_FIELD)
+                    names = [n for n in guarded(workflow) if n not in skip]
+                    if any(now.fields.get(n) != before.fields.get(n) for n in names):
+                        return None  # the move was made by the engine, or hooks ran since
+                    hooks = move_hooks(workflow, before, after.status)
+                    return None if hooks is None else (before, hooks)
+            current = previous
+        return None
+
+    def _try_repair(self, path: str, new: bytes | None) -> None:
+        violation, legal = self.tainted[path]
+        if _restores(path, legal, new):
+            del self.tainted[path]
+            self.repaired.append(violation)
 
 
-def _changed_task_files(
+def check_history(
+    repo: pygit2.Repository, new: str, old: str | None = None, *, trusted: Trusted
+) -> list[Violation]:
+    """What the commits reachable from ``new`` but not from ``old`` leave illegal or
+    untrusted at ``new`` (`Checker.open`), first illegal step first."""
+    return Checker(repo, trusted).run(new, old).open
+
+
+def _restores(path: str, legal: bytes | None, new: bytes | None) -> bool:
+    """Whether ``new`` puts back what the engine owns of ``legal`` (the body may
+    differ; a task whose last legal state is ended may also be deleted)."""
+    if legal is None or new is None or not path.startswith("tasks/"):
+        return legal == new
+    try:
+        was = Task.parse(legal.decode("utf-8"), where=path)
+        now = Task.parse(new.decode("utf-8"), where=path)
+    except (OrangeError, UnicodeDecodeError):
+        return False
+    # The fields `steps.GUARDED` names (a workflow's own hook fields are put back by the
+    # repair too, but recognising one needs no definition, which may be unreadable).
+    names = (*IDENTITY_FIELDS, *GUARDED)
+    return all(was.fields.get(n) == now.fields.get(n) for n in names)
+
+
+def changed_files(
     repo: pygit2.Repository, old: pygit2.Tree | None, new: pygit2.Tree
 ) -> Iterator[tuple[str, bytes | None, bytes | None]]:
-
+    """Each changed file: (path, content before or None, content after or None)."""
     diff = new.diff_to_tree(swap=True) if old is None else old.diff_to_tree(new)
     for delta in diff.deltas:
         added = delta.status == pygit2.enums.DeltaStatus.ADDED
         deleted = delta.status == pygit2.enums.DeltaStatus.DELETED
         path = delta.old_file.path if deleted else delta.new_file.path
-        if not path.startswith("tasks/"):
-            continue
         old_data = None if added else repo[delta.old_file.id].read_raw()
         new_data = None if deleted else repo[delta.new_file.id].read_raw()
         yield path, old_data, new_data
 
 
-def _check_change(
-    commit: pygit2.Commit, path: str, old: bytes | None, new: bytes | None
-) -> str | None:
-    if new is None:
-        return None  # deletion: the engine only deletes ended tasks, and git keeps them
-    if not path.endswith("/TASK.md"):
-        return f"{path}: only TASK.md files belong under tasks/"
-    after = Task.parse(new.decode("utf-8"), where=path)
-    if layout.task_path(after.id) != path:
-        return f"{path}: id {after.id!r} does not match its path"
-    workflow = _workflow(commit, after)
-    if old is None:
-        if after.status not in workflow.initial_statuses:
-            return f"created in {after.status!r}, not an initial status of {workflow.name}"
-        return None
-    before = Task.parse(old.decode("utf-8"), where=path)
-    if before.status == after.status:
-        return None
-    return _check_move(workflow, before, after)
-
-
-def _check_move(workflow: Workflow, before: Task, after: Task) -> str | None:
-    src, dst = before.status, after.status
-    if workflow.is_terminal(src):
-        return f"moved out of terminal status {src}"
-    escalation = workflow.escalation
-    escalated = (
-        escalation is not None
-        and escalation.to == dst
-        and src in workflow.active_states()
-        and before.int_field("crash_count") >= 1
-    )
-    candidates = workflow.transitions_between(src, dst)
-    passing = [t for t in candidates if t.when is None or t.when.holds(before.fields)]
-    if not passing:
-        if escalated:
-            return None  # the crash rule's monitor-only move, after a counted crash
-        if not candidates:
-            if escalation is not None and escalation.to == dst:
-                return f"escalation {src} -> {dst} without a counted crash"
-            return f"illegal transition {src} -> {dst}"
-        conditions = " or ".join(str(t.when) for t in candidates if t.when)
-        return f"{src} -> {dst} needs {conditions}"
-    gate = passing[0].gate
-    if gate is not None:
-        raw = before.fields.get(BASELINE_FIELD)
-        baseline = {str(k): str(v) for k, v in raw.items()} if isinstance(raw, dict) else {}
-        result = check_gate(gate, after.body, baseline)
-        if not result.ok and not escalated:
-            return f"{src} -> {dst}: {result.message}"
-    if after.int_field("crash_count") != 0:
-        return f"{src} -> {dst} did not reset crash_count"
+def _check_schema(old: bytes | None, new: bytes | None) -> str | None:
+    wanted = f"{layout.SCHEMA_VERSION}\n".encode()
+    if new != wanted or (old is not None and _version(old) >= layout.SCHEMA_VERSION):
+        version = layout.SCHEMA_VERSION
+        return f"{layout.SCHEMA_PATH}: only Orange's migration to schema {version} changes it"
     return None
+
+
+def _version(data: bytes) -> int:
+    try:
+        return int(data.decode().strip())
+    except ValueError:
+        return 10**6
+
+
+def _blob_id(tree: pygit2.Tree, path: str) -> str | None:
+    try:
+        return str(tree[path].id)
+    except KeyError:
+        return None
+
+
+def _task_at(commit: pygit2.Commit, path: str) -> Task | None:
+    try:
+        return Task.parse(commit.tree[path].read_raw().decode("utf-8"), where=path)
+    except (KeyError, OrangeError, UnicodeDecodeError):
+        return None
 
 
 class _TreeView:
@@ -150,10 +309,3 @@ class _TreeView:
             return bytes(self.tree[path].read_raw())
         except KeyError:
             return None
-
-
-def _workflow(commit: pygit2.Commit, task: Task) -> Workflow:
-    text = committed_workflow_text(_TreeView(commit.tree), task)
-    if text is None:
-        raise OrangeError(f"workflow {task.workflow!r} is not committed in the ref")
-    return parse_committed(text, task.workflow)

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+from collections.abc import Callable
 from functools import cache
 from importlib.util import find_spec
 from pathlib import Path
@@ -185,3 +186,20 @@ def _lines(name: str) -> list[str]:
         return []
     except (OSError, UnicodeDecodeError):
         return []  # unreadable: it trusts nothing (a human sees it in `--list`)
+
+
+# --- Trust sets handed to the replay checker (`orange.engine.replay`) ----------------
+def directory_hashes(directory: Path) -> frozenset[str]:
+    """The hashes of the ``*.yml`` files of ``directory`` (bytes as stored: a file is
+    trusted exactly as written, never re-encoded).  A missing directory trusts none."""
+    try:
+        paths = sorted(directory.glob("*.yml"))
+        return frozenset(hashlib.sha256(path.read_bytes()).hexdigest() for path in paths)
+    except OSError:
+        return frozenset()
+
+
+def trusting(extra: frozenset[str]) -> Callable[[str], bool]:
+    """What a server trusts: every definition Orange ships or has shipped, plus
+    ``extra`` (the hashes of its ``--trusted-workflows`` directory)."""
+    return lambda text: definition_hash(text) in shipped_hashes() | extra

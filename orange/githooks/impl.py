@@ -8,8 +8,11 @@ The shims in ``git-hooks/`` only find ``orange`` and call this.
   gate hold (the replay checker's rules), only task files change.  In any other
   checkout of a registered project (a task worktree), Orange's own files (the agent's
   TASK.md copy, harness settings) may not be committed unless the project tracks them.
-- ``post-commit`` (tasks checkout only): carry out, once, the hooks of the status
-  changes just committed (`orange.engine.external.complete_external_move`).
+- ``post-commit`` (tasks checkout only): never trusting that pre-commit ran (``git
+  commit --no-verify`` skips it), first replay what is new on the ref
+  (`orange.engine.forgery.verify_new`: a forged step is restored, with ``attention``),
+  then carry out, once, the hooks of the status changes just committed
+  (`orange.engine.external.complete_external_move`) only if the commit is legal.
 - ``reference-transaction``: git itself moved ``refs/orange/*``; wake the monitor.
 - ``update``: the server side, in `orange.githooks.server`.
 """
@@ -21,8 +24,7 @@ import shlex
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from types import SimpleNamespace
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
 
 import pygit2
 
@@ -30,6 +32,8 @@ from orange.compose import build_engine
 from orange.engine import replay
 from orange.engine.external import complete_external_move
 from orange.engine.fields import IDENTITY_FIELDS
+from orange.engine.forgery import verify_new
+from orange.engine.trust import trusted_here
 from orange.errors import OrangeError
 from orange.githooks import checkout as taskscheckout
 from orange.githooks import server
@@ -121,11 +125,14 @@ def check_tasks_commit(repo: GitRepo) -> list[str]:
     pygit = repo.pygit
     staged = pygit[git("write-tree", cwd=repo.workdir, env=_index_env())].peel(pygit2.Tree)
     parent = None if tip is None else pygit[tip].peel(pygit2.Tree)
-    return check_tree_change(pygit, parent, staged)
+    return check_tree_change(pygit, parent, staged, tip)
 
 
 def check_tree_change(
-    pygit: pygit2.Repository, parent: pygit2.Tree | None, staged: pygit2.Tree
+    pygit: pygit2.Repository,
+    parent: pygit2.Tree | None,
+    staged: pygit2.Tree,
+    tip_id: str | None = None,
 ) -> list[str]:
     """The replay checker's rules for one step ``parent`` → ``staged``, plus what a
     hand edit may not do (touch anything but task files, change fixed fields)."""
@@ -136,11 +143,16 @@ def check_tree_change(
         for path in sorted({delta.old_file.path, delta.new_file.path}):
             if not path.startswith("tasks/"):
                 problems.append(f"{path}: only task files (tasks/*/*/TASK.md) can change here")
-    view = cast("pygit2.Commit", SimpleNamespace(tree=staged))  # what replay reads of one
-    for path, old, new in replay._changed_task_files(pygit, parent, staged):
+    checker = replay.Checker(pygit, trusted_here)
+    tip = pygit[tip_id].peel(pygit2.Commit) if tip_id is not None else None
+    for path, old, new in replay.changed_files(pygit, parent, staged):
+        if not path.startswith("tasks/"):
+            continue
         task_id = path.split("/")[2] if path.count("/") >= 3 else path
         try:
-            reason = replay._check_change(view, path, old, new) or _hand_edit_problem(old, new)
+            # A definition not trusted here is left to the host's trust mark.
+            reason = checker.check_change(staged, tip, path, old, new)[0]
+            reason = reason or _hand_edit_problem(old, new)
         except OrangeError as exc:
             reason = exc.message
         except UnicodeDecodeError:
@@ -208,12 +220,30 @@ def post_commit(cwd: Path, args: Sequence[str] = ()) -> int:
     if head is None:  # pragma: no cover - a commit just made it
         return 0
     taskscheckout.record_tip(repo, head)
-    for line in handle_external_moves(repo, head):
+    for line in check_new_commits(repo, head):
         print(f"orange: {line}", file=sys.stderr)
     if taskscheckout.tasks_tip(repo) != head:  # the hooks wrote: follow them
         assert repo.workdir is not None
         taskscheckout.refresh(repo.workdir)
     return 0
+
+
+def check_new_commits(repo: GitRepo, head: str) -> list[str]:
+    """Replay what is new on the ref (restoring a forgery), then run the hooks of
+    ``head``'s moves only if ``head`` itself is legal; what was done, for the user."""
+    if find_for_repo(repo) is None:
+        return []
+    found = verify_new(TaskStore(repo), trusted=trusted_here, actor="git-hook")
+    lines = [f"forged: {v}; its engine fields were restored" for v in found.restored]
+    if found.restored:  # judged from a forged parent, head's own moves prove nothing
+        return [*lines, "no hooks run for this commit"]
+    commit = repo.pygit[head].peel(pygit2.Commit)
+    parent = str(commit.parents[0].id) if commit.parents else None
+    found_here = replay.Checker(repo.pygit, trusted_here).run(head, parent).found
+    illegal = [v for v in found_here if not v.untrusted]
+    if illegal:
+        return lines or [f"forged: {v}; no hooks run" for v in illegal]
+    return lines + handle_external_moves(repo, head)
 
 
 def handle_external_moves(repo: GitRepo, commit_id: str) -> list[str]:
@@ -241,8 +271,8 @@ def moved_tasks(pygit: pygit2.Repository, commit: pygit2.Commit) -> list[Task]:
 
     parent = commit.parents[0].tree if commit.parents else None
     moved = []
-    for path, old, new in replay._changed_task_files(pygit, parent, commit.tree):
-        if old is None or new is None:
+    for path, old, new in replay.changed_files(pygit, parent, commit.tree):
+        if old is None or new is None or not path.startswith("tasks/"):
             continue
         try:
             before = Task.parse(old.decode("utf-8"), where=path)

@@ -8,6 +8,12 @@ it runs ``orange hook-impl update REF OLD NEW``).  A push of ``refs/orange/tasks
 then replayed with `orange.engine.replay.check_history` and rejected, ref unchanged,
 naming each task and reason, if any commit is not a legal step; the ref is never deleted
 or rewritten.
+
+The server validates against what the *server* trusts, never against what was pushed:
+every definition Orange ships or has shipped, plus the ``*.yml`` files of the directory
+given at install time (``--trusted-workflows DIR``, kept in the bare repository's
+config as ``orange.trustedWorkflows`` and read afresh by every push, so adding a file
+there is enough).  A task committed under any other definition is rejected.
 """
 
 from __future__ import annotations
@@ -16,9 +22,11 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from orange.engine.replay import check_history
+from orange.engine.replay import Trusted, check_history
+from orange.engine.trust import directory_hashes, trusting
+from orange.githooks.shims import SERVER_TRUST_KEY
 from orange.store import layout
-from orange.store.repo import open_repo
+from orange.store.repo import GitRepo, open_repo
 
 ZERO = "0" * 40
 
@@ -42,7 +50,9 @@ def update(cwd: Path, args: Sequence[str]) -> int:
             file=sys.stderr,
         )
         return 1
-    violations = check_history(repo.pygit, new, None if old == ZERO else old)
+    violations = check_history(
+        repo.pygit, new, None if old == ZERO else old, trusted=server_trust(repo)
+    )
     for violation in violations:
         print(
             f"task {violation.task_id}: {violation.reason} (commit {violation.commit[:10]})",
@@ -51,3 +61,12 @@ def update(cwd: Path, args: Sequence[str]) -> int:
     if violations:
         print(f"orange: push of {layout.TASKS_REF} rejected", file=sys.stderr)
     return 1 if violations else 0
+
+
+def server_trust(repo: GitRepo) -> Trusted:
+    """Shipped definitions plus the files of the configured ``orange.trustedWorkflows``."""
+    try:
+        directory = str(repo.pygit.config[SERVER_TRUST_KEY])
+    except KeyError:
+        return trusting(frozenset())
+    return trusting(directory_hashes(Path(directory)))

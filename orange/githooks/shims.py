@@ -32,6 +32,7 @@ CHAINED_SUFFIX = ".orange-chained"
 PROJECT_HOOKS = ("pre-commit", "post-commit", "reference-transaction")
 SERVER_HOOKS = ("update",)
 _BIN_LINE = "ORANGE_BIN=orange\n"
+SERVER_TRUST_KEY = "orange.trustedWorkflows"  # read by `orange.githooks.server`
 
 
 def install_hooks(repo_path: str | os.PathLike[str]) -> list[str]:
@@ -39,9 +40,25 @@ def install_hooks(repo_path: str | os.PathLike[str]) -> list[str]:
     return _install(open_repo(repo_path), PROJECT_HOOKS)
 
 
-def install_server_hook(bare_path: str | os.PathLike[str]) -> list[str]:
-    """Install the ``update`` hook into a (bare) shared repository on this machine."""
-    return _install(open_repo(bare_path), SERVER_HOOKS)
+def install_server_hook(
+    bare_path: str | os.PathLike[str], trusted_workflows: Path | None = None
+) -> list[str]:
+    """Install the ``update`` hook into a (bare) shared repository on this machine;
+    ``trusted_workflows``: a directory whose ``*.yml`` definitions the hook trusts
+    besides the shipped ones (kept in the repository's config, see
+    `orange.githooks.server`)."""
+    repo = open_repo(bare_path)
+    if trusted_workflows is not None:
+        directory = trusted_workflows.expanduser().resolve()
+        if not directory.is_dir():
+            raise InvalidInput(
+                f"--trusted-workflows {trusted_workflows}: not a directory",
+                hint="give the directory holding the server's trusted *.yml workflows",
+            )
+    written = _install(repo, SERVER_HOOKS)
+    if trusted_workflows is not None:
+        git("config", SERVER_TRUST_KEY, str(directory), cwd=repo.common_dir)
+    return written
 
 
 def uninstall_hooks(repo_path: str | os.PathLike[str]) -> list[str]:

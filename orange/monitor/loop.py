@@ -31,7 +31,9 @@ from orange import projects
 from orange.compose import build_engine
 from orange.engine.definitions import Definitions
 from orange.engine.engine import Engine
+from orange.engine.forgery import verify_new
 from orange.engine.monitoring import BUSY, handle_dead_session
+from orange.engine.trust import trusted_here
 from orange.errors import OrangeError
 from orange.home import orange_home
 from orange.hooks.adopt import ensure_adopted
@@ -75,6 +77,7 @@ def run_pass(task_filter: str | None = None) -> PassReport:
             store = TaskStore(project.repo())
         except OrangeError:
             continue
+        verify_forgeries(project.name, store)  # before anything acts on the ref
         engine: Engine | None = None
         snap = store.snapshot()
         ensure_adopted(project, snap)
@@ -110,6 +113,20 @@ def run_pass(task_filter: str | None = None) -> PassReport:
                 log(line)
     report.poll = TICK if report.busy else min(polls, default=DEFAULT_POLL)
     return report
+
+
+def verify_forgeries(name: str, store: TaskStore) -> None:
+    """Replay the commits new on the project's tasks ref (a fetch, ``update-ref``, a
+    plain commit): a forged step is restored with ``attention`` (DESIGN §8)."""
+    try:
+        found = verify_new(store, trusted=trusted_here, actor="monitor")
+    except OrangeError as exc:
+        log(f"{name}: could not verify new task commits: {exc}")
+        return
+    for violation in found.restored:
+        log(f"{name}: forged, engine fields restored: {violation}")
+    for violation in found.untrusted:
+        log(f"{name}: definition not trusted on this host: {violation}")
 
 
 def _local_active(snap: Snapshot, known: Definitions, project: str) -> Iterator[tuple[Task, str]]:

@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from orange.engine.forgery import start_record
 from orange.engine.records import Written
 from orange.hooks import bindings
 from orange.store import layout
@@ -292,8 +293,11 @@ def test_the_monitor_leaves_a_dead_untrusted_task_alone(
     hosts.enter("victim")
     git(hosts.victim, "fetch", "-q", "origin", f"+{layout.TASKS_REF}:{layout.TASKS_REF}")
     # A session this host recorded for the task (it trusted the definition once and a
-    # human revoked it since): the binding rules let the monitor look, trust stops it.
+    # human revoked it since), and the commit taken as verified (the forgery check
+    # would otherwise put the hand-written status back first): the binding and forgery
+    # rules let the monitor look; trust is what stops it.
     bindings.record("proj", evil, session="proj/evil")
+    start_record(TaskStore.open(hosts.victim))
     tip = hosts.tip()
     report = hosts.cli.ok("monitor", "--once", "--json").json()
     assert report["dead"] == 1
@@ -330,19 +334,27 @@ class _Terminal(io.StringIO):
 
 
 def test_a_plain_git_move_of_an_untrusted_task_runs_no_hook(hosts: Hosts, evil: str) -> None:
-    """The move is committed with plain git in a tasks checkout (legal in the pushed
-    definition, so pre-commit lets it through); post-commit carries out no hook."""
+    """The move, legal in the pushed definition, is committed with plain git in a tasks
+    checkout: pre-commit refuses it (the checker trusts what this host trusts); forced
+    past it with --no-verify, post-commit carries out no hook."""
     checkout = hosts.root / "tasks"
     hosts.cli.ok("tasks", "checkout", str(checkout))
     path = checkout / _path(evil)
     path.write_text(path.read_text().replace("\nstatus: pending\n", "\nstatus: reviewing\n", 1))
-    result = subprocess.run(
-        ["git", "commit", "-q", "-a", "-m", "hand move"],
-        cwd=checkout,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+
+    def commit(*extra: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            ["git", "commit", "-q", "-a", *extra, "-m", "hand move"],
+            cwd=checkout,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+
+    refused = commit()
+    assert refused.returncode == 1
+    assert "its committed definition is not trusted here" in refused.stderr
+    result = commit("--no-verify")
     assert result.returncode == 0, result.stderr
     assert f"task {evil}: could not run the hooks of the move: task {evil} runs" in result.stderr
     assert "orange workflow trust minimal" in result.stderr

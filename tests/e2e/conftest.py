@@ -17,13 +17,18 @@ from typing import Any, Literal, TypeVar
 import pytest
 import yaml
 
+from orange.engine.forgery import RECORD, verify_new
+from orange.engine.trust import trusted_here
 from orange.home import orange_home
-from orange.store.store import TaskStore
+from orange.store.events import Change
+from orange.store.lock import exclusive
+from orange.store.store import Snapshot, TaskStore
 from orange.store.task import Task
 from tests.conftest import Result, git, make_repo, run_orange
 from tests.processes import wait_gone
 
 T = TypeVar("T")
+C = TypeVar("C", bound="Change")
 AGENT = [sys.executable, "-m", "orange.demo_agent"]
 
 
@@ -39,6 +44,18 @@ def wait_for(
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out waiting for {what}")
         time.sleep(0.1)
+
+
+def commit_behind_engine(repo: Path, compute: Callable[[Snapshot], C]) -> C:
+    """Test set-up written behind the engine (a state no legal path reaches quickly),
+    taken as verified by this host: the monitor would otherwise restore it as a
+    forgery (DESIGN §8).  Everything before it is verified first, as the monitor does."""
+    store = TaskStore.open(repo)
+    verify_new(store, trusted=trusted_here, actor="monitor")
+    with exclusive(store.repo.orange_dir() / f"{RECORD}.lock"):
+        change = store.commit(compute)
+        (store.repo.orange_dir() / RECORD).write_text(f"{change.commit}\n")
+    return change
 
 
 @dataclass

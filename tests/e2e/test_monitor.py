@@ -92,18 +92,11 @@ def test_human_states_are_only_marked(world: World, status: str) -> None:
 
 
 def _force_status(world: World, task_id: str, status: str) -> None:
-    from orange.store.events import Change
-    from orange.store.store import Snapshot, TaskStore
-
-    store = TaskStore.open(world.repo)
-
-    def compute(snap: Snapshot) -> Change:
-        task = snap.task(task_id)
-        assert task is not None
-        new = task.with_fields(status=status)
-        return Change(task_id, "test.setup", "test", {task.path: new.render().encode()})
-
-    store.commit(compute)
+    """Bring a planning task to ``status`` (stuck or reviewing) by legal moves without
+    hooks: a commit behind the engine would be restored as a forgery by the monitor."""
+    world.edit(task_id, "Plan", "APPROACH: by hand\nTOUCHING: nothing")
+    for step in ("working", "stuck", "reviewing")[: 2 if status == "stuck" else 3]:
+        world.ok("task", "update", task_id, "--status", step)
 
 
 def test_minimal_workflow_rules(world: World) -> None:

@@ -21,9 +21,9 @@ import pytest
 from orange.home import orange_home
 from orange.store import layout
 from orange.store.events import Change
-from orange.store.store import Snapshot, TaskStore
+from orange.store.store import Snapshot
 from tests.conftest import git, run_orange
-from tests.e2e.conftest import World, wait_for
+from tests.e2e.conftest import World, commit_behind_engine, wait_for
 
 FAKES = Path(__file__).parent / "fakes"
 PLAN = "APPROACH: go\nTOUCHING: x\n"
@@ -157,8 +157,8 @@ def reviewing_task(world: World, branch: str) -> str:
 
 
 def forge_status(world: World, task_id: str, status: str) -> None:
-    """Write a status directly, bypassing the engine (as a crash or a bug might)."""
-    store = TaskStore.open(world.repo)
+    """Write a status directly, bypassing the engine (as a crash or a bug might), taken
+    as verified on this host (else the monitor restores it)."""
 
     def compute(snap: Snapshot) -> Change:
         task = snap.task(task_id)
@@ -171,7 +171,7 @@ def forge_status(world: World, task_id: str, status: str) -> None:
             writes={task.path: forged.render().encode()},
         )
 
-    store.commit(compute)
+    commit_behind_engine(world.repo, compute)
 
 
 # -- merge ----------------------------------------------------------------------------

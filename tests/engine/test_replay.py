@@ -1,11 +1,14 @@
 from __future__ import annotations
 
 from orange.engine.replay import check_history
+from orange.engine.trust import trusting
 from orange.store import layout
 from orange.store.events import Change
 from orange.store.store import Snapshot
 from tests.engine.conftest import Env
 from tests.engine.test_seed000_table import FAIL, HANDOFF, PASS, PLAN
+
+SHIPPED = trusting(frozenset())  # what a server trusts with no directory of its own
 
 
 def _tip(env: Env) -> str:
@@ -35,7 +38,7 @@ def test_a_full_engine_history_replays_clean(env: Env) -> None:
     _edit(env, task.id, PASS)
     env.engine.transition(task.id, "reviewing")
     env.engine.transition(task.id, "done")
-    assert check_history(env.store.pygit, _tip(env)) == []
+    assert check_history(env.store.pygit, _tip(env), trusted=SHIPPED) == []
 
 
 def _force(env: Env, task_id: str, **fields: object) -> None:
@@ -55,7 +58,7 @@ def test_an_illegal_move_made_behind_the_engine_is_caught(env: Env) -> None:
     task = create_task(env.store, env.project, load_named("default"), summary="x")
     good = _tip(env)
     _force(env, task.id, status="reviewing")
-    problems = check_history(env.store.pygit, _tip(env), good)
+    problems = check_history(env.store.pygit, _tip(env), good, trusted=SHIPPED)
     assert len(problems) == 1
     assert problems[0].task_id == task.id
     assert "illegal transition pending -> reviewing" in problems[0].reason
@@ -65,7 +68,7 @@ def test_a_gated_move_without_its_artifact_is_caught(env: Env) -> None:
     task = env.make_task("working", body="\n## Notes\n\nno handoff\n")
     good = _tip(env)
     _force(env, task.id, status="agent-review", crash_count=0)
-    problems = check_history(env.store.pygit, _tip(env), good)
+    problems = check_history(env.store.pygit, _tip(env), good, trusted=SHIPPED)
     assert [p.task_id for p in problems] == [task.id]
     assert "## Handoff" in problems[0].reason
 
@@ -74,5 +77,5 @@ def test_a_guard_violation_is_caught(env: Env) -> None:
     task = env.make_task("agent-review", body=FAIL, review_round=2)
     good = _tip(env)
     _force(env, task.id, status="working")
-    problems = check_history(env.store.pygit, _tip(env), good)
+    problems = check_history(env.store.pygit, _tip(env), good, trusted=SHIPPED)
     assert problems and "review_round < 2" in problems[0].reason

@@ -1,0 +1,173 @@
+"""Forgery is noticed (DESIGN §8): every commit that reached the tasks ref is replayed
+once on this host by the server's checker.
+
+Orange's own writes included: rather than trust a reflog message or a trailer to tell
+its writes from others' (a plain ``git commit --no-verify`` in a tasks checkout,
+``git update-ref``, a fetch), every commit new since the last verified tip is replayed
+(`orange.engine.replay.Checker`; the checker accepts all Orange writes).  The verified
+tip is recorded in ``<git-common-dir>/orange/verified``: the one record that a commit
+was handled, which tests wait on.
+
+An illegal change is never carried out (the caller runs no hooks for it); Orange writes
+one commit restoring each forged file's engine-owned fields (status, counters,
+workflow, baselines, bindings) to their last legal values, keeping the body and the
+plain fields, and sets ``attention`` naming the reason and the forged commit.  A forged
+file that had no legal state (a task created illegally, a file that does not belong in
+the ref) is removed; git keeps it in history.  The restore is itself legal: the checker
+recognises a commit that puts a tainted file back (`replay` "repairs"), so the history
+with the forgery and its restore replays clean here and on a server.
+
+Where verification starts: ``orange project add`` records the tip the project had then
+(``-`` for none: everything that arrives later is replayed).  A project registered by
+an Orange from before this check has no record at all: its first verification takes
+the current tip as verified without replaying it, as the binding records adopt an
+older installation's running tasks — a history written by an older Orange is not
+judged by today's rules, and nothing the user has is rewritten on upgrade.
+
+A definition this host does not trust is not a forgery (a teammate's own workflow):
+it is reported to the caller and left to the host's trust mark.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from orange.engine.definitions import committed_workflow_text, parse_committed
+from orange.engine.fields import IDENTITY_FIELDS
+from orange.engine.replay import Checker, Trusted, Violation
+from orange.engine.steps import GUARDED, guarded
+from orange.errors import OrangeError
+from orange.store import layout
+from orange.store.events import Change
+from orange.store.lock import exclusive
+from orange.store.store import Snapshot, TaskStore, now_iso
+from orange.store.task import Task
+
+RECORD = "verified"
+NOTHING = "-"  # recorded when verification starts before the ref exists
+_ROUNDS = 3  # verify, restore, verify the restore; a third in case the ref moved between
+
+
+@dataclass
+class Verified:
+    """What one verification found: forgeries restored, definitions not trusted here."""
+
+    restored: list[Violation] = field(default_factory=list)
+    untrusted: list[Violation] = field(default_factory=list)
+    tip: str | None = None
+
+
+def verify_new(store: TaskStore, *, trusted: Trusted, actor: str) -> Verified:
+    """Replay the commits new since the verified tip; restore what is forged."""
+    result = Verified()
+    with exclusive(store.repo.orange_dir() / f"{RECORD}.lock"):
+        if not (store.repo.orange_dir() / RECORD).exists():
+            result.tip = start_record(store)  # an older installation: see above
+            return result
+        seen = recorded(store)
+        for _ in range(_ROUNDS):
+            ref = store.pygit.references.get(layout.TASKS_REF)
+            if ref is None:
+                return result
+            tip = str(ref.target)
+            if tip == seen:
+                result.tip = tip
+                return result
+            checker = Checker(store.pygit, trusted).run(tip, seen if _known(store, seen) else None)
+            for violation in checker.found:
+                if violation.untrusted and violation not in result.untrusted:
+                    result.untrusted.append(violation)
+            again = [v for v, _ in checker.tainted.values() if v in result.restored]
+            if not checker.tainted or again:
+                # ``again``: a restore that did not repair (never seen; a guard against
+                # writing restores forever): recorded as handled, the attention stays.
+                _record(store, tip)
+                result.tip = tip
+                return result
+            # Replayed again from ``seen`` next round: the restore must repair each file.
+            store.commit(_restorer(checker, actor))
+            result.restored.extend(v for v, _ in checker.tainted.values())
+    return result
+
+
+def recorded(store: TaskStore) -> str | None:
+    """The last tip this host verified (None: none yet; then the whole history is)."""
+    try:
+        text = (store.repo.orange_dir() / RECORD).read_text().strip()
+    except OSError:
+        return None
+    return None if text in ("", NOTHING) else text
+
+
+def start_record(store: TaskStore) -> str | None:
+    """Start verifying from the tasks ref as it is now (`orange project add`): its
+    current tip, or ``-`` when it has none, so every commit that arrives is replayed."""
+    ref = store.pygit.references.get(layout.TASKS_REF)
+    tip = None if ref is None else str(ref.target)
+    _record(store, tip or NOTHING)
+    return tip
+
+
+def _record(store: TaskStore, tip: str) -> None:
+    path = store.repo.orange_dir() / RECORD
+    temporary = path.with_name(f".{RECORD}.{os.getpid()}.tmp")
+    temporary.write_text(f"{tip}\n")
+    temporary.replace(path)
+
+
+def _known(store: TaskStore, commit: str | None) -> bool:
+    try:
+        return commit is not None and store.pygit.get(commit) is not None
+    except ValueError:
+        return False
+
+
+def _restorer(checker: Checker, actor: str) -> Callable[[Snapshot], Change]:
+    return lambda snap: _restore(snap, checker, actor)
+
+
+def _restore(snap: Snapshot, checker: Checker, actor: str) -> Change:
+    writes: dict[str, bytes | None] = {}
+    forged = sorted({v.commit for v, _ in checker.tainted.values()})
+    for path, (violation, legal) in checker.tainted.items():
+        writes[path] = restored(snap, path, legal, violation)
+    first = next(iter(checker.tainted.values()))[0]
+    return Change(
+        task_id=first.task_id,
+        event="forgery.restored",
+        subject=f"task {first.task_id}: engine fields restored after forged commit "
+        f"{first.commit[:10]} ({first.reason})",
+        writes=writes,
+        trailers=(("Orange-Restores", ", ".join(forged)),),
+        actor=actor,
+    )
+
+
+def restored(snap: Snapshot, path: str, legal: bytes | None, violation: Violation) -> bytes | None:
+    """``path`` as it is now with its engine-owned fields back at ``legal``'s values."""
+    if legal is None or not path.startswith("tasks/"):
+        return legal
+    was = Task.parse(legal.decode("utf-8"), where=path)
+    now = snap.read(path)
+    try:
+        current = was if now is None else Task.parse(now.decode("utf-8"), where=path)
+    except (OrangeError, UnicodeDecodeError):
+        current = was  # a forged file that does not parse: the last legal one, whole
+    names = [*IDENTITY_FIELDS, *_guarded_of(snap, was)]
+    reason = (
+        f"forged change in commit {violation.commit[:10]}: {violation.reason}; Orange "
+        "restored its status and engine fields (body kept): check it, then `orange task ack`"
+    )
+    fields = {name: was.fields.get(name) for name in names}
+    task = current.with_fields(**fields, attention=reason, updated_at=now_iso())
+    return task.render().encode()
+
+
+def _guarded_of(snap: Snapshot, task: Task) -> tuple[str, ...]:
+    try:
+        text = committed_workflow_text(snap, task)
+        return GUARDED if text is None else guarded(parse_committed(text, task.workflow))
+    except OrangeError:
+        return GUARDED

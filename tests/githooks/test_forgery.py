@@ -1,0 +1,312 @@
+"""Forged task history: what a server with Orange's ``update`` hook rejects, and what
+this host notices and restores (a ``--no-verify`` commit, ``git update-ref``)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from orange import projects
+from orange.engine.catalog import load_named
+from orange.engine.edits import edit_body
+from orange.engine.engine import Engine
+from orange.engine.forgery import RECORD, start_record, verify_new
+from orange.engine.loader import load_workflow
+from orange.engine.tasks import create_task
+from orange.engine.trust import trusted_here
+from orange.githooks import shims as githooks
+from orange.hooks import watcher
+from orange.store import layout
+from orange.store.store import TaskStore
+from orange.store.task import Task
+from tests.conftest import Cli, git
+from tests.engine.test_seed000_table import PLAN
+from tests.helpers import retry_until
+from tests.recording import recording_registry
+
+PUSH = f"{layout.TASKS_REF}:{layout.TASKS_REF}"
+# A valid workflow no Orange ships: anyone may move anything anywhere.
+PERMISSIVE = """\
+name: anything
+version: 1
+description: Every move allowed.
+initial_statuses: [todo]
+states:
+  todo: {terminal: false, role: queue}
+  doing: {terminal: false}
+  done: {terminal: true, role: done}
+  cancelled: {terminal: true, role: cancelled}
+transitions:
+  - {from: todo, to: doing}
+  - {from: doing, to: done}
+  - {from: todo, to: cancelled}
+  - {from: doing, to: cancelled}
+"""
+
+
+def push(repo: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        ["git", "push", "-q", "hub", PUSH], cwd=repo, capture_output=True, text=True, check=False
+    )
+
+
+def tip(path: Path) -> str:
+    return git(path, "rev-parse", "--verify", "-q", layout.TASKS_REF, check=False).strip()
+
+
+def forge(repo: Path, writes: dict[str, str | None], message: str = "forged") -> str:
+    """A commit on the tasks ref made with plain git (no Orange), moving the ref with
+    ``git update-ref``; returns its id."""
+    index = {**os.environ, "GIT_INDEX_FILE": str(repo / ".git" / "forge-index")}
+
+    def run(*args: str, stdin: str | None = None) -> str:
+        return subprocess.run(
+            ["git", *args], cwd=repo, env=index, input=stdin, capture_output=True, text=True,
+            check=True,
+        ).stdout.strip()  # fmt: skip
+
+    run("read-tree", layout.TASKS_REF)
+    for path, text in writes.items():
+        if text is None:
+            run("update-index", "--force-remove", path)
+        else:
+            blob = run("hash-object", "-w", "--stdin", stdin=text)
+            run("update-index", "--add", "--cacheinfo", f"100644,{blob},{path}")
+    commit = run("commit-tree", run("write-tree"), "-p", layout.TASKS_REF, "-m", message)
+    git(repo, "update-ref", layout.TASKS_REF, commit)
+    return commit
+
+
+def task_text(repo: Path, task_id: str) -> str:
+    return git(repo, "show", f"{layout.TASKS_REF}:{layout.task_path(task_id)}")
+
+
+def forge_fields(repo: Path, task_id: str, **fields: object) -> str:
+    task = Task.parse(task_text(repo, task_id), where="forge").with_fields(**fields)
+    return forge(repo, {layout.task_path(task_id): task.render()})
+
+
+@pytest.fixture
+def hub(tmp_path: Path) -> Path:
+    path = tmp_path / "hub.git"
+    git(tmp_path, "init", "-q", "--bare", str(path))
+    githooks.install_server_hook(path)
+    return path
+
+
+@pytest.fixture
+def engine(repo: Path, hub: Path) -> Engine:
+    project = projects.add(repo)
+    start_record(TaskStore.open(repo))  # as `orange project add` does
+    git(repo, "remote", "add", "hub", str(hub))
+    return Engine(TaskStore.open(repo), project, registry=recording_registry()[0])
+
+
+def planning_task(engine: Engine) -> Task:
+    assert engine.project is not None
+    task = create_task(engine.store, engine.project, load_named("default"), summary="shared")
+    engine.transition(task.id, "planning")
+    return engine.store.get(task.id)
+
+
+# The server -------------------------------------------------------------------------
+def test_crash_bump_escalation_and_review_skip_are_rejected_at_the_bump(
+    engine: Engine, repo: Path, hub: Path
+) -> None:
+    task = planning_task(engine)
+    assert push(repo).returncode == 0
+    landed = tip(hub)
+    bump = forge_fields(repo, task.id, crash_count=2)
+    forge_fields(repo, task.id, status="stuck", crash_count=0)
+    forge_fields(repo, task.id, status="reviewing")
+
+    result = push(repo)
+    assert result.returncode != 0
+    said = [line.removeprefix("remote: ").strip() for line in result.stderr.splitlines()]
+    lines = [line for line in said if line.startswith("task ")]
+    assert lines == [
+        f"task {task.id}: crash_count changed in planning without a move, a recorded agent "
+        f"death or a hook action that sets it (commit {bump[:10]})"
+    ]
+    assert tip(hub) == landed
+
+
+def test_escalation_needs_the_crashes_the_exit_rule_counts(
+    engine: Engine, repo: Path, hub: Path
+) -> None:
+    task = planning_task(engine)
+    assert push(repo).returncode == 0
+    # One agent death recorded as the monitor records it: legal ...
+    died = f"{task.str_field('agent_run')}@planning"
+    forge_fields(repo, task.id, crash_count=1, dead_run=died)
+    # ... but planning's crash rule escalates at the second (stuck_after: 2).
+    forge_fields(repo, task.id, status="stuck", crash_count=0)
+    result = push(repo)
+    assert result.returncode != 0
+    assert (
+        f"task {task.id}: escalation planning -> stuck without the agent deaths its exit "
+        "rule counts (crash_count 1)"
+    ) in result.stderr
+
+
+def test_a_workflow_switch_is_rejected(engine: Engine, repo: Path, hub: Path) -> None:
+    assert engine.project is not None
+    task = planning_task(engine)
+    other = create_task(engine.store, engine.project, load_named("minimal"), summary="other")
+    assert push(repo).returncode == 0
+    forge_fields(repo, task.id, workflow="minimal", workflow_rev=other.fields["workflow_rev"])
+    result = push(repo)
+    assert result.returncode != 0
+    assert f"task {task.id}: workflow, workflow_rev cannot change" in result.stderr
+
+
+def test_deleting_an_active_task_is_rejected(engine: Engine, repo: Path, hub: Path) -> None:
+    task = planning_task(engine)
+    assert push(repo).returncode == 0
+    forge(repo, {layout.task_path(task.id): None})
+    result = push(repo)
+    assert result.returncode != 0
+    assert f"task {task.id}: deleted while planning; only a cancelled or done" in result.stderr
+
+
+def test_a_definition_the_server_does_not_trust_is_rejected_until_it_does(
+    cli: Cli, engine: Engine, repo: Path, hub: Path, tmp_path: Path
+) -> None:
+    assert engine.project is not None
+    workflow = load_workflow(PERMISSIVE, "anything.yml")
+    task = create_task(engine.store, engine.project, workflow, summary="mine")
+    result = push(repo)
+    assert result.returncode != 0
+    assert "meta/workflows/anything.yml: the definition is not trusted here" in result.stderr
+    assert f"task {task.id}: workflow 'anything': its committed definition" in result.stderr
+    assert tip(hub) == ""
+
+    trusted = tmp_path / "server-workflows"
+    trusted.mkdir()
+    (trusted / "anything.yml").write_text(PERMISSIVE)
+    cli.ok("hooks", "install", "--server", str(hub), "--trusted-workflows", str(trusted))
+    result = push(repo)
+    assert result.returncode == 0, result.stderr
+    assert tip(hub) == tip(repo)
+
+
+def test_trusted_workflows_must_be_a_directory(cli: Cli, hub: Path, tmp_path: Path) -> None:
+    result = cli("hooks", "install", "--server", str(hub), "--trusted-workflows", "nowhere")
+    assert result.code == 1
+    assert "--trusted-workflows nowhere: not a directory" in result.err.strip().splitlines()[0]
+    assert git(hub, "config", "--get", "orange.trustedWorkflows", check=False) == ""
+
+
+def test_a_forgery_restored_on_this_host_is_accepted(engine: Engine, repo: Path, hub: Path) -> None:
+    task = planning_task(engine)
+    assert push(repo).returncode == 0
+    forged = forge_fields(repo, task.id, status="working")  # no plan written
+    found = verify_new(engine.store, trusted=trusted_here, actor="monitor")
+    assert [v.commit for v in found.restored] == [forged]
+    restored = engine.store.get(task.id)
+    assert restored.status == "planning"
+    assert forged[:10] in restored.str_field("attention")
+    result = push(repo)
+    assert result.returncode == 0, result.stderr
+    assert tip(hub) == tip(repo)
+
+
+def test_an_older_installation_starts_verifying_at_its_tip(repo: Path) -> None:
+    """A project registered before this check has no record: its history (written by an
+    older Orange) is taken as it is, never rewritten; what comes later is replayed."""
+    project = projects.add(repo)  # no start_record: as an older Orange registered it
+    engine = Engine(TaskStore.open(repo), project, registry=recording_registry()[0])
+    task = planning_task(engine)
+    old = forge_fields(repo, task.id, status="working")  # judged illegal today
+    found = verify_new(engine.store, trusted=trusted_here, actor="monitor")
+    assert found.restored == [] and found.tip == old
+    assert engine.store.get(task.id).status == "working"
+    later = forge_fields(repo, task.id, status="planning", crash_count=5)
+    found = verify_new(engine.store, trusted=trusted_here, actor="monitor")
+    assert [v.commit for v in found.restored] == [later]
+    assert engine.store.get(task.id).int_field("crash_count") == 0
+
+
+# This host ---------------------------------------------------------------------------
+MARKED = """\
+name: marked
+version: 1
+description: A move whose hook leaves a mark.
+initial_statuses: [todo]
+states:
+  todo: {terminal: false, role: queue}
+  doing: {terminal: false}
+  done: {terminal: true, role: done}
+  cancelled: {terminal: true, role: cancelled}
+transitions:
+  - from: todo
+    to: doing
+    gate: {section: "## Plan"}
+    hooks:
+      - action: run_command
+        argv: [touch, MARKER]
+  - {from: doing, to: done}
+  - {from: todo, to: cancelled}
+  - {from: doing, to: cancelled}
+"""
+
+
+def test_a_no_verify_commit_runs_no_hooks_and_is_restored(
+    cli: Cli, repo: Path, tmp_path: Path
+) -> None:
+    marker = tmp_path / "marker"
+    user_dir = tmp_path / "home" / "orange" / "workflows"
+    user_dir.mkdir(parents=True)
+    (user_dir / "marked.yml").write_text(MARKED.replace("MARKER", str(marker)))
+    project = projects.add(repo)
+    store = TaskStore.open(repo)
+    start_record(store)  # as `orange project add` does
+    task = create_task(store, project, load_named("marked"), summary="guarded")
+    checkout = tmp_path / "tasks"
+    cli.ok("tasks", "checkout", str(checkout), cwd=repo)
+    path = checkout / layout.task_path(task.id)
+    text = path.read_text().replace("\nstatus: todo\n", "\nstatus: doing\n")
+    path.write_text(text + "\n## Notes\n\nmy words stay\n")  # no "## Plan": gate fails
+    result = subprocess.run(
+        ["git", "commit", "-q", "--no-verify", "-a", "-m", "skip the gate"],
+        cwd=checkout, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert "forged:" in result.stderr
+    after = store.get(task.id)
+    assert after.status == "todo"
+    assert "my words stay" in after.body
+    assert "forged change in commit" in after.str_field("attention")
+    assert not marker.exists()  # post-commit ran (it restored) and ran no hook
+    record = (repo / ".git" / "orange" / RECORD).read_text().strip()
+    assert record == tip(repo)
+
+
+def test_update_ref_forgery_is_noticed_by_the_monitor(
+    cli: Cli, repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ORANGE_MONITOR", "on")
+    monkeypatch.setenv("ORANGE_TMUX_SOCKET", str(tmp_path / "tmux.sock"))
+    cli.ok("project", "add", cwd=repo)  # installs the reference-transaction shim
+    project = projects.get("proj")
+    store = TaskStore.open(repo)
+    task = create_task(store, project, load_named("default"), summary="watched")
+    edit_body(store, task.id, lambda t: t.body + PLAN, what="body")
+    try:
+        forged = forge_fields(repo, task.id, status="reviewing")  # git runs the shim
+        record = repo / ".git" / "orange" / RECORD
+
+        def verified() -> str | None:
+            seen = record.read_text().strip() if record.is_file() else ""
+            return seen if seen and seen == tip(repo) and seen != forged else None
+
+        retry_until(verified, timeout=30)
+    finally:
+        retry_until(lambda: watcher.stop() or not watcher.is_running(), timeout=30)
+    after = store.get(task.id)
+    assert after.status == "pending"
+    assert f"forged change in commit {forged[:10]}" in after.str_field("attention")
+    assert PLAN.strip() in after.body

@@ -20,10 +20,12 @@ from typing import Any
 
 import pytest
 
+from orange.engine.forgery import start_record
 from orange.home import orange_home
 from orange.hooks import bindings
 from orange.store import layout
 from orange.store.layout import shard
+from orange.store.store import TaskStore
 from orange.store.task import Task
 from tests.conftest import git, make_repo
 from tests.e2e.conftest import World, wait_for
@@ -64,6 +66,9 @@ def plant(world: World, tmp_path: Path, task_id: str = "", **changes: Any) -> st
     commit = _git_in(clone, "commit-tree", tree, "-p", "refs/orange/tasks", "-m", "a task")
     _git_in(clone, "update-ref", "refs/orange/tasks", commit)
     git(world.repo, "fetch", "-q", str(clone), "+refs/orange/tasks:refs/orange/tasks")
+    # Taken as verified: the forgery check would put the hand-made task back first
+    # (tests/githooks/test_forgery.py); here the binding rules alone must hold.
+    start_record(TaskStore.open(world.repo))
     return task_id
 
 

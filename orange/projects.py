@@ -12,8 +12,8 @@ import os
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, replace
 from pathlib import Path
+from typing import NamedTuple
 
 from orange.errors import InvalidInput, NotARepository, NotFound
 from orange.home import orange_home
@@ -24,8 +24,7 @@ from orange.store.store import TaskStore
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
 
 
-@dataclass(frozen=True)
-class Project:
+class Project(NamedTuple):  # not a dataclass: see `orange.store.task.Task`
     name: str
     path: str
     default_branch: str
@@ -79,7 +78,7 @@ def _editing() -> Iterator[list[Project]]:
     with exclusive(home / ".projects.lock"):
         projects = load_all()
         yield projects
-        data = json.dumps({"projects": [asdict(p) for p in projects]}, indent=2) + "\n"
+        data = json.dumps({"projects": [p._asdict() for p in projects]}, indent=2) + "\n"
         tmp = home / f".projects.{os.getpid()}.{os.urandom(4).hex()}.json"
         with open(tmp, "x") as handle:  # under the lock: a name of our own
             handle.write(data)
@@ -183,8 +182,7 @@ def update(name: str, *, pool_size: int | None = None, workflow: str | None = No
     with _editing() as projects:
         for index, project in enumerate(projects):
             if project.name == name:
-                changed = replace(
-                    project,
+                changed = project._replace(
                     pool_size=project.pool_size if pool_size is None else pool_size,
                     workflow=project.workflow if workflow is None else workflow,
                 )

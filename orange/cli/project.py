@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import asdict
 from typing import Annotated
 
 import typer
@@ -39,7 +38,7 @@ def add(
     except OrangeError as exc:
         hooks_note = f"git hooks not installed: {exc} (run `orange hooks install`)"
     if json_out:
-        emit_json(asdict(project))
+        emit_json(project._asdict())
     else:
         typer.echo(f"registered {project.name} ({project.path}, branch {project.default_branch})")
         typer.echo(hooks_note)
@@ -49,7 +48,7 @@ def list_(json_out: Annotated[bool, typer.Option("--json")] = False) -> None:
     """List registered projects."""
     registered = projects.load_all()
     if json_out:
-        emit_json({"projects": [asdict(p) for p in registered]})
+        emit_json({"projects": [p._asdict() for p in registered]})
         return
     if not registered:
         typer.echo("no projects registered (add one with `orange project add`)")
@@ -71,7 +70,7 @@ def update(
     target = name or projects.infer().name
     project = projects.update(target, pool_size=pool_size, workflow=workflow)
     if json_out:
-        emit_json(asdict(project))
+        emit_json(project._asdict())
     else:
         typer.echo(f"updated {project.name}: pool={project.pool_size} workflow={project.workflow}")
 
@@ -83,7 +82,7 @@ def remove(
     """Forget a project (its repository and tasks are left alone)."""
     project = projects.remove(name)
     if json_out:
-        emit_json(asdict(project))
+        emit_json(project._asdict())
     else:
         typer.echo(f"removed {project.name} (its tasks stay in {project.path})")
 

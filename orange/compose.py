@@ -8,8 +8,8 @@ below this module chooses an implementation: the engine uses what it is handed.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import cache
+from typing import NamedTuple
 
 from orange.engine.actions import Registry
 from orange.engine.engine import AgentProbe, Engine, WorkingCopies
@@ -20,8 +20,7 @@ from orange.projects import Project, open_store
 from orange.store.store import TaskStore
 
 
-@dataclass(frozen=True)
-class Runtime:
+class Runtime(NamedTuple):  # not a dataclass: see `orange.engine.workflow`
     """What an engine is handed besides its store: the hook actions, the agents'
     working copies, the liveness probe."""
 

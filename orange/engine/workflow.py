@@ -15,8 +15,8 @@ which were.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import Literal
+from types import MappingProxyType
+from typing import Literal, NamedTuple
 
 from orange.engine.when import When
 
@@ -25,9 +25,14 @@ AgentWindow = Literal["worker", "reviewer", "none"]
 RuleAction = Literal["crash", "mark_dead", "respawn"]
 Role = Literal["queue", "done", "cancelled"]
 
+# The model's values are named tuples, not frozen dataclasses: a dataclass is built by
+# generated code at every process start (about half a millisecond each), and a status
+# move loads this module.  Like the dataclasses they were, they are immutable and
+# compare by value; mappings in them are read-only views.
+_NO_PARAMS: Mapping[str, object] = MappingProxyType({})
 
-@dataclass(frozen=True)
-class HookSpec:
+
+class HookSpec(NamedTuple):
     """One hook list item: an action name and its parameters.
 
     ``params`` holds every parameter the action declares a default for (defaults filled
@@ -35,14 +40,13 @@ class HookSpec:
     """
 
     action: str
-    params: Mapping[str, object] = field(default_factory=dict, hash=False)
+    params: Mapping[str, object] = _NO_PARAMS
 
     def get(self, name: str, default: object = None) -> object:
         return self.params.get(name, default)
 
 
-@dataclass(frozen=True)
-class Gate:
+class Gate(NamedTuple):
     """An artifact requirement on the task body (also the shape of ``has_artifact``).
 
     ``section`` is the heading as written, ``"## Handoff"``.  ``required`` false lets
@@ -56,8 +60,7 @@ class Gate:
     verdict: Verdict | None = None
 
 
-@dataclass(frozen=True)
-class State:
+class State(NamedTuple):
     """A status.  ``agent`` names the tmux window whose agent runs in this state.
 
     ``on_enter`` runs when a task is created directly in this state (for example in
@@ -76,8 +79,7 @@ class State:
     waits_for_human: bool = False
 
 
-@dataclass(frozen=True)
-class Transition:
+class Transition(NamedTuple):
     """A legal move ``from_ -> to``; ``when`` guards it, ``gate`` checks the body."""
 
     from_: str
@@ -87,16 +89,14 @@ class Transition:
     hooks: tuple[HookSpec, ...] = ()
 
 
-@dataclass(frozen=True)
-class Branch:
+class Branch(NamedTuple):
     """One ``then_when`` item: advance to ``then`` when ``when`` holds."""
 
     when: When
     then: str
 
 
-@dataclass(frozen=True)
-class ExitRule:
+class ExitRule(NamedTuple):
     """What the monitor does when the agent of a task in ``status`` has died.
 
     Exactly one of three kinds: ``has_artifact`` set (matches when that gate holds on a
@@ -120,22 +120,19 @@ class ExitRule:
         return self.has_artifact is None
 
 
-@dataclass(frozen=True)
-class ExitMonitoring:
+class ExitMonitoring(NamedTuple):
     poll_interval: int = 30
     rules: tuple[ExitRule, ...] = ()
 
 
-@dataclass(frozen=True)
-class Escalation:
+class Escalation(NamedTuple):
     """The crash rule's monitor-only move to ``to`` from any active state."""
 
     to: str
     hooks: tuple[HookSpec, ...] = ()
 
 
-@dataclass(frozen=True)
-class Workflow:
+class Workflow(NamedTuple):
     """A validated workflow.  ``source_text`` is the exact YAML it was loaded from.
 
     ``inferred_roles`` holds one warning per role or ``waits_for_human`` flag the file
@@ -155,7 +152,7 @@ class Workflow:
     empty_summary_status: str | None
     escalation: Escalation | None
     source: str
-    source_text: str = field(repr=False)
+    source_text: str
     inferred_roles: tuple[str, ...] = ()
 
     @property

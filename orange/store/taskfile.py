@@ -11,10 +11,11 @@ check them, since python-frontmatter's dumper strips whitespace and sorts keys):
   ``false`` and plain decimal integers.
 
 Reading the shape ``join`` writes (one ``key: scalar`` line per key, the scalar plain or
-single-quoted) skips the YAML loader: ``_flat`` gives exactly what the loader would, and
-hands anything else (nesting, lists, block or double-quoted scalars, comments, anchors,
-aliases, tags, duplicate keys, CR line ends) back to it.  A cold listing cache parses
-every task this way.
+single-quoted, or an empty ``{}`` / ``[]``) skips the YAML loader: ``_flat`` gives
+exactly what the loader would, and hands anything else (nesting, non-empty lists or
+flow collections, block or double-quoted scalars, comments, anchors, aliases, tags,
+duplicate keys, CR line ends) back to it.  A cold listing cache parses every task this
+way, and the lines it has read before (most of them) cost a dictionary lookup.
 """
 
 from __future__ import annotations
@@ -112,7 +113,7 @@ def _flat_line(line: str) -> tuple[str, Any] | None:
     if not line.isprintable() and re.search(_NOT_PRINTABLE, line):
         return None
     key, colon, rest = line.partition(":")
-    if not colon or key in _RESERVED_KEYS or not _KEY.fullmatch(key):
+    if not colon or (key not in _GOOD_KEYS and not _good_key(key)):
         return None
     if not rest:
         return key, None
@@ -133,6 +134,18 @@ def _flat_line(line: str) -> tuple[str, Any] | None:
     if ": " in value or " #" in value or value[-1] in " :":
         return None
     return key, _plain(value)
+
+
+# Keys checked already (a listing meets the same few thousands of times); bounded.
+_GOOD_KEYS: set[str] = set()
+
+
+def _good_key(key: str) -> bool:
+    """Whether YAML reads ``key`` (unquoted) as that string."""
+    good = key not in _RESERVED_KEYS and _KEY.fullmatch(key) is not None
+    if good and len(_GOOD_KEYS) < _SEEN_MAX:
+        _GOOD_KEYS.add(key)
+    return good
 
 
 def _plain(value: str) -> Any:

@@ -165,13 +165,14 @@ class _Dumper(yaml.SafeDumper):
 _NUMBER_LIKE = re.compile(r"^[-+]?(?:\.?[0-9]|\.(?:inf|nan))", re.IGNORECASE)
 
 
-# Characters YAML reads as line breaks, or that a plain/literal scalar cannot carry.
-# (Compiled on the first write by `re`'s cache, not at import: see `_NOT_PRINTABLE`.)
+# Characters YAML reads as line breaks, or that a plain/literal scalar cannot carry
+# (none of them printable: only text `str.isprintable` refuses is searched, and the
+# class is compiled then, see `_NOT_PRINTABLE`).
 _NEEDS_DOUBLE_QUOTES = "[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\ufeff\r]"
 
 
 def _represent_str(dumper: yaml.SafeDumper, data: str) -> yaml.ScalarNode:
-    if re.search(_NEEDS_DOUBLE_QUOTES, data):
+    if not data.isprintable() and re.search(_NEEDS_DOUBLE_QUOTES, data):
         return dumper.represent_scalar("tag:yaml.org,2002:str", data, style='"')
     if "\n" in data:
         return dumper.represent_scalar("tag:yaml.org,2002:str", data, style="|")

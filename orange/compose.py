@@ -9,8 +9,8 @@ below this module chooses an implementation: the engine uses what it is handed.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from functools import cache
+from typing import NamedTuple
 
 from orange.engine.actions import LocalRelease, Registry
 from orange.engine.caller import ENGINE, Caller, from_env
@@ -25,8 +25,7 @@ from orange.projects import Project, open_store
 from orange.store.store import TaskStore
 
 
-@dataclass(frozen=True)
-class Runtime:
+class Runtime(NamedTuple):  # not a dataclass: see `orange.engine.workflow`
     """What an engine is handed besides its store: the hook actions, the agents'
     working copies, the liveness probe."""
 

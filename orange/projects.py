@@ -14,8 +14,8 @@ import os
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, replace
 from pathlib import Path
+from typing import NamedTuple
 
 from orange.errors import InvalidInput, NotARepository, NotFound
 from orange.home import orange_home
@@ -26,8 +26,7 @@ from orange.store.store import TaskStore
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
 
 
-@dataclass(frozen=True)
-class Project:
+class Project(NamedTuple):  # not a dataclass: see `orange.store.task.Task`
     name: str
     path: str
     default_branch: str
@@ -43,8 +42,7 @@ class Project:
         return open_repo(self.path)
 
 
-@dataclass(frozen=True)
-class SetupChange:
+class SetupChange(NamedTuple):
     """What `orange project update` changes in a project's worktree settings: each
     ``clear_*`` empties the list first, then the given values are appended."""
 
@@ -58,7 +56,7 @@ class SetupChange:
     port_stride: int | None = None
     clear_ports: bool = False
 
-    def __bool__(self) -> bool:
+    def changes_anything(self) -> bool:
         return self != SetupChange()
 
     def applied(self, project: Project) -> Project:
@@ -67,8 +65,7 @@ class SetupChange:
             return kept + tuple(value for value in new if value not in kept)
 
         base = None if self.clear_ports else project.port_base
-        changed = replace(
-            project,
+        changed = project._replace(
             copy=merged(project.copy, self.clear_copy, tuple(map(check_glob, self.copy))),
             setup=merged(project.setup, self.clear_setup, tuple(map(_check_command, self.setup))),
             teardown=merged(
@@ -129,7 +126,7 @@ def _editing() -> Iterator[list[Project]]:
     with exclusive(home / ".projects.lock"):
         projects = load_all()
         yield projects
-        data = json.dumps({"projects": [asdict(p) for p in projects]}, indent=2) + "\n"
+        data = json.dumps({"projects": [p._asdict() for p in projects]}, indent=2) + "\n"
         tmp = home / f".projects.{os.getpid()}.{os.urandom(4).hex()}.json"
         with open(tmp, "x") as handle:  # under the lock: a name of our own
             handle.write(data)
@@ -242,12 +239,11 @@ def update(
     with _editing() as projects:
         for index, project in enumerate(projects):
             if project.name == name:
-                changed = replace(
-                    project,
+                changed = project._replace(
                     pool_size=project.pool_size if pool_size is None else pool_size,
                     workflow=project.workflow if workflow is None else workflow,
                 )
-                changed = setup.applied(changed) if setup else changed
+                changed = setup.applied(changed) if setup is not None else changed
                 _check_ports(changed)
                 projects[index] = changed
                 return changed

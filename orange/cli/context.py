@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from orange import projects
 from orange.errors import InvalidInput, NotFound
@@ -15,8 +15,7 @@ from orange.store.store import TaskStore
 from orange.store.task import Task
 
 
-@dataclass(frozen=True)
-class TaskRef:
+class TaskRef(NamedTuple):  # not a dataclass: see `orange.store.task.Task`
     project: Project
     store: TaskStore
     task_id: str

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import asdict
 from typing import Annotated
 
 import typer
@@ -46,7 +45,7 @@ def add(
     except OrangeError as exc:
         hooks_note = f"git hooks not installed: {exc} (run `orange hooks install`)"
     if json_out:
-        emit_json(asdict(project))
+        emit_json(project._asdict())
     else:
         typer.echo(f"registered {project.name} ({project.path}, branch {project.default_branch})")
         typer.echo(hooks_note)
@@ -58,7 +57,7 @@ def list_(
     """List registered projects."""
     registered = projects.load_all()
     if json_out:
-        emit_json({"projects": [asdict(p) for p in registered]})
+        emit_json({"projects": [p._asdict() for p in registered]})
         return
     if not registered:
         typer.echo("no projects registered (add one with `orange project add`)")
@@ -108,13 +107,13 @@ def update(
         port_stride=port_stride,
         clear_ports=clear_ports,
     )
-    if pool_size is None and workflow is None and not change:
+    if pool_size is None and workflow is None and not change.changes_anything():
         raise InvalidInput("nothing to update", hint=_WHAT_CAN_CHANGE)
     _check_workflow(workflow)
     target = name or projects.infer().name
     project = projects.update(target, pool_size=pool_size, workflow=workflow, setup=change)
     if json_out:
-        emit_json(asdict(project))
+        emit_json(project._asdict())
     else:
         typer.echo(f"updated {project.name}: {_settings(project)}")
 
@@ -144,7 +143,7 @@ def remove(
     """Forget a project (its repository and tasks are left alone)."""
     project = projects.remove(name)
     if json_out:
-        emit_json(asdict(project))
+        emit_json(project._asdict())
     else:
         typer.echo(f"removed {project.name} (its tasks stay in {project.path})")
 

@@ -8,8 +8,7 @@ provides exactly these names (the runtime's table in `orange.hooks.registry`).
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, NamedTuple
 
 if TYPE_CHECKING:
     from orange.engine.workflow import HookSpec
@@ -17,8 +16,7 @@ if TYPE_CHECKING:
 ParamKind = Literal["prompt", "text", "field", "choice", "argv", "scalar"]
 
 
-@dataclass(frozen=True)
-class Param:
+class Param(NamedTuple):  # not a dataclass: see `orange.engine.workflow`
     """One parameter of an action.
 
     ``kind``: ``prompt`` (a key of the workflow's ``prompts``), ``text`` (a string),

@@ -22,8 +22,7 @@ hands the result to the engine; every rule is checked here, in the core.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, NamedTuple
 
 from orange.errors import NotPermitted
 
@@ -36,8 +35,7 @@ ROLE_VARIABLE = "ORANGE_AGENT_ROLE"
 TASK_VARIABLE = "ORANGE_TASK_ID"
 
 
-@dataclass(frozen=True)
-class Caller:
+class Caller(NamedTuple):  # not a dataclass: built on every command (engine.workflow)
     """``kind`` human, engine or agent; an agent has its ``role`` and ``task_id`` as
     its environment gave them (possibly empty)."""
 

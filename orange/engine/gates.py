@@ -16,7 +16,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from orange.engine.workflow import Gate, Verdict
 from orange.errors import GateFailed
@@ -41,8 +41,7 @@ _LIST_MARKER = re.compile(r"\s*(?:[-*+]|\d+[.)])\s+")
 _VERDICT = re.compile(r"#*\s*verdict\s*:\s*(pass|fail)\s*[.!]?", re.IGNORECASE)
 
 
-@dataclass(frozen=True)
-class _Span:
+class _Span(NamedTuple):  # not a dataclass: see `orange.engine.workflow`
     """Offsets of one section: heading line at ``start``, content ``[body, end)``."""
 
     name: str
@@ -51,8 +50,7 @@ class _Span:
     end: int
 
 
-@dataclass(frozen=True)
-class GateResult:
+class GateResult(NamedTuple):  # not a dataclass: see `orange.engine.workflow`
     """Outcome of `check_gate`; ``message`` is one line, empty when ``ok``."""
 
     ok: bool

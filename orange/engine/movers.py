@@ -16,7 +16,6 @@ and checked against the exit rules, which the engine carries out.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import replace
 
 from orange.engine.actionspec import spawns
 from orange.engine.loadbase import LoaderBase
@@ -58,7 +57,7 @@ class MoverRules(LoaderBase):
             rule_path = engine_moves.get((t.from_, t.to))
             if index in self.undeclared_by:
                 by: tuple[Mover, ...] = DEFAULT_BY + (("engine",) if rule_path else ())
-                self.transitions[index] = replace(t, by=by)
+                self.transitions[index] = t._replace(by=by)
                 notes.append(
                     f"{self.doc.source}: transitions[{index}] ({t.from_} -> {t.to}): "
                     f"by not declared, inferred [{', '.join(by)}]"

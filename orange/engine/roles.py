@@ -21,7 +21,6 @@ inferred); inference only considers states without a role:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
 from typing import get_args
 
 from orange.engine.actionspec import spawns
@@ -63,7 +62,7 @@ class RoleInference(LoaderBase):
         def infer(role: Role, name: str | None) -> None:
             if role in self.role_states or name is None:
                 return
-            self.states[name] = replace(self.states[name], role=role)
+            self.states[name] = self.states[name]._replace(role=role)
             self.role_states[role] = name
             notes.append(f"{self.doc.source}: states.{name}: role not declared, inferred '{role}'")
 
@@ -79,7 +78,7 @@ class RoleInference(LoaderBase):
         if not self.declares_waiting:
             for name, state in list(self.states.items()):
                 if self._seems_waiting(state, monitoring):
-                    self.states[name] = replace(state, waits_for_human=True)
+                    self.states[name] = state._replace(waits_for_human=True)
                     notes.append(
                         f"{self.doc.source}: states.{name}: waits_for_human not declared, "
                         "inferred true"

@@ -18,7 +18,7 @@ import itertools
 import operator
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from typing import NamedTuple
 
 OPERATORS: Mapping[str, Callable[[int, int], bool]] = {
     "<=": operator.le,
@@ -35,8 +35,7 @@ _TOKENS = re.compile(r"\s*(?P<field>\S+?)\s*(?P<op><=|>=|==|!=|=<|=>|<|>|=)\s*(?
 _EXTREME = 10**12
 
 
-@dataclass(frozen=True)
-class When:
+class When(NamedTuple):  # not a dataclass: see `orange.engine.workflow`
     """A parsed ``when`` expression; ``text`` is the expression as written."""
 
     field: str

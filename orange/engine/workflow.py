@@ -21,8 +21,8 @@ and the crash rule's escalation).  A file without ``by:`` on a transition gets
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import Literal
+from types import MappingProxyType
+from typing import Literal, NamedTuple
 
 from orange.engine.when import When
 
@@ -35,9 +35,14 @@ MOVERS: tuple[Mover, ...] = ("worker", "reviewer", "human", "engine")
 # Who takes a transition whose definition does not say (older files, copies in refs).
 DEFAULT_BY: tuple[Mover, ...] = ("worker", "reviewer", "human")
 
+# The model's values are named tuples, not frozen dataclasses: a dataclass is built by
+# generated code at every process start (about half a millisecond each), and a status
+# move loads this module.  Like the dataclasses they were, they are immutable and
+# compare by value; mappings in them are read-only views.
+_NO_PARAMS: Mapping[str, object] = MappingProxyType({})
 
-@dataclass(frozen=True)
-class HookSpec:
+
+class HookSpec(NamedTuple):
     """One hook list item: an action name and its parameters.
 
     ``params`` holds every parameter the action declares a default for (defaults filled
@@ -45,14 +50,13 @@ class HookSpec:
     """
 
     action: str
-    params: Mapping[str, object] = field(default_factory=dict, hash=False)
+    params: Mapping[str, object] = _NO_PARAMS
 
     def get(self, name: str, default: object = None) -> object:
         return self.params.get(name, default)
 
 
-@dataclass(frozen=True)
-class Gate:
+class Gate(NamedTuple):
     """An artifact requirement on the task body (also the shape of ``has_artifact``).
 
     ``section`` is the heading as written, ``"## Handoff"``.  ``required`` false lets
@@ -66,8 +70,7 @@ class Gate:
     verdict: Verdict | None = None
 
 
-@dataclass(frozen=True)
-class State:
+class State(NamedTuple):
     """A status.  ``agent`` names the tmux window whose agent runs in this state.
 
     ``on_enter`` runs when a task is created directly in this state (for example in
@@ -86,8 +89,7 @@ class State:
     waits_for_human: bool = False
 
 
-@dataclass(frozen=True)
-class Transition:
+class Transition(NamedTuple):
     """A legal move ``from_ -> to``; ``when`` guards it, ``gate`` checks the body,
     ``by`` says who may take it (in `MOVERS` order)."""
 
@@ -99,16 +101,14 @@ class Transition:
     by: tuple[Mover, ...] = DEFAULT_BY
 
 
-@dataclass(frozen=True)
-class Branch:
+class Branch(NamedTuple):
     """One ``then_when`` item: advance to ``then`` when ``when`` holds."""
 
     when: When
     then: str
 
 
-@dataclass(frozen=True)
-class ExitRule:
+class ExitRule(NamedTuple):
     """What the monitor does when the agent of a task in ``status`` has died.
 
     Exactly one of three kinds: ``has_artifact`` set (matches when that gate holds on a
@@ -132,22 +132,19 @@ class ExitRule:
         return self.has_artifact is None
 
 
-@dataclass(frozen=True)
-class ExitMonitoring:
+class ExitMonitoring(NamedTuple):
     poll_interval: int = 30
     rules: tuple[ExitRule, ...] = ()
 
 
-@dataclass(frozen=True)
-class Escalation:
+class Escalation(NamedTuple):
     """The crash rule's monitor-only move to ``to`` from any active state."""
 
     to: str
     hooks: tuple[HookSpec, ...] = ()
 
 
-@dataclass(frozen=True)
-class Workflow:
+class Workflow(NamedTuple):
     """A validated workflow.  ``source_text`` is the exact YAML it was loaded from.
 
     ``inferred_by`` holds one warning per transition without ``by:``.
@@ -168,7 +165,7 @@ class Workflow:
     empty_summary_status: str | None
     escalation: Escalation | None
     source: str
-    source_text: str = field(repr=False)
+    source_text: str
     inferred_roles: tuple[str, ...] = ()
     inferred_by: tuple[str, ...] = ()
 

@@ -35,8 +35,8 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import asdict, dataclass, replace
 from pathlib import Path
+from typing import NamedTuple
 
 from orange.home import host_name, orange_home
 from orange.hooks.places import pool_path
@@ -47,8 +47,7 @@ MARKER = "adopted"
 _FIELDS = ("workspace", "session", "run")
 
 
-@dataclass(frozen=True)
-class Binding:
+class Binding(NamedTuple):  # not a dataclass: read on every command (engine.workflow)
     """What this host bound to one task: its pool worktree's name, its tmux session and
     the ``agent_run`` of the agent it last started (empty: none)."""
 
@@ -116,7 +115,7 @@ def write(project: str, binding: Binding) -> None:
     temporary = path.with_name(f".{path.name}.{os.getpid()}.{os.urandom(4).hex()}")
     try:
         with open(temporary, "w") as handle:
-            json.dump(asdict(binding), handle)
+            json.dump(binding._asdict(), handle)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(temporary, path)
@@ -135,8 +134,7 @@ def record(
     """Change some fields of a task's record (creating it; None: keep), and return it.
     A record left with neither a worktree nor a session is removed."""
     current = read(project, task_id) or Binding(task_id)
-    updated = replace(
-        current,
+    updated = current._replace(
         workspace=current.workspace if workspace is None else workspace,
         session=current.session if session is None else session,
         run=current.run if run is None else run,

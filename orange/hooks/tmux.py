@@ -27,9 +27,8 @@ import signal
 import sys
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from orange.errors import HookFailed
 from orange.hooks.runfiles import private_file, write_spec
@@ -68,8 +67,7 @@ _NO_SERVER = (
 )
 
 
-@dataclass(frozen=True)
-class PaneInfo:
+class PaneInfo(NamedTuple):  # not a dataclass: see `orange.engine.workflow`
     """One pane as `list-panes` saw it.  ``dead_status`` is set once tmux has reaped the
     process and it exited normally; ``dead_signal`` when a signal killed it."""
 

@@ -9,8 +9,8 @@ worktree.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from orange.engine.definitions import Definitions
 from orange.errors import HookFailed
@@ -37,8 +37,7 @@ def holders(snap: Snapshot, project: str) -> dict[str, str]:
     return held
 
 
-@dataclass(frozen=True)
-class Choice:
+class Choice(NamedTuple):  # not a dataclass: see orange.engine.workflow
     name: str
     path: Path
 

@@ -7,8 +7,6 @@ bare repository (the server side of the git hooks).
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
-from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -20,18 +18,34 @@ if TYPE_CHECKING:
     import pygit2
 
 
-@dataclass(frozen=True)
 class GitRepo:
-    """A repository handle plus the paths Orange needs from it."""
+    """A repository handle plus the paths Orange needs from it.
 
-    git_dir: Path  # this worktree's git dir (``.git`` or ``.git/worktrees/<name>``)
-    common_dir: Path  # shared by all worktrees: refs, objects, hooks, our lock and cache
-    workdir: Path | None  # this worktree's top level; None for a bare repository
+    A plain class (not a dataclass, see `orange.store.task.Task`); treat it as frozen.
+    """
 
-    @cached_property
+    __slots__ = ("_pygit", "common_dir", "git_dir", "workdir")
+
+    def __init__(
+        self,
+        git_dir: Path,  # this worktree's git dir (``.git`` or ``.git/worktrees/<name>``)
+        common_dir: Path,  # shared by all worktrees: refs, objects, hooks, our lock and cache
+        workdir: Path | None,  # this worktree's top level; None for a bare repository
+        pygit: pygit2.Repository | None = None,  # opened already, else on first use
+    ) -> None:
+        self.git_dir = git_dir
+        self.common_dir = common_dir
+        self.workdir = workdir
+        self._pygit = pygit
+
+    def __repr__(self) -> str:
+        return f"GitRepo(git_dir={self.git_dir!r}, common_dir={self.common_dir!r})"
+
+    @property
     def pygit(self) -> pygit2.Repository:
-
-        return pygit2.Repository(str(self.git_dir))
+        if self._pygit is None:
+            self._pygit = pygit2.Repository(str(self.git_dir))
+        return self._pygit
 
     @property
     def main_workdir(self) -> Path | None:
@@ -71,6 +85,4 @@ def open_repo(path: str | os.PathLike[str] = ".") -> GitRepo:
     commondir_file = git_dir / "commondir"
     if commondir_file.is_file():
         common = (git_dir / commondir_file.read_text().strip()).resolve()
-    handle = GitRepo(git_dir=git_dir, common_dir=common, workdir=workdir)
-    handle.__dict__["pygit"] = repo
-    return handle
+    return GitRepo(git_dir=git_dir, common_dir=common, workdir=workdir, pygit=repo)

@@ -12,10 +12,10 @@ import os
 import random
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 import pygit2
 
@@ -36,8 +36,7 @@ _MAX_ATTEMPTS = 100
 C = TypeVar("C", bound="events.Change | None")
 
 
-@dataclass(frozen=True)
-class HistoryEntry:
+class HistoryEntry(NamedTuple):  # not a dataclass: see `orange.store.task.Task`
     commit: str
     event: str
     subject: str

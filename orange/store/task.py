@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from orange.errors import BrokenTaskFile
 from orange.store import taskfile
@@ -36,8 +35,10 @@ INT_FIELDS = frozenset({"review_round", "crash_count"})
 STRING_FIELDS = frozenset(FIELD_ORDER) - INT_FIELDS
 
 
-@dataclass(frozen=True)
-class Task:
+# Value types of the store are named tuples, not frozen dataclasses: a dataclass is
+# built by generated code each process start (about half a millisecond each), which
+# every `orange` command would pay before doing anything.
+class Task(NamedTuple):
     """One TASK.md.  ``fields`` keeps key order; treat it as read-only."""
 
     fields: Mapping[str, Any]
@@ -106,14 +107,13 @@ class Task:
         return Task(fields=dict(self.fields), body=body)
 
 
-@dataclass(frozen=True)
-class BrokenTask:
+class BrokenTask(NamedTuple):
     """A TASK.md in the ref that does not parse; listed, never hidden."""
 
     path: str
     error: str
     blob_id: str = ""
-    id: str = field(default="")
+    id: str = ""
 
 
 def checked_fields(data: dict[str, Any], where: str) -> dict[str, Any]:

@@ -11,16 +11,18 @@ check them, since python-frontmatter's dumper strips whitespace and sorts keys):
   ``false`` and plain decimal integers.
 
 Reading the shape ``join`` writes (one ``key: scalar`` line per key, the scalar plain or
-single-quoted) skips the YAML loader: ``_flat`` gives exactly what the loader would, and
-hands anything else (nesting, lists, block or double-quoted scalars, comments, anchors,
-aliases, tags, duplicate keys, CR line ends) back to it.  A cold listing cache parses
-every task this way.
+single-quoted, or an empty ``{}`` / ``[]``) skips the YAML loader: ``_flat`` gives
+exactly what the loader would, and hands anything else (nesting, non-empty lists or
+flow collections, block or double-quoted scalars, comments, anchors, aliases, tags,
+duplicate keys, CR line ends) back to it.  A cold listing cache parses every task this
+way, and the lines it has read before (most of them) cost a dictionary lookup.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from itertools import filterfalse
 from typing import Any
 
 import yaml
@@ -53,54 +55,106 @@ _Loader.add_implicit_resolver(
 )
 
 
-# The flat frontmatter `join` writes, read without the loader (see the module doc).
-# What YAML reads as itself: no C0/C1 control or NEL (in the classes below), and no
-# U+2028/9, BOM, non-character or surrogate (one search first: classes that name
-# characters beyond Latin-1 cost every process half a millisecond more to compile).
-_NOT_PRINTABLE = r"\x00-\x1f\x7f-\x9f"
-_NOT_PRINTABLE_WIDE = re.compile("[\u2028\u2029\ufeff\ufffe\uffff\ud800-\udfff]")
+# The flat frontmatter `join` writes, read without the loader (see the module doc), a
+# line at a time.  A line YAML reads as itself holds no control (C0 but the tab, DEL,
+# C1), U+2028/9, BOM, non-character or surrogate: `str.isprintable` (quick, and
+# stricter) passes most lines, and the few it refuses (a no-break space, a joiner)
+# are searched for those.  That class is compiled when first needed (`re`'s cache), not
+# at import: naming characters beyond Latin-1 costs half a millisecond to compile.
+_NOT_PRINTABLE = "[\x00-\x1f\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff\ud800-\udfff]"
 # A key YAML reads as a string (YAML caps an implicit key at 1024 characters).
-_KEY = r"(?!(?:null|Null|NULL|true|True|TRUE|false|False|FALSE):)[A-Za-z_][A-Za-z0-9_-]{0,127}"
-_QUOTED = rf"'([^{_NOT_PRINTABLE}']*(?:''[^{_NOT_PRINTABLE}']*)*)'"
-# A plain scalar: no indicator first (``-?:`` only before a non-space), no ``: `` or
-# `` #`` inside, no trailing space or colon.  (Loops unrolled: sre is much quicker
-# repeating one class than trying alternatives at every character.)
-_PLAIN_CHARS = rf"[^{_NOT_PRINTABLE} :]*"
-_PLAIN = (
-    rf"(?:[A-Za-z0-9$()+./;<=\\^_~]|[^{_NOT_PRINTABLE}\x20-\x7e]|[-?:](?=[^ \n]))"
-    rf"{_PLAIN_CHARS}(?:(?::(?=[^ \n])| (?=[^#\n])){_PLAIN_CHARS})*"
-)
-# One line: the key, then nothing (null), a single-quoted scalar (its text captured)
-# or a plain one.  ``split`` on it leaves only empty strings between the lines when
-# every line is one of these.
-_FLAT_LINE = re.compile(rf"({_KEY}):(?: {_QUOTED}| ({_PLAIN}))?\n")
+_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_-]{0,127}")
+# What a plain scalar may start with: no indicator (``-?:`` only before a non-space).
+_PLAIN_FIRST = frozenset("$()+./;<=\\^_~0123456789abcdefghijklmnopqrstuvwxyz")
+_PLAIN_FIRST |= frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZ")
+_RESERVED_KEYS = frozenset(("null", "Null", "NULL", "true", "True", "TRUE"))
+_RESERVED_KEYS |= frozenset(("false", "False", "FALSE"))
 _INT = re.compile(r"[-+]?(?:0|[1-9][0-9]*)")
 _RESOLVED: dict[str, Any] = {"~": None, "null": None, "Null": None, "NULL": None}
 _RESOLVED.update(dict.fromkeys(("true", "True", "TRUE"), True))
 _RESOLVED.update(dict.fromkeys(("false", "False", "FALSE"), False))
+# Empty flow collections (the engine writes ``gate_baseline: {}``): a new one per read.
+_EMPTY: dict[str, type[dict[str, Any]] | type[list[Any]]] = {"{}": dict, "[]": list}
+# Lines read already, with their (key, value), None for a line that is not flat: most
+# lines of a listing repeat from task to task (``status: pending``, ``workspace: null``).
+# Values are immutable; emptied when full.
+_SEEN: dict[str, tuple[str, Any] | None] = {}
+_SEEN_MAX = 4096
 
 
 def _flat(header: str) -> dict[str, Any] | None:
     """``header`` as the loader would read it, if it is flat ``key: scalar`` lines;
-    None for anything else (the caller then asks the loader)."""
-    if _NOT_PRINTABLE_WIDE.search(header):
+    None for anything else (the caller then asks the loader).
+
+    Lines seen before cost a lookup: the loops over a header's lines run in C (`map`,
+    `filterfalse`, `dict`), and only a new line is read in Python (`_flat_line`)."""
+    lines = header.split("\n")
+    if lines.pop():  # the header ends with a line feed (an empty one splits as [""])
         return None
-    pieces = _FLAT_LINE.split(header)  # [between, key, quoted, plain, between, ...]
-    if any(pieces[0::4]):
+    if len(_SEEN) > _SEEN_MAX:
+        _SEEN.clear()
+    _SEEN.update({line: _flat_line(line) for line in filterfalse(_SEEN.__contains__, lines)})
+    items = list(map(_SEEN.__getitem__, lines))
+    if None in items:
         return None
-    data: dict[str, Any] = {}
-    for key, quoted, plain in zip(pieces[1::4], pieces[2::4], pieces[3::4], strict=True):
-        if quoted is not None:
-            data[key] = quoted.replace("''", "'")
-        elif plain is None:
-            data[key] = None
-        elif plain in _RESOLVED:
-            data[key] = _RESOLVED[plain]
-        elif plain[0] in "+-0123456789" and _INT.fullmatch(plain):
-            data[key] = int(plain)
-        else:
-            data[key] = plain
-    return data if 4 * len(data) + 1 == len(pieces) else None  # duplicates: the loader's
+    data: dict[str, Any] = dict(items)  # type: ignore[arg-type]  # no None among them
+    if len(data) != len(items):  # a key twice: the loader's (and the checks') to refuse
+        return None
+    if dict in data.values() or list in data.values():  # a new empty one per read
+        data.update([(key, value()) for key, value in data.items() if value in (dict, list)])
+    return data
+
+
+def _flat_line(line: str) -> tuple[str, Any] | None:
+    """One ``key: scalar`` line as the loader reads it, or None: a key, then nothing
+    (null), an empty flow collection, a single-quoted scalar (quotes only in pairs
+    inside) or a plain one (no indicator first, no ``: `` or `` #`` inside, no trailing
+    space or colon).  String tests, not a regular expression: half the time per line."""
+    if not line.isprintable() and re.search(_NOT_PRINTABLE, line):
+        return None
+    key, colon, rest = line.partition(":")
+    if not colon or (key not in _GOOD_KEYS and not _good_key(key)):
+        return None
+    if not rest:
+        return key, None
+    value = rest[1:]
+    if rest[0] != " " or not value:
+        return None
+    if value in _EMPTY:
+        return key, _EMPTY[value]
+    first = value[0]
+    if first == "'":
+        inner = value[1:-1]
+        if len(value) < 2 or value[-1] != "'" or "'" in inner.replace("''", ""):
+            return None
+        return key, inner.replace("''", "'")
+    starts = first in _PLAIN_FIRST or first > "\x7f"
+    if not starts and not (first in "-?:" and value[1:2] not in ("", " ")):
+        return None
+    if ": " in value or " #" in value or value[-1] in " :":
+        return None
+    return key, _plain(value)
+
+
+# Keys checked already (a listing meets the same few thousands of times); bounded.
+_GOOD_KEYS: set[str] = set()
+
+
+def _good_key(key: str) -> bool:
+    """Whether YAML reads ``key`` (unquoted) as that string."""
+    good = key not in _RESERVED_KEYS and _KEY.fullmatch(key) is not None
+    if good and len(_GOOD_KEYS) < _SEEN_MAX:
+        _GOOD_KEYS.add(key)
+    return good
+
+
+def _plain(value: str) -> Any:
+    """A plain scalar as the loader resolves it: null, a boolean, a decimal integer."""
+    if value in _RESOLVED:
+        return _RESOLVED[value]
+    if value[0] in "+-0123456789" and _INT.fullmatch(value):
+        return int(value)
+    return value
 
 
 class _Dumper(yaml.SafeDumper):
@@ -111,12 +165,14 @@ class _Dumper(yaml.SafeDumper):
 _NUMBER_LIKE = re.compile(r"^[-+]?(?:\.?[0-9]|\.(?:inf|nan))", re.IGNORECASE)
 
 
-# Characters YAML reads as line breaks, or that a plain/literal scalar cannot carry.
-_NEEDS_DOUBLE_QUOTES = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\ufeff\r]")
+# Characters YAML reads as line breaks, or that a plain/literal scalar cannot carry
+# (none of them printable: only text `str.isprintable` refuses is searched, and the
+# class is compiled then, see `_NOT_PRINTABLE`).
+_NEEDS_DOUBLE_QUOTES = "[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\ufeff\r]"
 
 
 def _represent_str(dumper: yaml.SafeDumper, data: str) -> yaml.ScalarNode:
-    if _NEEDS_DOUBLE_QUOTES.search(data):
+    if not data.isprintable() and re.search(_NEEDS_DOUBLE_QUOTES, data):
         return dumper.represent_scalar("tag:yaml.org,2002:str", data, style='"')
     if "\n" in data:
         return dumper.represent_scalar("tag:yaml.org,2002:str", data, style="|")
@@ -170,8 +226,11 @@ def parse_header(header: str, where: str) -> dict[str, Any]:
     return data
 
 
-# What str.splitlines ends a line at, besides "\n".
-_OTHER_BREAKS = re.compile("[\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029]")
+# What str.splitlines ends a line at, besides "\n": in ASCII (each looked for with
+# `in`, much quicker than a character class), and all of them, for text beyond ASCII
+# (compiled then, see `_NOT_PRINTABLE`).
+_ASCII_BREAKS = "\r\x0b\x0c\x1c\x1d\x1e"
+_OTHER_BREAKS = "[\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029]"
 
 
 def _check_yaml(header: str, where: str) -> None:
@@ -218,8 +277,10 @@ def _sections(text: str, where: str) -> tuple[str, str]:
     """The frontmatter text between the ``---`` lines, and the body after them."""
     if text.startswith(f"{_FENCE}\n"):  # the usual shape, found without splitting lines
         end = text.find(f"\n{_FENCE}\n", len(_FENCE))
-        if end != -1 and _OTHER_BREAKS.search(text, 0, end) is None:
-            return text[len(_FENCE) + 1 : end + 1], text[end + len(_FENCE) + 2 :]
+        header = text[len(_FENCE) + 1 : end + 1]
+        only_lf = end != -1 and not any(map(header.__contains__, _ASCII_BREAKS))
+        if only_lf and (header.isascii() or not re.search(_OTHER_BREAKS, header)):
+            return header, text[end + len(_FENCE) + 2 :]
     lines = text.splitlines(keepends=True)
     if not lines or lines[0].rstrip("\r\n") != _FENCE:
         raise BrokenTaskFile(f"{where}: does not start with a '---' frontmatter line")
@@ -242,7 +303,7 @@ def join(frontmatter: Mapping[str, Any], body: str) -> str:
     if header.strip() == "{}":
         header = ""
     text = f"{_FENCE}\n{header}{_FENCE}\n{body}"
-    if _SURROGATE.search(body) or _has_surrogate(dict(frontmatter)):
+    if _has_surrogate(body) or _has_surrogate(dict(frontmatter)):
         raise InvalidInput(
             "text that is not UTF-8 cannot go into a task",
             hint="pass the summary, branch or text as UTF-8",
@@ -261,14 +322,15 @@ def join(frontmatter: Mapping[str, Any], body: str) -> str:
 
 
 # Lone surrogates: what Python makes of bytes that are not UTF-8 (in argv, say).
-_SURROGATE = re.compile("[\ud800-\udfff]")
+# (Compiled when first needed, see `_NOT_PRINTABLE`; never for ASCII text.)
+_SURROGATE = "[\ud800-\udfff]"
 
 
 def _has_surrogate(value: object, depth: int = 0) -> bool:
     """Whether a frontmatter value holds text that was not UTF-8 (a lone surrogate),
     which the dumper would write as an escape no reader turns back into text."""
     if isinstance(value, str):
-        return _SURROGATE.search(value) is not None
+        return not value.isascii() and re.search(_SURROGATE, value) is not None
     if depth > MAX_DEPTH:
         return False
     if isinstance(value, dict):

@@ -1,8 +1,11 @@
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 
-from orange.store import layout
+import pytest
+
+from orange.store import cache, layout
 from orange.store.events import Change
 from orange.store.store import Snapshot, TaskStore
 from orange.store.task import BrokenTask, Task
@@ -106,3 +109,31 @@ def test_a_cold_cache_lists_missing_and_broken_task_files(repo: Path) -> None:
         assert "not valid YAML" in broken.error
         assert isinstance(broken2, BrokenTask)
         assert broken2.error.startswith(f"{layout.task_path('broken2')}: ")
+
+
+def test_a_cold_cache_is_built_without_a_query_per_shard_or_a_read_back(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = TaskStore.open(repo)
+    for n in range(30):  # in about as many shards
+        put_task(store, f"t{n:03d}", summary=f"s{n}")
+    statements: list[str] = []
+    connect = cache._connect
+
+    def traced(db_path: Path) -> sqlite3.Connection:
+        db = connect(db_path)
+        db.set_trace_callback(statements.append)
+        return db
+
+    monkeypatch.setattr(cache, "_connect", traced)
+    for path in (repo / ".git" / "orange").glob("cache.sqlite3*"):
+        path.unlink()
+    cold = store.snapshot().entries()
+    reads = [s for s in statements if s.lstrip().upper().startswith("SELECT")]
+    statements.clear()
+    warm = store.snapshot().entries()
+    assert cold == warm  # the same entries, in the same order, as the cache gives back
+    assert len(cold) == 30
+    assert any("JOIN" in s for s in statements)  # the warm listing reads them back
+    # The cold one: the indexed shards, whether any blob is cached; no read per shard.
+    assert len(reads) == 2, reads

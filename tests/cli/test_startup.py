@@ -1,0 +1,100 @@
+"""What the agents' hottest commands build at start-up (issue 8, "Start-up: reach it
+by structure"; `bench/startup_bench.py` measures the cost).
+
+A frozen dataclass is built by generated code in every process (about half a
+millisecond each), so the value types these paths load are named tuples or plain
+classes.  `Change` and `Written` stay dataclasses: the engine's decided moves extend
+them with keyword-only fields.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.conftest import Cli
+
+# A user workflow whose moves run no hooks (as the bench's `bench-moves`).
+MOVES = """\
+name: moves
+version: 1
+description: Two states and hook-free moves between them.
+initial_statuses: [pending]
+states:
+  pending:
+    terminal: false
+  planning:
+    terminal: false
+  cancelled:
+    terminal: true
+transitions:
+  - {from: pending, to: planning, hooks: []}
+  - {from: planning, to: pending, hooks: []}
+  - {from: pending, to: cancelled, hooks: []}
+  - {from: planning, to: cancelled, hooks: []}
+"""
+
+# Run one command in a fresh interpreter, then list the dataclasses Orange's loaded
+# modules define and whether the workflow engine was loaded.
+PROBE = """\
+import dataclasses, json, sys
+from orange.cli.main import run
+code = run(sys.argv[1:])
+made = sorted(
+    f"{module.__name__}.{name}"
+    for module in list(sys.modules.values())
+    if module.__name__.startswith("orange")
+    for name, value in vars(module).items()
+    if isinstance(value, type)
+    and dataclasses.is_dataclass(value)
+    and value.__module__ == module.__name__
+)
+engine = "orange.engine.engine" in sys.modules
+print(json.dumps({"code": code, "dataclasses": made, "engine": engine}))
+"""
+
+
+def _probe(repo: Path, *args: str) -> dict[str, object]:
+    out = subprocess.run(
+        [sys.executable, "-c", PROBE, *args],
+        cwd=repo,
+        env=os.environ.copy(),
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    result: dict[str, object] = json.loads(out.stdout.strip().splitlines()[-1])
+    return result
+
+
+def test_hot_commands_build_no_dataclass_but_the_change_records(cli: Cli, repo: Path) -> None:
+    workflows = Path(os.environ["ORANGE_HOME"]) / "workflows"
+    workflows.mkdir(parents=True, exist_ok=True)
+    (workflows / "moves.yml").write_text(MOVES)
+    cli.ok("project", "add", "--workflow", "moves", cwd=repo)
+    task_id = cli.ok("task", "create", "b", "first", "--no-spawn", "--json").json()["id"]
+    records = ["orange.engine.records.Written", "orange.store.events.Change"]
+
+    summary = _probe(repo, "task", "update", task_id, "--summary", "next")
+    assert summary == {"code": 0, "dataclasses": records, "engine": False}
+
+    listing = _probe(repo, "task", "list", "--json")
+    assert listing["code"] == 0
+    assert listing["dataclasses"] == ["orange.store.events.Change"]  # the store's
+
+    move = _probe(repo, "task", "update", task_id, "--status", "planning")
+    assert move["code"] == 0 and move["engine"] is True
+    # The engine's results of a move (`Acted` extends Written) and the hook context:
+    # engine files other work changes, left as they are.
+    assert move["dataclasses"] == sorted(
+        [
+            *records,
+            "orange.engine.actions.HookContext",
+            "orange.engine.decide.MovePlan",
+            "orange.engine.decide.Outcome",
+            "orange.engine.engine.Acted",
+        ]
+    )

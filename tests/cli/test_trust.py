@@ -21,12 +21,13 @@ from pathlib import Path
 import pytest
 import yaml
 
-from orange.engine.forgery import start_record
+from orange.engine.forgery import RECORD, start_record
 from orange.engine.records import Written
-from orange.hooks import bindings
+from orange.hooks import bindings, watcher
 from orange.store import layout
 from orange.store.store import Snapshot, TaskStore
 from tests.conftest import Cli, Result, git, make_repo
+from tests.helpers import retry_until
 
 DATA = Path(__file__).parent / "data"
 
@@ -359,3 +360,46 @@ def test_a_plain_git_move_of_an_untrusted_task_runs_no_hook(hosts: Hosts, evil: 
     assert f"task {evil}: could not run the hooks of the move: task {evil} runs" in result.stderr
     assert "orange workflow trust minimal" in result.stderr
     assert not (hosts.markers / "move-hook-ran").exists()
+
+
+def test_a_fetch_runs_nothing_a_teammate_pushed(
+    hosts: Hosts, tmux_socket: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Finding 1, the zero-click path: a pushed workflow with a ``run_command`` hook, a
+    task in a status whose exit rule advances it and a ``host``/``tmux_session`` naming
+    this machine.  The victim only fetches: git's reference-transaction hook starts the
+    monitor, which verifies the fetched commits; its record that it handled them is
+    what the test waits for, then no hook of the pushed definition has run.  Three
+    rules stop it, each proven alone elsewhere: the hand-made move is restored as a
+    forgery, no local record binds the session, the definition is not trusted here."""
+    evil = hosts.pushed_task(evil_minimal(hosts.markers))
+    hosts.enter("mate")
+    store = TaskStore.open(hosts.mate)
+    fields: dict[str, object] = {
+        "status": "working",
+        "tmux_session": "proj/evil",
+        "host": "testhost",
+    }
+    store.commit(lambda snap: _forged(snap, evil, fields, "\n## Handoff\n\nDONE: all\n"))
+    git(hosts.mate, "push", "-q", "origin", layout.TASKS_REF)
+    pushed = git(hosts.mate, "rev-parse", layout.TASKS_REF).strip()
+
+    hosts.enter("victim")
+    monkeypatch.setenv("ORANGE_MONITOR", "on")
+    record = hosts.victim / ".git" / "orange" / RECORD
+    try:
+        # Plain git, as a user (or their editor) fetches: nothing else is run.
+        git(hosts.victim, "fetch", "-q", "origin", f"{layout.TASKS_REF}:{layout.TASKS_REF}")
+
+        def handled() -> bool:
+            seen = record.read_text().strip() if record.is_file() else ""
+            return seen == hosts.tip() and seen != pushed  # verified, the restore too
+
+        retry_until(handled, timeout=30)
+    finally:
+        retry_until(lambda: watcher.stop() or not watcher.is_running(), timeout=30)
+    assert sorted(p.name for p in hosts.markers.iterdir()) == []
+    assert git(hosts.victim, "rev-parse", f"{hosts.tip()}~1").strip() == pushed
+    restored = hosts.cli.ok("task", "show", evil, "--json").json()
+    assert restored["status"] == "pending"
+    assert f"forged change in commit {pushed[:10]}" in restored["attention"]

@@ -22,6 +22,7 @@ from orange.hooks import watcher
 from orange.store import layout
 from orange.store.store import TaskStore
 from orange.store.task import Task
+from tests.cli.test_bounded import HOSTILE
 from tests.conftest import Cli, git
 from tests.engine.test_seed000_table import PLAN
 from tests.helpers import retry_until
@@ -228,6 +229,26 @@ def test_an_older_installation_starts_verifying_at_its_tip(repo: Path) -> None:
     found = verify_new(engine.store, trusted=trusted_here, actor="monitor")
     assert [v.commit for v in found.restored] == [later]
     assert engine.store.get(task.id).int_field("crash_count") == 0
+
+
+@pytest.mark.parametrize("task_id", sorted(HOSTILE))
+def test_a_hostile_task_file_is_rejected_by_the_server(
+    engine: Engine, repo: Path, hub: Path, task_id: str
+) -> None:
+    """Finding 3 at the server: billion laughs, deep nesting, duplicate keys, an
+    oversized frontmatter or file — each rejected with its one-line reason."""
+    planning_task(engine)
+    assert push(repo).returncode == 0
+    landed = tip(hub)
+    header, why = HOSTILE[task_id]
+    body = "x" * (2 * 1024 * 1024) if task_id == "hugeaaaa" else ""
+    forge(repo, {layout.task_path(task_id): f"---\n{header}---\n{body}"})
+    result = push(repo)
+    assert result.returncode != 0
+    said = [line.removeprefix("remote: ").strip() for line in result.stderr.splitlines()]
+    lines = [line for line in said if line.startswith(f"task {task_id}:")]
+    assert len(lines) == 1 and why in lines[0], said
+    assert tip(hub) == landed
 
 
 # This host ---------------------------------------------------------------------------

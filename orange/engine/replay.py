@@ -186,7 +186,7 @@ class Checker:
 
     def workflow(self, tree: pygit2.Tree, task: Task) -> tuple[Workflow, bool]:
         """The task's committed definition, and whether the caller trusts it."""
-        text = committed_workflow_text(_TreeView(tree), task)
+        text = committed_workflow_text(TreeView(tree), task)
         if text is None:
             raise OrangeError(f"workflow {task.workflow!r} is not committed in the ref")
         return parse_committed(text, task.workflow), self.is_trusted(text)
@@ -298,7 +298,7 @@ def _task_at(commit: pygit2.Commit, path: str) -> Task | None:
         return None
 
 
-class _TreeView:
+class TreeView:
     """Reads files of one commit's tree (what `committed_workflow_text` needs)."""
 
     def __init__(self, tree: pygit2.Tree) -> None:

@@ -30,11 +30,14 @@ import pygit2
 
 from orange.compose import build_engine
 from orange.engine import replay
+from orange.engine.caller import from_env
+from orange.engine.decide import resolve
+from orange.engine.definitions import definition
 from orange.engine.external import complete_external_move
 from orange.engine.fields import IDENTITY_FIELDS
 from orange.engine.forgery import verify_new
 from orange.engine.trust import trusted_here
-from orange.errors import OrangeError
+from orange.errors import NotPermitted, OrangeError
 from orange.githooks import checkout as taskscheckout
 from orange.githooks import server
 from orange.hooks import watcher as monitor
@@ -152,7 +155,7 @@ def check_tree_change(
         try:
             # A definition not trusted here is left to the host's trust mark.
             reason = checker.check_change(staged, tip, path, old, new)[0]
-            reason = reason or _hand_edit_problem(old, new)
+            reason = reason or _hand_edit_problem(old, new) or _agent_problem(staged, old, new)
         except OrangeError as exc:
             reason = exc.message
         except UnicodeDecodeError:
@@ -160,6 +163,26 @@ def check_tree_change(
         if reason:
             problems.append(f"task {task_id}: {reason}")
     return problems
+
+
+def _agent_problem(staged: pygit2.Tree, old: bytes | None, new: bytes | None) -> str | None:
+    """What an agent (``ORANGE_AGENT_ROLE`` in the committing process's environment)
+    may not do with plain git either: change another task, or take a move its role may
+    not (`orange.engine.caller`)."""
+    caller = from_env(os.environ)
+    if caller.kind != "agent" or old is None:
+        return None
+    before = Task.parse(old.decode("utf-8"), where="before")
+    try:
+        caller.check_own(before.id, "edit")
+        after = None if new is None else Task.parse(new.decode("utf-8"), where="after")
+        if after is not None and after.status != before.status:
+            rev = before.str_field("workflow_rev")
+            workflow = definition(replay.TreeView(staged), before.workflow, rev)
+            caller.check_move(workflow, before, resolve(workflow, before, after.status))
+    except NotPermitted as exc:
+        return str(exc)
+    return None
 
 
 def _hand_edit_problem(old: bytes | None, new: bytes | None) -> str | None:

@@ -223,3 +223,30 @@ def test_refresh_json_reports_the_conflict_and_exits_1(cli: Cli, env: Env) -> No
     refreshed = json.loads(result.out)
     assert refreshed["conflicts"] == [layout.task_path(task.id)]
     assert refreshed["new"] != refreshed["old"]
+
+
+def test_an_agent_keeps_to_its_moves_and_its_task_with_plain_git_too(
+    env: Env, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    task, other = env.new_task(), env.new_task("someone else's")
+    env.engine.transition(task.id, "planning")
+    env.append(task.id, PLAN)
+    env.engine.transition(task.id, "working")
+    env.refresh()
+    monkeypatch.setenv("ORANGE_AGENT_ROLE", "worker")
+    monkeypatch.setenv("ORANGE_TASK_ID", task.id)
+    env.set_status(task.id, "stuck")
+    assert env.check() == (0, "")  # the worker's own move
+    git(env.checkout, "commit", "-q", "--no-verify", "-m", "stuck")  # as pre-commit allowed
+    env.refresh()
+    env.set_status(task.id, "reviewing")
+    code, err = env.check()
+    assert code == 1 and f"task {task.id}: stuck -> reviewing is a human move" in err
+    git(env.checkout, "checkout", "--", ".")
+    path = env.file(other.id)
+    path.write_text(path.read_text().replace("someone else's", "mine now"))
+    code, err = env.check()
+    assert code == 1 and f"may edit only its own task, not task {other.id}" in err
+    monkeypatch.delenv("ORANGE_AGENT_ROLE")  # a human may do both
+    env.set_status(task.id, "reviewing")
+    assert env.check() == (0, "")

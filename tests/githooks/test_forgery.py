@@ -17,7 +17,6 @@ from orange.engine.forgery import RECORD, start_record, verify_new
 from orange.engine.loader import load_workflow
 from orange.engine.tasks import create_task
 from orange.engine.trust import trusted_here
-from orange.githooks import shims as githooks
 from orange.hooks import watcher
 from orange.store import layout
 from orange.store.store import TaskStore
@@ -88,14 +87,6 @@ def task_text(repo: Path, task_id: str) -> str:
 def forge_fields(repo: Path, task_id: str, **fields: object) -> str:
     task = Task.parse(task_text(repo, task_id), where="forge").with_fields(**fields)
     return forge(repo, {layout.task_path(task_id): task.render()})
-
-
-@pytest.fixture
-def hub(tmp_path: Path) -> Path:
-    path = tmp_path / "hub.git"
-    git(tmp_path, "init", "-q", "--bare", str(path))
-    githooks.install_server_hook(path)
-    return path
 
 
 @pytest.fixture

@@ -12,7 +12,6 @@ from orange.engine.catalog import load_named
 from orange.engine.edits import edit_body
 from orange.engine.engine import Engine
 from orange.engine.tasks import create_task
-from orange.githooks import shims as githooks
 from orange.store import layout
 from orange.store.store import TaskStore
 from tests.conftest import git
@@ -26,14 +25,6 @@ def push(repo: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         ["git", "push", "-q", "hub", PUSH], cwd=repo, capture_output=True, text=True, check=False
     )
-
-
-@pytest.fixture
-def hub(tmp_path: Path) -> Path:
-    path = tmp_path / "hub.git"
-    git(tmp_path, "init", "-q", "--bare", str(path))
-    githooks.install_server_hook(path)
-    return path
 
 
 @pytest.fixture

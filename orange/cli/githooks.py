@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 
 from orange.cli.context import current_project
+from orange.cli.output import emit_json
 from orange.errors import InvalidInput
 from orange.githooks import impl as hookimpl
 from orange.githooks import shims as githooks
@@ -16,6 +17,7 @@ from orange.githooks import shims as githooks
 HELP = "Install or remove Orange's git hooks."
 
 ProjectOpt = Annotated[str | None, typer.Option("--project", "-p", help="Project name.")]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object.")]
 
 
 def repo_path(project_name: str | None) -> str:
@@ -37,6 +39,7 @@ def install(
             "besides the shipped ones.",
         ),
     ] = None,
+    json_out: JsonOpt = False,
 ) -> None:
     """Install the hooks into a project (or the update hook into a bare repository)."""
 
@@ -49,6 +52,9 @@ def install(
         written = githooks.install_server_hook(server, trusted_workflows)
     else:
         written = githooks.install_hooks(repo_path(project))
+    if json_out:
+        emit_json({"installed": [str(path) for path in written]})
+        return
     for path in written:
         typer.echo(f"installed {path}")
 
@@ -56,10 +62,14 @@ def install(
 def uninstall(
     project: ProjectOpt = None,
     server: Annotated[Path | None, typer.Option("--server", help="A bare repository.")] = None,
+    json_out: JsonOpt = False,
 ) -> None:
     """Remove Orange's hooks, putting back the hooks they chained."""
 
     removed = githooks.uninstall_hooks(server if server is not None else repo_path(project))
+    if json_out:
+        emit_json({"removed": [str(path) for path in removed]})
+        return
     for path in removed:
         typer.echo(f"removed {path}")
     if not removed:

@@ -50,7 +50,7 @@ def list_tasks(
                 rows.append((task, text))
                 if not shown.known.task_trusted(task):
                     untrusted.add(task.id)
-            else:
+            elif status is None:  # a broken task has no status to match a filter
                 rows.append((task, None))
     rows.sort(key=lambda row: _activity(row[0]), reverse=True)
     if json_out:
@@ -84,6 +84,8 @@ def _list_json_fast(scope: list[Project], *, status: str | None, all_: bool) -> 
         shown = _Filter(Definitions(snap), proj.name, status, all_)
         for entry in snap.entries():
             if entry.fields_json is None:
+                if status is not None:  # a broken task has no status to match a filter
+                    continue
                 broken = BrokenTask(
                     path=f"{entry.task_dir}/TASK.md",
                     error=entry.error or "",

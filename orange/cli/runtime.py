@@ -12,6 +12,8 @@ from orange.cli.engine import engine_for, report_outcome
 from orange.cli.moves import TaskArg
 from orange.cli.output import emit_json, task_object
 from orange.cli.task import JsonOpt, ProjectOpt
+from orange.engine.decide import can_start
+from orange.engine.workflow import Workflow
 from orange.errors import InvalidInput
 from orange.hooks.bindings import session_of, workspace_of
 from orange.hooks.github import create_pr as open_pr
@@ -19,6 +21,7 @@ from orange.hooks.places import agent_window
 from orange.hooks.snapshots import restore as restore_snapshot
 from orange.hooks.tmux import Tmux
 from orange.ops.merge import merge_task
+from orange.store.task import Task
 
 
 def attach(task: TaskArg = None, project: ProjectOpt = None) -> None:
@@ -38,11 +41,23 @@ def attach(task: TaskArg = None, project: ProjectOpt = None) -> None:
             report_outcome(engine.respawn(ref.task_id), False)
             session = session_of(ref.store.get(ref.task_id))
     if not session or not Tmux().has_session(session):
-        raise InvalidInput(
-            f"task {current.id} has no running tmux session on this host",
-            hint=f"start it with `orange task spawn {current.id}`",
-        )
+        raise _no_session(workflow, current)
     Tmux().attach(session)
+
+
+def _no_session(workflow: Workflow, task: Task) -> InvalidInput:
+    """Why there is nothing to attach to, with a hint that applies to the task's
+    status: ``spawn`` only where it would start an agent."""
+    message = f"task {task.id} has no running tmux session on this host"
+    if workflow.is_terminal(task.status):
+        return InvalidInput(
+            f"task {task.id} is {task.status}: a finished task has no session to attach to",
+            hint=f"its record: `orange task show {task.id}`",
+        )
+    if can_start(workflow, task.status) and workspace_of(task) is None:
+        return InvalidInput(message, hint=f"start it with `orange task spawn {task.id}`")
+    # Not startable here: a status waiting for a human, or bound on another host.
+    return InvalidInput(message, hint=f"see where it stands with `orange task show {task.id}`")
 
 
 def peek(

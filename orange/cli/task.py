@@ -89,7 +89,14 @@ def create(
 
 
 def list_(
-    status: Annotated[str | None, typer.Option("--status", help="Only this status.")] = None,
+    status: Annotated[
+        str | None,
+        typer.Option(
+            "--status",
+            help="Only this status.  Broken tasks have none: `task list` without --status "
+            "lists them.",
+        ),
+    ] = None,
     all_: Annotated[bool, typer.Option("--all", help="Include done and cancelled.")] = False,
     all_projects: Annotated[
         bool, typer.Option("--all-projects", help="Tasks of every registered project.")
@@ -98,7 +105,8 @@ def list_(
     project: ProjectOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
-    """List tasks, newest activity first."""
+    """List tasks, newest activity first; broken ones (a TASK.md that does not parse)
+    first, unless --status filters them out."""
 
     list_tasks(
         status=status,

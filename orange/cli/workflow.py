@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 
 from orange.cli.output import emit_json
+from orange.cli.workflow_json import workflow_object
 from orange.cli.workflow_table import print_workflow
 from orange.cli.workflow_trust import trust
 from orange.engine.catalog import list_workflows, load_named
@@ -17,6 +18,8 @@ from orange.engine.mermaid import to_mermaid
 from orange.errors import InvalidInput, NotFound
 
 HELP = "List, show, validate and trust workflows."
+
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object.")]
 
 
 def list_(
@@ -36,31 +39,55 @@ def list_(
 def show(
     name: Annotated[str, typer.Argument()],
     fmt: Annotated[str, typer.Option("--format", help="table or mermaid.")] = "table",
+    json_out: JsonOpt = False,
 ) -> None:
-    """States and transitions (with gates and hooks) of a workflow."""
+    """States and transitions (with gates and hooks) of a workflow.
 
-    workflow = load_named(name)
-    if fmt == "mermaid":
-        typer.echo(to_mermaid(workflow))
-        return
-    if fmt != "table":
+    With --json: the workflow as one object; with --format mermaid as well, the
+    diagram's text under "mermaid".
+    """
+
+    if fmt not in ("table", "mermaid"):
         raise InvalidInput(f"unknown format {fmt!r}", hint="use --format table or --format mermaid")
+    workflow = load_named(name)
+    if json_out:
+        if fmt == "mermaid":
+            emit_json({"name": workflow.name, "mermaid": to_mermaid(workflow)})
+        else:
+            emit_json(workflow_object(workflow))
+    elif fmt == "mermaid":
+        typer.echo(to_mermaid(workflow))
+    else:
+        print_workflow(workflow)
 
-    print_workflow(workflow)
 
-
-def validate(file: Annotated[str, typer.Argument(help="A workflow YAML file.")]) -> None:
+def validate(
+    file: Annotated[str, typer.Argument(help="A workflow YAML file.")],
+    json_out: JsonOpt = False,
+) -> None:
     """Check a workflow file; says what is wrong, with the key path.
 
     A status role the file does not declare (role, waits_for_human), or who may take a
-    transition (by), is inferred and reported as one warning line each on stderr; the
-    file is still valid (exit 0).
+    transition (by), is inferred and reported as one warning line each on stderr (under
+    "warnings" with --json); the file is still valid (exit 0).
     """
 
     path = Path(file)
     if not path.is_file():
         raise NotFound(f"no file {file!r}")
     workflow = load_workflow_file(path, source=str(path))
+    if json_out:
+        emit_json(
+            {
+                "path": str(path),
+                "valid": True,
+                "name": workflow.name,
+                "states": len(workflow.states),
+                "transitions": len(workflow.transitions),
+                "warnings": list(workflow.warnings),
+            }
+        )
+        return
     for note in workflow.warnings:
         typer.echo(f"warning: {note}", err=True)
     typer.echo(

@@ -19,7 +19,13 @@ from orange.engine.caller import Caller
 from orange.engine.fields import BASELINE_FIELD, DEAD_FIELD, RUN_FIELD, baseline, run_token
 from orange.engine.gates import archive_section, check_gate, fingerprints
 from orange.engine.workflow import HookSpec, Transition, Workflow
-from orange.errors import GateFailed, GuardFailed, IllegalTransition, WorkflowError
+from orange.errors import (
+    GateFailed,
+    GuardFailed,
+    IllegalTransition,
+    InvalidInput,
+    WorkflowError,
+)
 from orange.store.store import now_iso
 from orange.store.task import Task
 
@@ -175,6 +181,27 @@ def archive_old_verdicts(workflow: Workflow, task: Task, to: str) -> str:
     for heading in sorted(headings):
         body = archive_section(body, heading, label)
     return body
+
+
+def nothing_to_respawn(workflow: Workflow, task: Task) -> InvalidInput:
+    """Why ``task respawn`` refuses in a status without a respawn prompt, pointing to
+    the command that does apply: ``spawn`` for a task whose agent was never started,
+    the status's own moves otherwise (a finished task has none)."""
+    if workflow.is_terminal(task.status):
+        return InvalidInput(
+            f"task {task.id} is {task.status}: a finished task has no agent to respawn",
+            hint=f"its record: `orange task show {task.id}`",
+        )
+    if can_start(workflow, task.status) and not task.str_field("workspace"):
+        return InvalidInput(
+            f"task {task.id} is {task.status}: its agent has not been started yet",
+            hint=f"start it with `orange task spawn {task.id}`",
+        )
+    targets = ", ".join(workflow.targets_from(task.status)) or "nowhere"
+    return InvalidInput(
+        f"task {task.id} is {task.status}: no agent runs in that status",
+        hint=f"it moves on with `orange task update {task.id} --status` to: {targets}",
+    )
 
 
 def respawn_spec(workflow: Workflow, status: str) -> HookSpec:

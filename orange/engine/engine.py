@@ -32,6 +32,7 @@ from orange.engine.caller import HUMAN, Caller
 from orange.engine.decide import (
     Outcome,
     move_trailers,
+    nothing_to_respawn,
     plan_move,
     respawn_spec,
     seal,
@@ -219,9 +220,7 @@ class Engine:
         workflow = self.workflow(task)
         state = workflow.states.get(task.status)
         if state is None or not state.respawn_prompt:
-            raise InvalidInput(
-                f"task {task.id} is {task.status}; that status has no agent to respawn"
-            )
+            raise nothing_to_respawn(workflow, task)
         if not task.str_field("workspace"):
             raise InvalidInput(
                 f"task {task.id} has no workspace",

@@ -62,6 +62,14 @@ class MarkDead:
 DeadSessionDecision = Advance | Crash | Respawn | MarkDead
 
 
+_WAITS = "the task waits for a human"
+
+
+def joined(*parts: str) -> str:
+    """A decision's reason from its parts, the empty ones left out."""
+    return ", ".join(part for part in parts if part)
+
+
 def decide_dead_session(
     workflow: Workflow,
     fields: Mapping[str, object],
@@ -81,7 +89,10 @@ def decide_dead_session(
                 return _outcome(workflow, rule, fields, reason)
     for rule in rules:
         if rule.is_fallback:
-            reason = "no valid artifact" if rule.no_artifact else f"agent died in {status}"
+            # A rule for any exit of the status says nothing the event does not say
+            # ("agent exited in stuck"), except that a person is the one to act.
+            waits = workflow.waits_for_human(status)
+            reason = "no valid artifact" if rule.no_artifact else _WAITS if waits else ""
             return _outcome(workflow, rule, fields, reason)
     return MarkDead(f"no exit rule for {status}")
 
@@ -93,20 +104,21 @@ def _outcome(
         return Advance(rule.then, reason)
     for branch in rule.then_when:
         if branch.when.holds(fields):
-            return Advance(branch.then, f"{reason}, {branch.when.text}")
+            return Advance(branch.then, joined(reason, branch.when.text))
     if rule.then_when:  # the loader proves branches exhaustive; kept for safety
-        return MarkDead(f"{reason}, but no then_when branch holds")
+        return MarkDead(joined(reason, "but no then_when branch holds"))
     escalation = workflow.escalation.to if workflow.escalation else None
     count = field_value(fields, "crash_count")
     if rule.action == "crash":
         assert rule.stuck_after is not None  # the loader requires it for crash
         count += 1
         target = escalation if count >= rule.stuck_after else None
-        return Crash(count, rule.stuck_after, target, f"{reason}, crash {count}")
+        return Crash(count, rule.stuck_after, target, joined(reason, f"crash {count}"))
     if rule.action == "respawn":
         counting = rule.stuck_after is not None
         if counting:
             count += 1
         reached = rule.stuck_after is not None and count >= rule.stuck_after
-        return Respawn(counting, count, rule.stuck_after, escalation if reached else None, reason)
+        said = joined(reason, f"crash {count}") if counting else reason
+        return Respawn(counting, count, rule.stuck_after, escalation if reached else None, said)
     return MarkDead(reason)

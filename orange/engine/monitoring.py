@@ -19,6 +19,7 @@ from orange.engine.exitrules import Advance, Crash, DeadSessionDecision, MarkDea
 from orange.engine.exitrules import decide_dead_session as decide
 from orange.engine.fields import DEAD_FIELD, RUN_FIELD, baseline
 from orange.engine.records import Written, require
+from orange.engine.workflow import Workflow
 from orange.errors import IllegalTransition, OrangeError
 from orange.store.store import Snapshot, now_iso
 from orange.store.task import Task
@@ -77,7 +78,8 @@ def handle_dead_session(engine: Engine, task_id: str, *, expect_status: str | No
             return _nothing(task)  # respawned meanwhile by a racing monitor
         body = engine.body_for_write(task)
         decision = decide(workflow, task.fields, body, baseline(task))
-        return record_death(task.with_body(body), decision, run, actor)
+        restart = _restart_hint(workflow, task)
+        return record_death(task.with_body(body), decision, run, actor, restart=restart)
 
     with engine.busy(task_id, wait=False) as free:
         if not free:  # a move of this task is being carried out: look again after it
@@ -88,8 +90,12 @@ def handle_dead_session(engine: Engine, task_id: str, *, expect_status: str | No
         return _carry_out(engine, task_id, death.status, death.decision, actor)
 
 
-def record_death(task: Task, decision: DeadSessionDecision, run: str, actor: str) -> Death:
-    """The commit recording a death (none for `Advance`: its move is the record)."""
+def record_death(
+    task: Task, decision: DeadSessionDecision, run: str, actor: str, *, restart: str = ""
+) -> Death:
+    """The commit recording a death (none for `Advance`: its move is the record).
+
+    ``restart``: how a person starts an agent again, for the ``attention`` it sets."""
     status = task.status
     if isinstance(decision, Advance):
         return _nothing(task, decision)
@@ -98,13 +104,13 @@ def record_death(task: Task, decision: DeadSessionDecision, run: str, actor: str
         case Crash(crash_count=count) | Respawn(count_crash=True, crash_count=count):
             fields["crash_count"] = count
             event = "agent.crashed"
-            what = f"agent crashed in {status} ({decision.reason})"
+            what = f"agent crashed in {status}{_said(decision.reason)}"
         case _:
             event = "agent.dead"
-            what = f"agent exited in {status} ({decision.reason})"
+            what = f"agent exited in {status}{_said(decision.reason)}"
     match decision:
         case MarkDead() | Crash(escalate_to=None):
-            fields["attention"] = f"{what}; respawn with `orange task respawn {task.id}`"
+            fields["attention"] = f"{what}; {restart}" if restart else what
     new = task.with_fields(**fields)
     return Death(
         task_id=task.id,
@@ -140,20 +146,40 @@ def _carry_out(
             case Advance(to=target, reason=reason):
                 # Exit rules are the engine's moves, whoever runs the monitor pass.
                 engine.transition(task_id, target, expect_from=status, actor=actor, caller=ENGINE)
-                return f"advanced {status} -> {target} ({reason})"
+                return f"advanced {status} -> {target}{_said(reason)}"
             case Crash(escalate_to=str() as target) | Respawn(escalate_to=str() as target):
                 engine.transition(
                     task_id, target, expect_from=status, escalation=True, actor=actor, caller=ENGINE
                 )
-                return f"escalated {status} -> {target} ({decision.reason})"
+                return f"escalated {status} -> {target}{_said(decision.reason)}"
             case Respawn(reason=reason):
                 task = engine.store.get(task_id)
                 spec = respawn_spec(engine.workflow(task), task.status)
                 engine.run_actions(task_id, (spec,), "agent.respawned", {})
-                return f"respawned the agent of {status} ({reason})"
+                return f"respawned the agent of {status}{_said(reason)}"
     except IllegalTransition:
         return "the task moved meanwhile"
     except OrangeError as exc:
         engine.set_attention(task_id, f"monitor could not act: {exc}", event="monitor.failed")
         return f"failed: {exc}"
-    return f"marked dead in {status} ({decision.reason})"
+    return f"marked dead in {status}{_said(decision.reason)}"
+
+
+def _said(reason: str) -> str:
+    """A decision's reason after what happened, when it adds something."""
+    return f" ({reason})" if reason else ""
+
+
+def _restart_hint(workflow: Workflow, task: Task) -> str:
+    """What starts an agent again in the task's status: a respawn where the status has
+    a respawn prompt, else a human's send-back (its `notify_worker` restarts a dead
+    worker), else the status's moves."""
+    state = workflow.states.get(task.status)
+    if state is not None and state.respawn_prompt:
+        return f"respawn with `orange task respawn {task.id}`"
+    if workflow.request_changes_target(task.status):
+        return f"send it back to work with `orange task request-changes {task.id}`"
+    targets = ", ".join(workflow.targets_from(task.status))
+    return (
+        f"it moves on with `orange task update {task.id} --status` to: {targets}" if targets else ""
+    )

@@ -51,3 +51,18 @@ def test_monitor_stop_and_install_speak_json(cli: Cli, hermetic: Path) -> None:
             "outcome": "written",
         },
     ]
+
+
+# Commands that print nothing a machine would read: `demo` narrates a throwaway run for
+# a person, `hook-impl` speaks git's hook protocol (exit status and stderr), and
+# `task attach` hands the terminal to tmux.
+NO_JSON = {"orange demo", "orange hook-impl", "orange task attach"}
+
+
+def test_every_command_that_prints_takes_json() -> None:
+    lacking = [
+        path
+        for path, command in _all()
+        if path not in NO_JSON and not any("--json" in param.opts for param in command.params)
+    ]
+    assert lacking == []

@@ -428,8 +428,8 @@ def test_spawn_of_a_done_task_refuses(h: Harness) -> None:
 @pytest.mark.parametrize(
     ("status", "says"),
     [
-        ("pending", "pending; that status has no agent to respawn"),
-        ("reviewing", "reviewing; that status has no agent to respawn"),
+        ("pending", "not been started yet (start it with `orange task spawn"),
+        ("reviewing", "no agent runs in that status (it moves on with `orange task update"),
         ("agent-review", "has no workspace (start it with `orange task spawn"),
         ("clarification", "has no workspace"),
     ],
@@ -438,6 +438,20 @@ def test_spawn_of_a_done_task_refuses(h: Harness) -> None:
 def test_respawn_refuses(h: Harness, status: str, says: str) -> None:
     task_id = h.create("", "s", "--status", status)
     assert says in h.rejected("task", "respawn", task_id).err
+
+
+def test_respawn_and_attach_suggest_spawn_only_where_it_starts_an_agent(h: Harness) -> None:
+    pending = h.create("", "s")
+    assert h.rejected("task", "attach", pending).err == (
+        f"orange: task {pending} has no running tmux session on this host "
+        f"(start it with `orange task spawn {pending}`)\n"
+    )
+    done = h.create("", "s")
+    h.cli.ok("task", "cancel", done, "--yes")
+    for command in ("respawn", "attach"):
+        err = h.rejected("task", command, done).err
+        assert f"task {done} is cancelled: a finished task has no" in err
+        assert "spawn" not in err.replace("respawn", "")
 
 
 @pytest.mark.parametrize(

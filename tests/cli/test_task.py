@@ -187,6 +187,24 @@ def test_broken_task_is_listed_and_show_names_file_and_error(cli: Cli, project: 
     assert "Traceback" not in shown.err
 
 
+def test_a_status_filter_leaves_broken_tasks_out(cli: Cli, project: Path) -> None:
+    """A broken task has no status: a filter by status never matches it, and the help
+    says how to see it (`task list` without a filter, as above)."""
+    good = create(cli, "g", "good")
+    status = str(good["status"])
+    store = TaskStore.open(project)
+    path = layout.task_path("broken1")
+    store.commit(lambda snap: Change("broken1", "test", "break", {path: b"---\nid: [x\n---\n"}))
+    for extra in ((), ("--body",)):
+        listed = cli.ok("task", "list", "--status", status, "--json", *extra).json()
+        assert [t["id"] for t in listed["tasks"]] == [good["id"]]
+        assert cli.ok("task", "list", "--status", "reviewing", "--json", *extra).json() == {
+            "tasks": []
+        }
+    assert "broken" not in cli.ok("task", "list", "--status", status).out
+    assert "without --status lists them" in " ".join(cli.ok("task", "list", "--help").out.split())
+
+
 def test_unexpected_errors_exit_3_with_a_log(
     cli: Cli, project: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

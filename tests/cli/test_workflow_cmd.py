@@ -135,6 +135,32 @@ def test_show_unknown_name_or_format(cli: Cli) -> None:
     assert bad.code == 1 and "unknown format 'svg'" in bad.err
 
 
+def test_show_json_is_the_workflow_as_data(cli: Cli) -> None:
+    data = cli.ok("workflow", "show", "default", "--json").json()
+    workflow = load_named("default")
+    assert data["name"] == "default" and data["version"] == workflow.version
+    assert [s["name"] for s in data["states"]] == list(workflow.states)
+    reviewing = next(s for s in data["states"] if s["name"] == "reviewing")
+    assert reviewing["waits_for_human"] is True
+    assert reviewing["request_changes_to"] == workflow.request_changes_target("reviewing")
+    handoff = next(
+        t for t in data["transitions"] if (t["from"], t["to"]) == ("working", "agent-review")
+    )
+    assert handoff["gate"]["section"] == "## Handoff"
+    assert handoff["by"] == list(workflow.transitions_between("working", "agent-review")[0].by)
+    assert "spawn_reviewer" in [hook["action"] for hook in handoff["hooks"]]
+    assert data["escalation"]["to"] == "stuck"
+    assert data["exit_monitoring"]["rules"]
+    mermaid = cli.ok("workflow", "show", "default", "--format", "mermaid", "--json").json()
+    assert mermaid["mermaid"].startswith("stateDiagram-v2\n")
+
+
+def test_show_json_errors_are_objects(cli: Cli) -> None:
+    missing = cli("workflow", "show", "nope", "--json")
+    assert missing.code == 1
+    assert missing.json()["error"].startswith('unknown workflow "nope"')
+
+
 def test_show_broken_user_workflow_names_file_and_key(cli: Cli, user_dir: Path) -> None:
     path = user_dir / "default.yml"
     path.write_text(shipped_text("default").replace("to: reviewing\n", "to: reveiwing\n", 1))
@@ -242,6 +268,23 @@ def test_validate_warns_about_each_inferred_role(cli: Cli, tmp_path: Path) -> No
         f"warning: {path}: states.reviewing: waits_for_human not declared, inferred true",
         f"warning: {path}: states.stuck: waits_for_human not declared, inferred true",
     ]
+
+
+def test_validate_json_carries_the_warnings(cli: Cli, tmp_path: Path) -> None:
+    text = re.sub(r"(?m)^ +(role|waits_for_human): .*\n", "", shipped_text("minimal"))
+    path = tmp_path / "old.yml"
+    path.write_text(text)
+    result = cli.ok("workflow", "validate", str(path), "--json")
+    data = result.json()
+    assert data["valid"] is True and data["name"] == "minimal" and data["path"] == str(path)
+    assert data["warnings"][0] == f"{path}: states.pending: role not declared, inferred 'queue'"
+    assert len(data["warnings"]) == 5
+    assert result.err == ""
+    broken = tmp_path / "broken.yml"
+    broken.write_text(shipped_text("default").replace("to: reviewing\n", "to: reveiwing\n", 1))
+    failed = cli("workflow", "validate", str(broken), "--json")
+    assert failed.code == 1
+    assert 'unknown state "reveiwing"' in failed.json()["error"]
 
 
 @pytest.mark.parametrize(

@@ -105,7 +105,7 @@ def test_crash_counts_up_from_frontmatter() -> None:
 
 def test_respawn_counts_a_crash() -> None:
     decision = decide_dead_session(DEFAULT, {"status": "agent-review", "crash_count": 0}, "", {})
-    assert decision == Respawn(True, 1, 2, None, "no valid artifact")
+    assert decision == Respawn(True, 1, 2, None, "no valid artifact, crash 1")
 
 
 def test_stale_artifact_counts_as_no_artifact() -> None:

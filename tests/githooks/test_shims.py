@@ -80,6 +80,20 @@ def test_a_user_hook_is_chained_once_and_restored(cli: Cli, project: Path) -> No
     assert not list(hooks.glob("*.orange-chained"))
 
 
+def test_install_and_uninstall_speak_json(cli: Cli, project: Path) -> None:
+    hooks = project / ".git" / "hooks"
+    cli.ok("hooks", "uninstall", cwd=project)
+    installed = cli.ok("hooks", "install", "--json", cwd=project).json()
+    assert sorted(installed["installed"]) == [
+        str(hooks / name) for name in ("post-commit", "pre-commit", "reference-transaction")
+    ]
+    removed = cli.ok("hooks", "uninstall", "--json", cwd=project).json()
+    assert sorted(removed["removed"]) == sorted(installed["installed"])
+    assert cli.ok("hooks", "uninstall", "--json", cwd=project).json() == {"removed": []}
+    refused = cli("hooks", "install", "--trusted-workflows", "x", "--json", cwd=project)
+    assert refused.code == 1 and "--trusted-workflows" in refused.json()["error"]
+
+
 def test_project_add_installs_the_hooks(project: Path) -> None:
     assert shims(project / ".git" / "hooks") == [
         "post-commit",

@@ -1,0 +1,67 @@
+"""Error lines read as one sentence: a hint never nests or stacks parentheses."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import NamedTuple
+
+import pytest
+
+from orange.errors import InvalidInput
+from tests.conftest import Cli, make_repo
+
+
+def _nesting(text: str) -> int:
+    """The deepest nesting of parentheses in ``text``."""
+    depth = deepest = 0
+    for char in text:
+        depth += {"(": 1, ")": -1}.get(char, 0)
+        deepest = max(deepest, depth)
+    return deepest
+
+
+class Case(NamedTuple):
+    id: str
+    args: tuple[str, ...]
+    says: str
+
+
+CASES = [
+    Case(
+        "no-task-id",
+        ("task", "respawn"),
+        "no task id given; pass the task id (see `orange task list`)",
+    ),
+    Case(
+        "unknown-workflow",
+        ("workflow", "show", "nope"),
+        "(known: default, fresh-worker, minimal, self-review); ",
+    ),
+    Case(
+        "bad-branch",
+        ("task", "create", "a b", "s", "--no-spawn"),
+        "is not a valid branch name; use ",
+    ),
+    Case("name-taken", ("project", "add", "--name", "proj"), "is already registered ("),
+    Case("unknown-task", ("task", "respawn", "zzzz"), "no task 'zzzz'"),
+]
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_error_lines_never_nest_parentheses(
+    cli: Cli, repo: Path, tmp_path: Path, case: Case
+) -> None:
+    cli.ok("project", "add", cwd=repo)
+    adding = case.args[:2] == ("project", "add")
+    cwd = make_repo(tmp_path / "other") if adding else repo
+    result = cli(*case.args, cwd=cwd)
+    assert result.code == 1 and result.err.count("\n") == 1, result.err
+    assert case.says in result.err
+    assert "((" not in result.err and "))" not in result.err and ") (" not in result.err
+    assert _nesting(result.err) <= 1, result.err
+
+
+def test_a_plain_hint_stays_in_parentheses() -> None:
+    assert str(InvalidInput("bad", hint="do this")) == "bad (do this)"
+    assert str(InvalidInput("bad (x)", hint="do this")) == "bad (x); do this"
+    assert str(InvalidInput("bad", hint="do (this)")) == "bad; do (this)"

@@ -33,6 +33,7 @@ FIELD_EXAMPLES: Mapping[str, str] = {
     "APPROACH": "<how you will do it>",
     "TOUCHING": "<files or modules you will change>",
     "RISKS": "<what could go wrong>",
+    "OUTCOME": "passed",
 }
 
 _FENCE = re.compile(r"\s{0,3}(`{3,}|~{3,})")

@@ -16,6 +16,8 @@ from orange.engine.workflow import Workflow
 from orange.errors import IllegalTransition, WorkflowError
 from orange.store.store import now_iso
 
+OUTCOME = "## Outcome"  # where `complete` records the agent's reported outcome
+
 if TYPE_CHECKING:
     from orange.engine.decide import Outcome
     from orange.engine.engine import Engine
@@ -69,7 +71,12 @@ def request_changes(engine: Engine, task_id: str, message: str = "") -> Outcome:
 def complete(engine: Engine, task_id: str) -> Outcome:
     """The agent is done and hands the task to a human to finish: the move from its
     status to a state that waits for a human and leads to the ``role: done`` state
-    (self-review: ``working -> reviewing``)."""
+    (self-review: ``working -> reviewing``).
+
+    The move records the outcome under ``## Outcome`` (``OUTCOME: passed``), in the same
+    commit: self-review's gate reads that record, so the outcome reported from the
+    agent's ``.orange-task`` file (seed 003) is the artifact of the move, and a move to
+    ``reviewing`` made any other way (``task update``, plain git) needs one too."""
     current = engine.store.get(task_id)
     workflow = engine.workflow(current)
     done = workflow.done_state
@@ -85,7 +92,9 @@ def complete(engine: Engine, task_id: str) -> Outcome:
             hint=f"from {current.status} you can go to: "
             f"{', '.join(workflow.targets_from(current.status)) or 'nowhere'}",
         )
-    return engine.transition(current.id, targets[0])
+    return engine.transition(
+        current.id, targets[0], body_edit=_appender(OUTCOME, "", f"OUTCOME: passed ({now_iso()})")
+    )
 
 
 def ask_for_help(engine: Engine, task_id: str, reason: str = "") -> Outcome:

@@ -155,7 +155,7 @@ class ReleaseWorkspace(Action):
 
 class SpawnAgent(Action):
     name = "spawn_agent"
-    role_by_permissions: ClassVar[dict[str, str]] = {"full": "worker", "reduced": "respawn"}
+    role_by_permissions: ClassVar[dict[str, str]] = {"full": "worker", "reduced": "reduced_worker"}
     default_harness = "task"
 
     def _harness(self, ctx: HookContext) -> harnesses.Harness:
@@ -199,7 +199,9 @@ class SpawnAgent(Action):
         start_agent(ctx, tmux, session, window, harness, self.role(ctx), self.agent_role(ctx))
         bindings.record(task.project, task.id, run=task.str_field("agent_run"))
 
-    def role(self, ctx: HookContext) -> str:
+    def role(self, ctx: HookContext) -> str:  # a reviewer always gets the review command
+        if self.agent_role(ctx) == "reviewer":
+            return "reviewer"
         return self.role_by_permissions.get(str(ctx.spec.get("permissions") or "full"), "worker")
 
     def agent_role(self, ctx: HookContext) -> str:
@@ -215,9 +217,6 @@ class SpawnReviewer(SpawnAgent):
 
     def window(self, ctx: HookContext) -> str:
         return reviewer_window(ctx.task)
-
-    def role(self, ctx: HookContext) -> str:
-        return "reviewer"
 
     def agent_role(self, ctx: HookContext) -> str:
         return "reviewer"

@@ -13,7 +13,12 @@ User-defined harnesses come from ``$ORANGE_HOME/config.yml``::
       mine:
         command: [my-agent, --yes, "{prompt}"]
         review_command: [my-agent, --read-only, "{prompt}"]   # default: command
-        respawn_command: [my-agent, --resume, "{prompt}"]     # default: command
+        reduced_worker_command: [my-agent, --sandboxed, "{prompt}"]  # default: command
+
+``review_command`` starts every reviewer; ``reduced_worker_command`` starts a worker
+that a workflow asks for with ``permissions: reduced``.  (The latter was called
+``respawn_command`` until issue 10, a name that said nothing of what it is for: the old
+key still works, with a one-line deprecation warning on stderr.)
         effort_flag: --effort                                 # optional
         effort_levels: [low, high]                            # optional
 
@@ -30,6 +35,7 @@ from __future__ import annotations
 import json
 import re
 import shutil
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,7 +45,7 @@ from orange.errors import InvalidInput
 from orange.home import load_config, orange_home
 from orange.hooks.git import git_ok
 
-Role = Literal["worker", "reviewer", "respawn"]
+Role = Literal["worker", "reviewer", "reduced_worker"]
 PROMPT = "{prompt}"
 
 # Paths a worktree's info/exclude gets, so agent files never show up as changes.
@@ -59,7 +65,9 @@ DEFAULT_ORDER: tuple[str, ...] = ("claude", "pi", "opencode", "codex")
 ORANGE_PERMISSION = "Bash(orange:*)"  # Claude Code permission rule for the orange CLI
 
 _NAME = re.compile(r"[a-z0-9][a-z0-9_-]*")
-_KEYS = {"command", "review_command", "respawn_command", "effort_flag", "effort_levels"}
+_KEYS = {"command", "review_command", "reduced_worker_command", "effort_flag", "effort_levels"}
+# Config keys renamed, old name -> new name: the old one is read with a warning.
+RENAMED_KEYS: Mapping[str, str] = {"respawn_command": "reduced_worker_command"}
 
 
 @dataclass(frozen=True)
@@ -68,7 +76,7 @@ class Harness:
     binary: str
     worker: tuple[str, ...]
     reviewer: tuple[str, ...]
-    respawn: tuple[str, ...]
+    reduced_worker: tuple[str, ...]  # a worker started with `permissions: reduced`
     effort_flag: str | None = None
     effort_levels: tuple[str, ...] = ()
     excludes: tuple[str, ...] = ()
@@ -78,7 +86,11 @@ class Harness:
         self, prompt: str, *, role: Role = "worker", effort: str | None = None
     ) -> list[str]:
         """The argv that starts this agent in ``role`` with ``prompt``."""
-        roles = {"worker": self.worker, "reviewer": self.reviewer, "respawn": self.respawn}
+        roles = {
+            "worker": self.worker,
+            "reviewer": self.reviewer,
+            "reduced_worker": self.reduced_worker,
+        }
         template = roles[role]
         argv = [arg.replace(PROMPT, prompt) for arg in template if prompt or PROMPT not in arg]
         if effort and self.effort_flag:
@@ -143,7 +155,7 @@ BUILTINS: dict[str, Harness] = {
         binary="claude",
         worker=(*_CLAUDE, "--", PROMPT),
         reviewer=(*_CLAUDE, *_NO_GH_POSTS, "--", PROMPT),
-        respawn=(*_CLAUDE, "--", PROMPT),
+        reduced_worker=(*_CLAUDE, "--", PROMPT),
         effort_flag="--effort",
         effort_levels=("low", "medium", "high", "xhigh", "max"),
         excludes=(".claude/",),
@@ -153,7 +165,7 @@ BUILTINS: dict[str, Harness] = {
         binary="pi",
         worker=("pi", PROMPT),
         reviewer=("pi", PROMPT),
-        respawn=("pi", PROMPT),
+        reduced_worker=("pi", PROMPT),
         effort_flag="--thinking",
         effort_levels=("off", "minimal", "low", "medium", "high", "xhigh"),
         excludes=(".pi/",),
@@ -163,7 +175,7 @@ BUILTINS: dict[str, Harness] = {
         binary="opencode",
         worker=("opencode", f"--prompt={PROMPT}"),
         reviewer=("opencode", f"--prompt={PROMPT}"),
-        respawn=("opencode", f"--prompt={PROMPT}"),
+        reduced_worker=("opencode", f"--prompt={PROMPT}"),
         excludes=(".opencode/", "opencode.json"),
     ),
     "codex": Harness(
@@ -171,7 +183,7 @@ BUILTINS: dict[str, Harness] = {
         binary="codex",
         worker=("codex", "--dangerously-bypass-approvals-and-sandbox", "--", PROMPT),
         reviewer=("codex", "--dangerously-bypass-approvals-and-sandbox", "--", PROMPT),
-        respawn=("codex", "--sandbox", "workspace-write", "--", PROMPT),
+        reduced_worker=("codex", "--sandbox", "workspace-write", "--", PROMPT),
         excludes=(".codex/",),
     ),
 }
@@ -202,6 +214,7 @@ def _parse(path: Path, name: object, entry: object) -> Harness:
         raise InvalidInput(f"{where}: a harness name uses lowercase letters, digits, - and _")
     if not isinstance(entry, Mapping):
         raise InvalidInput(f"{where}: must be a mapping with a command")
+    entry = _renamed(where, entry)
     unknown = sorted(set(map(str, entry)) - _KEYS)
     if unknown:
         raise InvalidInput(f"{where}: unknown key {unknown[0]} (known: {', '.join(sorted(_KEYS))})")
@@ -209,7 +222,7 @@ def _parse(path: Path, name: object, entry: object) -> Harness:
     if not any(PROMPT in arg for arg in command):
         raise InvalidInput(f'{where}.command: must contain "{PROMPT}" where the prompt goes')
     review = entry.get("review_command")
-    respawn = entry.get("respawn_command")
+    reduced = entry.get("reduced_worker_command")
     flag = entry.get("effort_flag")
     if flag is not None and (not isinstance(flag, str) or not flag.startswith("-")):
         raise InvalidInput(f"{where}.effort_flag: must be an option such as --effort")
@@ -221,11 +234,34 @@ def _parse(path: Path, name: object, entry: object) -> Harness:
         binary=command[0],
         worker=command,
         reviewer=command if review is None else _argv(where, "review_command", review),
-        respawn=command if respawn is None else _argv(where, "respawn_command", respawn),
+        reduced_worker=(
+            command if reduced is None else _argv(where, "reduced_worker_command", reduced)
+        ),
         effort_flag=flag,
         effort_levels=tuple(levels),
         builtin=False,
     )
+
+
+_warned: set[str] = set()  # deprecation warnings already given by this process
+
+
+def _renamed(where: str, entry: Mapping[Any, Any]) -> Mapping[Any, Any]:
+    """``entry`` with each old key name read as its new one; one warning per key per
+    process on stderr (the table is loaded many times by one command).  Both names at
+    once is an error: which one is meant is not for Orange to guess."""
+    out = dict(entry)
+    for old, new in RENAMED_KEYS.items():
+        if old not in out:
+            continue
+        if new in out:
+            raise InvalidInput(f"{where}: both {old} and {new} given; keep only {new}")
+        out[new] = out.pop(old)
+        message = f"{where}.{old} is deprecated: rename it to {new} (same meaning)"
+        if message not in _warned:
+            _warned.add(message)
+            print(f"warning: {message}", file=sys.stderr)
+    return out
 
 
 def _argv(where: str, key: str, value: object) -> tuple[str, ...]:

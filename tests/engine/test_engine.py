@@ -20,6 +20,7 @@ HANDOFF = "\n## Handoff\n\nDONE: the feature\n"
 PASS = "\n## Review\n\nVerdict: PASS\n\nLooks good.\n"
 FAIL = "\n## Review\n\nVerdict: FAIL\n\nMissing tests.\n"
 NOTES = "\n## Notes\n\nstill thinking\n"
+OUTCOME = "\n## Outcome\n\nOUTCOME: passed\n"
 
 
 def tip(env: Env) -> str:
@@ -71,15 +72,24 @@ DEATHS = [
           "advanced working -> reviewing"),
     Death("minimal", "working", NOTES, 0, "working", 1, True, [], "marked dead"),
     Death("minimal", "reviewing", HANDOFF, 0, "reviewing", 0, True, [], "marked dead"),
-    # self-review (seed 003): a handoff without `task complete` completes it
-    Death("self-review", "working", HANDOFF, 0, "reviewing", 0, False, [],
+    # self-review (seed 003): a recorded outcome without the move completes it; the
+    # outcome is the artifact, a handoff alone is not
+    Death("self-review", "working", OUTCOME, 0, "reviewing", 0, False, [],
           "advanced working -> reviewing"),
+    Death("self-review", "working", HANDOFF, 0, "working", 1, True, [], "marked dead"),
     Death("self-review", "working", NOTES, 0, "working", 1, True, [], "marked dead"),
 ]  # fmt: skip
 
 
 def death_id(d: Death) -> str:
-    artifact = {PLAN: "plan", HANDOFF: "handoff", PASS: "pass", FAIL: "fail", NOTES: "nothing"}
+    artifact = {
+        PLAN: "plan",
+        HANDOFF: "handoff",
+        OUTCOME: "outcome",
+        PASS: "pass",
+        FAIL: "fail",
+        NOTES: "nothing",
+    }
     what = artifact.get(d.body, "handoff+pass")
     return f"{d.workflow}-{d.status}-{what}-round{d.round}"
 

@@ -141,7 +141,9 @@ def test_other_shipped_workflows() -> None:
     crash = decide_dead_session(fresh, {"status": "agent-review", "crash_count": 1}, "", {})
     assert isinstance(crash, Crash)
     assert crash.escalate_to == "stuck"
-    review = shipped("self-review")
-    assert decide_dead_session(review, {"status": "working"}, HANDOFF, {}) == Advance(
-        "reviewing", "## Handoff present"
+    review = shipped("self-review")  # the outcome is its artifact (seed 003), not a handoff
+    outcome = "## Outcome\nOUTCOME: passed\n"
+    assert decide_dead_session(review, {"status": "working"}, outcome, {}) == Advance(
+        "reviewing", "## Outcome present"
     )
+    assert isinstance(decide_dead_session(review, {"status": "working"}, HANDOFF, {}), Crash)

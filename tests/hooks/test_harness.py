@@ -64,7 +64,7 @@ SHAPES = [
     ),
     Shape(
         "claude",
-        "respawn",
+        "reduced_worker",
         "high",
         ["claude", "--effort", "high", "--dangerously-skip-permissions", "--", PROMPT],
     ),
@@ -76,7 +76,9 @@ SHAPES = [
         None,
         ["codex", "--dangerously-bypass-approvals-and-sandbox", "--", PROMPT],
     ),
-    Shape("codex", "respawn", "high", ["codex", "--sandbox", "workspace-write", "--", PROMPT]),
+    Shape(
+        "codex", "reduced_worker", "high", ["codex", "--sandbox", "workspace-write", "--", PROMPT]
+    ),
 ]
 
 
@@ -121,7 +123,7 @@ def test_user_defined_harness_from_config(bin_dir: Path) -> None:
     mine = load_harnesses()["mine"]
     assert mine.command(PROMPT) == ["my-agent", "--yes", PROMPT]
     assert mine.command(PROMPT, role="reviewer") == ["my-agent", "--read-only", f"--task={PROMPT}"]
-    assert mine.command(PROMPT, role="respawn", effort="low") == [
+    assert mine.command(PROMPT, role="reduced_worker", effort="low") == [
         "my-agent", "--level", "low", "--yes", PROMPT,
     ]  # fmt: skip
     assert set(BUILTINS) < set(load_harnesses())
@@ -240,3 +242,37 @@ def test_setup_opencode_allows_everything(tmp_path: Path) -> None:
     assert BUILTINS["opencode"].setup(worktree) == [worktree / "opencode.json"]
     assert json.loads((worktree / "opencode.json").read_text())["permission"] == "allow"
     assert BUILTINS["pi"].setup(worktree) == []
+
+
+def test_reduced_worker_command_and_its_old_name(capsys: pytest.CaptureFixture[str]) -> None:
+    write_config(
+        "harnesses:\n"
+        "  new:\n"
+        '    command: [a, "{prompt}"]\n'
+        '    reduced_worker_command: [a, --sandboxed, "{prompt}"]\n'
+        "  old:\n"
+        '    command: [a, "{prompt}"]\n'
+        '    respawn_command: [a, --sandboxed, "{prompt}"]\n'
+    )
+    for _ in range(3):  # loaded many times by one command: warned once
+        table = load_harnesses()
+    for name in ("new", "old"):
+        assert table[name].command("p", role="reduced_worker") == ["a", "--sandboxed", "p"]
+        assert table[name].command("p", role="reviewer") == ["a", "p"]
+    err = capsys.readouterr().err
+    assert err.splitlines() == [
+        f"warning: {orange_home() / 'config.yml'}: harnesses.old.respawn_command is "
+        "deprecated: rename it to reduced_worker_command (same meaning)"
+    ]
+
+
+def test_old_and_new_name_together_are_refused() -> None:
+    write_config(
+        "harnesses:\n"
+        "  both:\n"
+        '    command: [a, "{prompt}"]\n'
+        '    respawn_command: [a, "{prompt}"]\n'
+        '    reduced_worker_command: [a, "{prompt}"]\n'
+    )
+    with pytest.raises(InvalidInput, match="both respawn_command and reduced_worker_command"):
+        load_harnesses()

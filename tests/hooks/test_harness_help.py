@@ -16,7 +16,7 @@ import pytest
 from orange.hooks.harness import BUILTINS
 
 HELP = Path(__file__).resolve().parent.parent / "fixtures" / "harness-help"
-ROLES = ("worker", "reviewer", "respawn")
+ROLES = ("worker", "reviewer", "reduced_worker")
 PROMPT = "-looks like an option; @looks like a file"
 SAFE = "Fix the bug"
 # How each tool's interactive mode takes a first prompt, in its usage line.

@@ -1,0 +1,79 @@
+"""The self-review workflow as seed 003 runs it (issue 10, item 6): the agent writes its
+outcome to ``.orange-task`` and stops; the stop hook Orange installs for Claude Code
+reports it.  A scripted agent in tmux plays Claude Code's part: on each stop it runs the
+installed hook and keeps going while the hook exits 2, as Claude Code does."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from orange.engine.gates import section
+from tests.e2e.conftest import World, wait_for
+
+# Stops once without an outcome, keeps going as told, writes `passed` (no ## Handoff)
+# and stops again; records each stop's exit status and message, then idles.
+AGENT = """#!__PYTHON__
+import json, os, subprocess, sys, time
+hook = os.path.expanduser("~/.claude/hooks/orange-stop.sh")
+task = os.environ["ORANGE_TASK_ID"]
+stops = []
+def stop():
+    done = subprocess.run([hook], capture_output=True, text=True)
+    stops.append([done.returncode, done.stderr])
+    return done.returncode
+if stop() == 2:
+    with open(".orange-task", "w") as out:
+        json.dump({"id": task, "outcome": __FIRST__}, out)
+    if stop() == 2:
+        with open(".orange-task", "w") as out:
+            json.dump({"id": task, "outcome": "passed"}, out)
+        stop()
+with open(__OUT__, "w") as out:
+    json.dump(stops, out)
+time.sleep(600)
+"""
+
+
+def _agent(tmp_path: Path, world: World, first: str) -> Path:
+    record = tmp_path / "stops.json"
+    script = tmp_path / "self-review-agent"
+    script.write_text(
+        AGENT.replace("__PYTHON__", sys.executable)
+        .replace("__OUT__", repr(str(record)))
+        .replace("__FIRST__", repr(first))
+    )
+    script.chmod(0o755)
+    world.set_harness("claude", [str(script), "{prompt}"])  # plays Claude Code
+    world.ok("install", "--harness", "claude")
+    world.ok("project", "update", "proj", "--workflow", "self-review")
+    return record
+
+
+def test_an_outcome_file_completes_the_task_and_a_missing_one_keeps_the_agent_going(
+    world: World, tmp_path: Path
+) -> None:
+    record = _agent(tmp_path, world, "passed")
+    task_id = world.create("dark-mode", "Add dark mode", "--harness", "claude")
+    stops = wait_for(lambda: record.exists() and json.loads(record.read_text()), what="stops")
+    path = world.task(task_id).str_field("workspace")
+    missing = (
+        f"Orange: task {task_id} has no outcome: {tmp_path}/home/orange/workspaces/{path}/"
+        f".orange-task is missing or holds no outcome. Before stopping, write "
+        f'{{"id": "{task_id}", "outcome": "passed"}} when your self-review passed, or '
+        f'{{"id": "{task_id}", "outcome": "stuck", "reason": "..."}} when you are stuck.\n'
+    )
+    assert stops == [[2, missing], [0, ""]]
+    task = world.wait_status(task_id, "reviewing")
+    assert section(task.body, "## Handoff") is None
+    assert (section(task.body, "## Outcome") or "").startswith("OUTCOME: passed")
+
+
+def test_an_invalid_outcome_says_what_is_wrong(world: World, tmp_path: Path) -> None:
+    record = _agent(tmp_path, world, "done")
+    task_id = world.create("dark-mode", "Add dark mode", "--harness", "claude")
+    stops = wait_for(lambda: record.exists() and json.loads(record.read_text()), what="stops")
+    assert [code for code, _ in stops] == [2, 2, 0]
+    assert '.orange-task: "outcome" must be "passed" or "stuck", not "done"' in stops[1][1]
+    world.wait_status(task_id, "reviewing")

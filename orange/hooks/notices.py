@@ -22,7 +22,7 @@ import os
 import shutil
 import subprocess
 import sys
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 from orange.engine.ports import Notice
 from orange.errors import InvalidInput
@@ -62,17 +62,22 @@ def settings() -> Settings:
     return Settings(desktop, webhook)
 
 
-def body(event: str, task: Task, reason: str) -> dict[str, Any]:
-    """The JSON body a webhook receives."""
-    return {
-        "event": event,
-        "task": task.id,
-        "project": task.project,
-        "branch": task.branch,
-        "summary": task.summary,
-        "status": task.status,
-        "reason": reason,
-    }
+class Message(NamedTuple):
+    """What a human is told about a task; its fields are the webhook's JSON body (a
+    message about a task, never a task)."""
+
+    event: str
+    task: str
+    project: str
+    branch: str
+    summary: str
+    status: str
+    reason: str
+
+
+def body(event: str, task: Task, reason: str) -> Message:
+    """The message of ``event`` for ``task``."""
+    return Message(event, task.id, task.project, task.branch, task.summary, task.status, reason)
 
 
 class DetachedNotifier:
@@ -94,7 +99,7 @@ def claim(commit: str, event: str) -> bool:
     return True
 
 
-def dispatch(payload: dict[str, Any]) -> None:
+def dispatch(payload: Message) -> None:
     """Send ``payload`` from a detached child (its own session, no inherited output,
     so neither a caller waiting for our output nor a killed tmux session holds it)."""
     try:
@@ -104,7 +109,7 @@ def dispatch(payload: dict[str, Any]) -> None:
     if not (wanted.webhook or (wanted.desktop and desktop_tool())):
         return
     subprocess.Popen(
-        [sys.executable, "-m", "orange.hooks.notices", json.dumps(payload)],
+        [sys.executable, "-m", "orange.hooks.notices", json.dumps(payload._asdict())],
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
@@ -113,7 +118,7 @@ def dispatch(payload: dict[str, Any]) -> None:
     )
 
 
-def deliver(payload: dict[str, Any], wanted: Settings, timeout: float) -> list[Delivery]:
+def deliver(payload: Message, wanted: Settings, timeout: float) -> list[Delivery]:
     """Send ``payload`` on every channel ``wanted`` now, in this process; one
     `Delivery` per channel, ``off`` for one not wanted."""
     if wanted.desktop:
@@ -130,21 +135,14 @@ def deliver(payload: dict[str, Any], wanted: Settings, timeout: float) -> list[D
 def send_test(timeout: float = 5.0) -> list[Delivery]:
     """`orange notify --test`: one notification on every channel, now (`InvalidInput`
     for a bad ``notify`` setting)."""
-    payload = {
-        "event": "test",
-        "task": "test",
-        "project": "",
-        "branch": "",
-        "summary": "",
-        "status": "test",
-        "reason": "a test from `orange notify --test`: notifications reach you",
-    }
+    reason = "a test from `orange notify --test`: notifications reach you"
+    payload = Message("test", "test", "", "", "", "test", reason)
     return deliver(payload, settings(), timeout)
 
 
-def text_of(payload: dict[str, Any]) -> str:
-    summary = f" ({payload['summary']})" if payload.get("summary") else ""
-    return f"task {payload['task']}{summary} is {payload['status']}: {payload['reason']}"
+def text_of(payload: Message) -> str:
+    summary = f" ({payload.summary})" if payload.summary else ""
+    return f"task {payload.task}{summary} is {payload.status}: {payload.reason}"
 
 
 def desktop_tool() -> str | None:
@@ -170,12 +168,12 @@ def desktop(text: str, timeout: float) -> Delivery:
     return Delivery("desktop", "sent", f"sent with {tool}")
 
 
-def post(url: str, payload: dict[str, Any], timeout: float) -> Delivery:
+def post(url: str, payload: Message, timeout: float) -> Delivery:
     # urllib.request (ssl, email, http) costs more than a whole task update: loaded
     # only where a webhook is posted (the detached child, `orange notify --test`).
     import urllib.request
 
-    data = json.dumps(payload).encode()
+    data = json.dumps(payload._asdict()).encode()
     try:
         request = urllib.request.Request(
             url, data=data, headers={"Content-Type": "application/json"}
@@ -189,7 +187,7 @@ def post(url: str, payload: dict[str, Any], timeout: float) -> Delivery:
 def main(argv: list[str]) -> int:
     """The detached child: deliver one body on every configured channel."""
     try:
-        deliver(json.loads(argv[0]), settings(), WEBHOOK_TIMEOUT)
+        deliver(Message(**json.loads(argv[0])), settings(), WEBHOOK_TIMEOUT)
     except Exception:  # nobody reads our output: a failure just sends nothing
         return 1
     return 0

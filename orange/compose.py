@@ -15,10 +15,11 @@ from typing import NamedTuple
 from orange.engine.actions import LocalRelease, Registry
 from orange.engine.caller import ENGINE, Caller, from_env
 from orange.engine.engine import Engine
-from orange.engine.ports import AgentProbe, WorkingCopies
+from orange.engine.ports import AgentProbe, Notifier, WorkingCopies
 from orange.hooks.adapters import TmuxProbe
 from orange.hooks.adopt import ensure_adopted
 from orange.hooks.local_release import release_recorded_bindings
+from orange.hooks.notices import DetachedNotifier
 from orange.hooks.registry import full_registry
 from orange.hooks.workcopy import RuntimeCopies
 from orange.projects import Project, open_store
@@ -27,18 +28,25 @@ from orange.store.store import TaskStore
 
 class Runtime(NamedTuple):  # not a dataclass: see `orange.engine.workflow`
     """What an engine is handed besides its store: the hook actions, the agents'
-    working copies, the liveness probe."""
+    working copies, the liveness probe, who tells a human when a task needs one."""
 
     registry: Registry
     copies: WorkingCopies | None
     probe: AgentProbe | None
     release: LocalRelease | None = None  # undoes this host's own recorded bindings
+    notifier: Notifier | None = None
 
 
 @cache
 def runtime() -> Runtime:
     """This host's runtime (its parts keep no state: built once per process)."""
-    return Runtime(full_registry(), RuntimeCopies(), TmuxProbe(), release_recorded_bindings)
+    return Runtime(
+        full_registry(),
+        RuntimeCopies(),
+        TmuxProbe(),
+        release_recorded_bindings,
+        DetachedNotifier(),
+    )
 
 
 def build_engine(
@@ -64,6 +72,7 @@ def build_engine(
         actor=actor,
         release=parts.release,
         caller=caller,
+        notifier=parts.notifier,
     )
 
 

@@ -32,6 +32,13 @@ def hermetic(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     # No background monitor unless a test asks for one (the e2e `world` does): it would
     # react to set-up tasks whose agents never ran, racing the test's own writes.
     monkeypatch.setenv("ORANGE_MONITOR", "off")
+    # Desktop notifications go to a silent stand-in: a developer's `make test` shows no
+    # pop-ups (tests of notifying put their own recording notify-send first on PATH).
+    quiet = tmp_path / "quiet-bin"
+    quiet.mkdir()
+    (quiet / "notify-send").write_text("#!/bin/sh\nexit 0\n")
+    (quiet / "notify-send").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{quiet}{os.pathsep}{os.environ.get('PATH', '')}")
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
     monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(home / ".gitconfig"))
     monkeypatch.setenv("GIT_AUTHOR_NAME", "Test User")

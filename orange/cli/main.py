@@ -26,6 +26,7 @@ def build_app() -> typer.Typer:
         install,
         monitor,
         moves,
+        notify,
         project,
         runtime,
         task,
@@ -54,6 +55,7 @@ def build_app() -> typer.Typer:
     app.add_typer(monitor_group, name="monitor")
     app.command("demo")(demo.demo)
     app.command("install")(install.install)
+    app.command("notify")(notify.notify)
     app.add_typer(_group(githooks.HELP, githooks.COMMANDS), name="hooks")
     app.add_typer(_group(tasks_checkout.HELP, tasks_checkout.COMMANDS), name="tasks")
     app.command("hook-impl", hidden=True)(githooks.hook_impl)

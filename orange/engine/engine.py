@@ -40,7 +40,8 @@ from orange.engine.decide import (
     with_new_run,
 )
 from orange.engine.definitions import require_trusted, trusted, workflow_of
-from orange.engine.ports import AgentProbe, WorkingCopies
+from orange.engine.notices import announce
+from orange.engine.ports import AgentProbe, Notifier, WorkingCopies
 from orange.engine.prompts import build_prompt
 from orange.engine.records import Written, fields_change, require
 from orange.engine.workflow import HookSpec, Workflow
@@ -84,8 +85,10 @@ class Engine:
         actor: str | None = None,
         release: LocalRelease | None = None,
         caller: Caller = HUMAN,
+        notifier: Notifier | None = None,
     ) -> None:
         self.store = store
+        self.notifier = notifier
         self.release = release
         self.caller = caller
         self.project = project
@@ -289,7 +292,10 @@ class Engine:
         def compute(snap: Snapshot) -> Written:
             return fields_change(require(snap, task_id), fields, event, what, self.actor)
 
-        return self.store.commit(compute).task
+        written = self.store.commit(compute)
+        if fields.get("attention"):  # written only when it changed (`fields_change`)
+            announce(self, None, None, written.task, written.commit)
+        return written.task
 
     # The agent's working copy --------------------------------------------------------
     def body_for_write(self, task: Task) -> str:
@@ -350,6 +356,7 @@ class Engine:
             after, acted.before.status, after.status, acted.commit, messages=list(acted.messages)
         )
         self.sync_copy(after)
+        announce(self, acted.workflow, acted.before, after, acted.commit)  # before a self-kill
         self._flag_conflict(after.id, outcome)
         self._run_effects(acted, options, outcome)
         if acted.untrusted and self.release is not None:

@@ -15,6 +15,7 @@ from orange.engine.decide import Outcome, resolve
 from orange.engine.definitions import require_trusted
 from orange.engine.fields import BASELINE_FIELD
 from orange.engine.gates import fingerprints
+from orange.engine.notices import announce
 from orange.engine.records import require
 from orange.engine.workflow import Transition, Workflow
 from orange.errors import OrangeError
@@ -39,6 +40,11 @@ def complete_external_move(engine: Engine, before: Task) -> Outcome | None:
     if transition is None:
         return None
     if not transition.hooks:
+        # No hooks, so no commit of ours: the notice is keyed by the tip the move was
+        # read from (the plain-git commit, or one after it); a move with hooks is
+        # announced by `run_actions`, keyed by its ``hooks.applied`` commit.
+        tip = str(snap.commit.id) if snap.commit is not None else None
+        announce(engine, workflow, before, current, tip)
         return Outcome(engine.store.get(before.id), before.status, current.status, None)
     outcome = engine.run_actions(before.id, transition.hooks, "hooks.applied", {}, before=before)
     outcome.from_status = before.status

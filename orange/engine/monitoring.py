@@ -18,6 +18,7 @@ from orange.engine.definitions import trusted, workflow_of
 from orange.engine.exitrules import Advance, Crash, DeadSessionDecision, MarkDead, Respawn
 from orange.engine.exitrules import decide_dead_session as decide
 from orange.engine.fields import DEAD_FIELD, RUN_FIELD, baseline
+from orange.engine.notices import announce
 from orange.engine.records import Written, require
 from orange.engine.workflow import Workflow
 from orange.errors import IllegalTransition, OrangeError
@@ -85,6 +86,8 @@ def handle_dead_session(engine: Engine, task_id: str, *, expect_status: str | No
         if not free:  # a move of this task is being carried out: look again after it
             return BUSY
         death = engine.store.commit(compute)
+        if "attention" in dict(death.trailers).get("Orange-Fields", ""):  # set just now
+            announce(engine, None, None, death.task, death.commit)
         if death.decision is None:
             return "nothing to do"
         return _carry_out(engine, task_id, death.status, death.decision, actor)

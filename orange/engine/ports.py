@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 from orange.store.task import Task
 
@@ -22,3 +22,19 @@ class WorkingCopies(Protocol):
 class AgentProbe(Protocol):
     def is_alive(self, task: Task, agent: str) -> bool:
         """Whether the task's agent (``worker`` or ``reviewer`` window) is running."""
+
+
+class Notice(NamedTuple):  # not a dataclass: see `orange.engine.workflow`
+    """A moment a human is needed: ``event`` is ``waiting`` (the task entered a state
+    that waits for a human) or ``attention`` (its ``attention`` was set); ``commit`` is
+    the commit that made it so, the key that keeps one event from notifying twice."""
+
+    event: str
+    task: Task
+    commit: str
+    reason: str
+
+
+class Notifier(Protocol):
+    def send(self, notice: Notice) -> None:
+        """Tell the human, once per (commit, event), without blocking or failing."""

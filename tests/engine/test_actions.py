@@ -28,6 +28,7 @@ from orange.hooks.actions import RUNTIME_ACTIONS
 from orange.hooks.registry import full_registry
 from orange.store.task import Task
 from tests.engine.conftest import Env
+from tests.helpers import retry_until
 from tests.recording import recording_registry
 
 
@@ -264,14 +265,20 @@ def test_notify_posts_json_to_the_webhook(
     set_config(f"notify:\n  webhook: {url}\n")
     outcome = move(env, NOTIFY, summary="ship it")
     assert outcome.hook_errors == []
+    retry_until(lambda: received.requests)  # sent by a detached child
     assert len(received.requests) == 1
     path, headers, body = received.requests[0]
     assert path == "/hook"
     assert headers["Content-Type"] == "application/json"
+    task = outcome.task
     assert json.loads(body) == {
-        "task": outcome.task.id,
+        "event": "notify",
+        "task": task.id,
+        "project": task.project,
+        "branch": task.branch,
+        "summary": "ship it",
         "status": "working",
-        "text": "task needs you",
+        "reason": "task needs you",
     }
 
 
@@ -281,7 +288,8 @@ def test_notify_default_text_names_task_status_and_summary(
     url, received = webhook
     set_config(f"notify: {{webhook: '{url}'}}\n")
     outcome = move(env, [{"action": "notify"}], summary="ship it")
-    text = json.loads(received.requests[0][2])["text"]
+    retry_until(lambda: received.requests)  # sent by a detached child
+    text = json.loads(received.requests[0][2])["reason"]
     assert text == f"task {outcome.task.id} is now working: ship it"
 
 
@@ -301,9 +309,11 @@ def test_notify_uses_notify_send_when_present(
 ) -> None:
     monkeypatch.setenv("PATH", f"{bare_path}:/bin:/usr/bin")
     log = _fake_notify_send(bare_path, exit_code)
-    outcome = move(env, NOTIFY)
+    outcome = move(env, NOTIFY, summary="s")
     assert outcome.hook_errors == []
-    assert log.read_text().splitlines() == ["Orange", "task needs you"]
+    retry_until(lambda: log.is_file() and log.read_text().count("\n") >= 2)  # detached child
+    text = f"task {outcome.task.id} (s) is working: task needs you"
+    assert log.read_text().splitlines() == ["Orange", text]
 
 
 # run_command -------------------------------------------------------------------------------
@@ -367,6 +377,7 @@ def test_a_later_hook_still_runs_after_a_failing_one(
         [{"action": "run_command", "argv": ["false"]}, {"action": "notify", "message": "m"}],
     )
     assert [e.split(":")[0] for e in outcome.hook_errors] == ["run_command"]
+    retry_until(lambda: received.requests)  # sent by a detached child
     assert len(received.requests) == 1
 
 

@@ -1,0 +1,36 @@
+"""``orange notify --test``: check that notifications reach you."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from orange.cli.output import emit_json
+from orange.errors import InvalidInput
+from orange.hooks.notices import send_test
+
+
+def notify(
+    test: Annotated[
+        bool, typer.Option("--test", help="Send one notification on every channel now.")
+    ] = False,
+    json_out: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+) -> None:
+    """Notifications: a human is told when a task waits for one or needs attention."""
+    if not test:
+        raise InvalidInput("nothing to do", hint="`orange notify --test` sends a test notification")
+    done = send_test()
+    failed = [f"{d.channel}: {d.detail}" for d in done if d.state == "failed"]
+    if failed:
+        raise InvalidInput("notify test failed: " + "; ".join(failed))
+    if all(d.state == "off" for d in done):
+        raise InvalidInput(
+            "no notification channel is on",
+            hint="set notify.desktop: true or notify.webhook: URL in config.yml",
+        )
+    if json_out:
+        emit_json({"channels": [d._asdict() for d in done]})
+        return
+    for delivery in done:
+        typer.echo(f"{delivery.channel}: {delivery.detail}")

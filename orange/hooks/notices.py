@@ -1,0 +1,197 @@
+"""Telling a human they are needed: a desktop notification and a webhook (DESIGN §4).
+
+The engine calls `DetachedNotifier.send` right after the commit that made a task wait
+for a human (or set its ``attention``).  Each (commit, event) is claimed once in a
+local record, ``$ORANGE_HOME/notify/sent/<commit>.<event>`` (one empty file each,
+created exclusively, so the CLI, the monitor and a git hook racing on the same commit
+notify once between them), then sent from a detached child process
+(``python -m orange.hooks.notices BODY``): a slow or hanging webhook never delays a
+move, and nothing a channel does can fail one.
+
+Settings, in ``$ORANGE_HOME/config.yml``::
+
+    notify:
+      desktop: false          # default true: notify-send (Linux) or osascript (macOS)
+      webhook: https://...    # POSTed the JSON body of `body`
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from typing import NamedTuple
+
+from orange.engine.ports import Notice
+from orange.errors import InvalidInput
+from orange.home import load_config, orange_home
+from orange.store.task import Task
+
+WEBHOOK_TIMEOUT = 10.0  # seconds the detached child gives a webhook
+
+
+class Settings(NamedTuple):
+    desktop: bool
+    webhook: str
+
+
+class Delivery(NamedTuple):
+    """What one channel did: ``channel`` (desktop, webhook), ``state`` (sent, failed,
+    off), ``detail`` in words."""
+
+    channel: str
+    state: str
+    detail: str
+
+
+def settings() -> Settings:
+    """The ``notify`` settings of config.yml, or `InvalidInput` naming the bad key."""
+    value = load_config().get("notify", {})
+    if value is None:
+        value = {}
+    if not isinstance(value, dict):
+        raise InvalidInput("config.yml: notify must be a mapping (desktop:, webhook:)")
+    desktop = value.get("desktop", True)
+    if not isinstance(desktop, bool):
+        raise InvalidInput("config.yml: notify.desktop must be true or false")
+    webhook = value.get("webhook") or ""
+    if not isinstance(webhook, str):
+        raise InvalidInput("config.yml: notify.webhook must be a URL")
+    return Settings(desktop, webhook)
+
+
+class Message(NamedTuple):
+    """What a human is told about a task; its fields are the webhook's JSON body (a
+    message about a task, never a task)."""
+
+    event: str
+    task: str
+    project: str
+    branch: str
+    summary: str
+    status: str
+    reason: str
+
+
+def body(event: str, task: Task, reason: str) -> Message:
+    """The message of ``event`` for ``task``."""
+    return Message(event, task.id, task.project, task.branch, task.summary, task.status, reason)
+
+
+class DetachedNotifier:
+    """The engine's `orange.engine.ports.Notifier`: once per event, never blocking."""
+
+    def send(self, notice: Notice) -> None:
+        if claim(notice.commit, notice.event):
+            dispatch(body(notice.event, notice.task, notice.reason))
+
+
+def claim(commit: str, event: str) -> bool:
+    """True the first time (``commit``, ``event``) is claimed on this host."""
+    folder = orange_home() / "notify" / "sent"
+    folder.mkdir(parents=True, exist_ok=True)
+    try:
+        os.close(os.open(folder / f"{commit}.{event}", os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+    except FileExistsError:
+        return False
+    return True
+
+
+def dispatch(payload: Message) -> None:
+    """Send ``payload`` from a detached child (its own session, no inherited output,
+    so neither a caller waiting for our output nor a killed tmux session holds it)."""
+    try:
+        wanted = settings()
+    except Exception:  # a broken config must not block a move; `notify --test` says why
+        return
+    if not (wanted.webhook or (wanted.desktop and desktop_tool())):
+        return
+    subprocess.Popen(
+        [sys.executable, "-m", "orange.hooks.notices", json.dumps(payload._asdict())],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+        close_fds=True,
+    )
+
+
+def deliver(payload: Message, wanted: Settings, timeout: float) -> list[Delivery]:
+    """Send ``payload`` on every channel ``wanted`` now, in this process; one
+    `Delivery` per channel, ``off`` for one not wanted."""
+    if wanted.desktop:
+        shown = desktop(text_of(payload), timeout)
+    else:
+        shown = Delivery("desktop", "off", "off (notify.desktop: false in config.yml)")
+    if wanted.webhook:
+        posted = post(wanted.webhook, payload, timeout)
+    else:
+        posted = Delivery("webhook", "off", "not configured (notify.webhook in config.yml)")
+    return [shown, posted]
+
+
+def send_test(timeout: float = 5.0) -> list[Delivery]:
+    """`orange notify --test`: one notification on every channel, now (`InvalidInput`
+    for a bad ``notify`` setting)."""
+    reason = "a test from `orange notify --test`: notifications reach you"
+    payload = Message("test", "test", "", "", "", "test", reason)
+    return deliver(payload, settings(), timeout)
+
+
+def text_of(payload: Message) -> str:
+    summary = f" ({payload.summary})" if payload.summary else ""
+    return f"task {payload.task}{summary} is {payload.status}: {payload.reason}"
+
+
+def desktop_tool() -> str | None:
+    """``notify-send`` or ``osascript``, whichever is on PATH."""
+    return next((tool for tool in ("notify-send", "osascript") if shutil.which(tool)), None)
+
+
+def desktop(text: str, timeout: float) -> Delivery:
+    tool = desktop_tool()
+    if tool is None:
+        return Delivery("desktop", "failed", "neither notify-send nor osascript is on PATH")
+    if tool == "notify-send":
+        argv = ["notify-send", "Orange", text]
+    else:  # an AppleScript string literal: only backslash and double quote are special
+        quoted = text.replace("\\", "\\\\").replace('"', '\\"')
+        argv = ["osascript", "-e", f'display notification "{quoted}" with title "Orange"']
+    try:
+        result = subprocess.run(argv, timeout=timeout, check=False, capture_output=True)
+    except (OSError, subprocess.SubprocessError) as exc:
+        return Delivery("desktop", "failed", f"{tool}: {exc}")
+    if result.returncode != 0:
+        return Delivery("desktop", "failed", f"{tool} exited {result.returncode}")
+    return Delivery("desktop", "sent", f"sent with {tool}")
+
+
+def post(url: str, payload: Message, timeout: float) -> Delivery:
+    # urllib.request (ssl, email, http) costs more than a whole task update: loaded
+    # only where a webhook is posted (the detached child, `orange notify --test`).
+    import urllib.request
+
+    data = json.dumps(payload._asdict()).encode()
+    try:
+        request = urllib.request.Request(
+            url, data=data, headers={"Content-Type": "application/json"}
+        )
+        with urllib.request.urlopen(request, timeout=timeout) as reply:
+            return Delivery("webhook", "sent", f"{url} answered {reply.status}")
+    except Exception as exc:  # a bad URL, a refused connection, a reply that is not HTTP
+        return Delivery("webhook", "failed", f"{url}: {exc}")
+
+
+def main(argv: list[str]) -> int:
+    """The detached child: deliver one body on every configured channel."""
+    try:
+        deliver(Message(**json.loads(argv[0])), settings(), WEBHOOK_TIMEOUT)
+    except Exception:  # nobody reads our output: a failure just sends nothing
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -244,7 +244,9 @@ class Engine:
         before: Task | None = None,
     ) -> Outcome:
         """Prepare, commit and apply actions without a status change (spawn, respawn,
-        the hooks of a move committed elsewhere: then ``before`` is the task before it)."""
+        the hooks of a move committed elsewhere: then ``before`` is the task before it,
+        and the same commit starts the entered state's gate freshness, as `seal` does
+        for the engine's own moves, so one commit records all that follows the move)."""
 
         def compute(snap: Snapshot) -> Acted:
             task = require(snap, task_id)
@@ -254,7 +256,7 @@ class Engine:
             start = current if before is None else before.with_body(current.body)
             after = current.with_fields(attention=None, updated_at=now_iso())
             after, messages = self._prepare(specs, workflow, start, after, options, snap)
-            after = with_new_run(after, specs)
+            after = with_new_run(after, specs) if before is None else seal(workflow, after, specs)
             return Acted(
                 task_id=task.id,
                 event=event,

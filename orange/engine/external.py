@@ -2,9 +2,9 @@
 
 A status change committed in a tasks checkout (or fetched) is already written; the
 ``pre-commit`` git hook checked it was legal.  What is left is what ``orange task
-update`` would have done after its commit: start the new state's gate freshness, let
-the move's hook actions prepare (their fields go in one ``hooks.applied`` commit) and
-take effect.
+update`` would have done after its commit: start the new state's gate freshness and
+let the move's hook actions prepare (both go in one ``hooks.applied`` commit, so at
+most one commit of Orange's follows the user's) and take effect.
 """
 
 from __future__ import annotations
@@ -32,14 +32,15 @@ def complete_external_move(engine: Engine, before: Task) -> Outcome | None:
     current = require(snap, before.id)
     require_trusted(snap, current)  # no hook of an untrusted definition runs here
     workflow = engine.workflow(current)
-    start_gate_freshness(engine, current, workflow)
-    if current.status == before.status:
-        return None
-    transition = _transition(workflow, before, current.status)
-    if transition is None:
-        return None
-    if not transition.hooks:
+    transition = None
+    if current.status != before.status:
+        transition = _transition(workflow, before, current.status)
+    if transition is None or not transition.hooks:
+        start_gate_freshness(engine, current, workflow)
+        if transition is None:
+            return None
         return Outcome(engine.store.get(before.id), before.status, current.status, None)
+    # One commit after the user's: the hooks' fields and the gate baseline together.
     outcome = engine.run_actions(before.id, transition.hooks, "hooks.applied", {}, before=before)
     outcome.from_status = before.status
     return outcome

@@ -14,6 +14,7 @@ opens only the shard trees whose id changed.
 
 from __future__ import annotations
 
+import re
 import sqlite3
 from collections.abc import Iterator
 from contextlib import closing
@@ -35,7 +36,7 @@ CREATE TABLE IF NOT EXISTS commits (
 CREATE INDEX IF NOT EXISTS commits_task ON commits (task, seq);
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
-_TASKS = "tasks"
+_TASKS = b"tasks"
 
 
 class Row(NamedTuple):
@@ -124,55 +125,79 @@ def _new_rows(repo: pygit2.Repository, tip: str, indexed: str | None) -> Iterato
     walker = repo.walk(tip, modes.TOPOLOGICAL | modes.REVERSE)
     if indexed is not None:
         walker.hide(indexed)
+    listed = _Listings(repo)
+    roots: dict[bytes, bytes] = {}  # commit → its root tree: a parent was walked before
     for commit in walker:
-        parent = commit.parents[0].tree if commit.parents else None
+        roots[commit.id.raw] = commit.tree_id.raw
+        parents = commit.parent_ids
+        parent = None
+        if parents:
+            parent = roots.get(parents[0].raw) or repo[parents[0]].peel(pygit2.Commit).tree_id.raw
         named = events.parse_trailers(commit.message).get("Orange-Task")
-        for task, old, new in _changed_tasks(parent, commit.tree):
+        for task, old, new in _changed_tasks(parent, roots[commit.id.raw], listed):
             if task == named:  # Orange's record of it: the trailers say the rest
                 yield str(commit.id), task, commit.message, commit.commit_time, None, None
             else:
-                before, after = _status(repo, old), _status(repo, new)
+                before = _status(repo, _task_file(listed, old))
+                after = _status(repo, _task_file(listed, new))
                 if before == after:  # an edit, not a move
                     before = after = None
                 yield str(commit.id), task, commit.message, commit.commit_time, before, after
 
 
 def _changed_tasks(
-    parent: pygit2.Tree | None, tree: pygit2.Tree
-) -> Iterator[tuple[str, str | None, str | None]]:
-    """(task id, old blob id, new blob id) of each ``tasks/<shard>/<id>/TASK.md`` that
-    differs between ``parent`` and ``tree``."""
-    old = _subtree(parent)
-    new = _subtree(tree)
-    if new is None:
-        if old is None:
-            return
-        diff = old.diff_to_tree(swap=True)  # every task removed: old → empty
-    elif old is None:
-        diff = new.diff_to_tree(swap=True)
-    elif old.id == new.id:
+    parent: bytes | None, tree: bytes, listed: _Listings
+) -> Iterator[tuple[str, bytes | None, bytes | None]]:
+    """(task id, old folder tree, new folder tree) of each ``tasks/<shard>/<id>/`` that
+    differs between ``parent`` and ``tree``: only the shards whose tree id changed are
+    opened (a commit of Orange's changes one)."""
+    old = listed.of(listed.of(parent).get(_TASKS))
+    new = listed.of(listed.of(tree).get(_TASKS))
+    if old is new:
         return
-    else:
-        diff = old.diff_to_tree(new)
-    seen: set[str] = set()
-    for delta in diff.deltas:
-        for path in {delta.old_file.path, delta.new_file.path}:
-            parts = path.split("/")
-            if len(parts) != 3 or parts[2] != "TASK.md" or parts[1] in seen:
-                continue
-            seen.add(parts[1])
-            yield parts[1], _blob(delta.old_file), _blob(delta.new_file)
+    for shard in sorted({name for name, _ in old.items() ^ new.items()}):
+        before, after = listed.of(old.get(shard)), listed.of(new.get(shard))
+        for task in sorted({name for name, _ in before.items() ^ after.items()}):
+            yield task.decode("utf-8", "replace"), before.get(task), after.get(task)
 
 
-def _subtree(tree: pygit2.Tree | None) -> pygit2.Tree | None:
-    if tree is None or _TASKS not in tree:
-        return None
-    entry = tree[_TASKS]
-    return entry if isinstance(entry, pygit2.Tree) else None
+def _task_file(listed: _Listings, folder: bytes | None) -> str | None:
+    """The id of the TASK.md blob in a task's folder tree (None: none)."""
+    return _hex(listed.of(folder).get(b"TASK.md"))
 
 
-def _blob(side: pygit2.DiffFile) -> str | None:
-    return None if side.id.raw == b"\0" * 20 else str(side.id)
+def _hex(raw: bytes | None) -> str | None:
+    return None if raw is None else raw.hex()
+
+
+class _Listings:
+    """Tree entries (raw name → raw id) by tree id, parsed from the raw tree object (a
+    walk reads one ``tasks`` tree per commit: the parent's, walked just before, is
+    reused)."""
+
+    def __init__(self, repo: pygit2.Repository) -> None:
+        self.repo = repo
+        self.cache: dict[bytes, dict[bytes, bytes]] = {}
+
+    def of(self, key: bytes | None) -> dict[bytes, bytes]:
+        if key is None:
+            return _EMPTY
+        found = self.cache.get(key)
+        if found is None:
+            if len(self.cache) > 64:
+                self.cache.clear()
+            try:
+                kind, raw = self.repo.odb.read(key.hex())
+            except KeyError:  # a missing object (a shallow or broken clone): nothing
+                return _EMPTY
+            found = dict(_ENTRY.findall(raw)) if kind == pygit2.enums.ObjectType.TREE else _EMPTY
+            self.cache[key] = found
+        return found
+
+
+# One raw tree entry: "<mode> <name>\0<20-byte id>".
+_ENTRY = re.compile(rb"[0-7]+ ([^\0]*)\0(.{20})", re.S)
+_EMPTY: dict[bytes, bytes] = {}
 
 
 def _status(repo: pygit2.Repository, blob_id: str | None) -> str | None:

@@ -15,8 +15,7 @@ STYLE §8):
 
 Steps 1–3 are pure (`orange.engine.decide`); steps 1–5 run inside the store's write
 lock on the current tip, so two racing callers (an agent and the monitor, say) can
-never both apply a move.  What the monitor does about a dead agent is in
-`orange.engine.monitoring.handle_dead_session`; the hooks of a move committed with plain git in
+never both apply a move.  Dead agents: `orange.engine.monitoring`; plain-git moves:
 `orange.engine.external`.
 """
 
@@ -246,7 +245,9 @@ class Engine:
         before: Task | None = None,
     ) -> Outcome:
         """Prepare, commit and apply actions without a status change (spawn, respawn,
-        the hooks of a move committed elsewhere: then ``before`` is the task before it)."""
+        the hooks of a move committed elsewhere: then ``before`` is the task before it,
+        and the same commit starts the entered state's gate freshness, as `seal` does
+        for the engine's own moves, so one commit records all that follows the move)."""
 
         def compute(snap: Snapshot) -> Acted:
             task = require(snap, task_id)
@@ -256,7 +257,7 @@ class Engine:
             start = current if before is None else before.with_body(current.body)
             after = current.with_fields(attention=None, updated_at=now_iso())
             after, messages = self._prepare(specs, workflow, start, after, options, snap)
-            after = with_new_run(after, specs)
+            after = with_new_run(after, specs) if before is None else seal(workflow, after, specs)
             return Acted(
                 task_id=task.id,
                 event=event,

@@ -2,9 +2,9 @@
 
 A status change committed in a tasks checkout (or fetched) is already written; the
 ``pre-commit`` git hook checked it was legal.  What is left is what ``orange task
-update`` would have done after its commit: start the new state's gate freshness, let
-the move's hook actions prepare (their fields go in one ``hooks.applied`` commit) and
-take effect.
+update`` would have done after its commit: start the new state's gate freshness and
+let the move's hook actions prepare (both go in one ``hooks.applied`` commit, so at
+most one commit of Orange's follows the user's) and take effect.
 """
 
 from __future__ import annotations
@@ -33,19 +33,20 @@ def complete_external_move(engine: Engine, before: Task) -> Outcome | None:
     current = require(snap, before.id)
     require_trusted(snap, current)  # no hook of an untrusted definition runs here
     workflow = engine.workflow(current)
-    start_gate_freshness(engine, current, workflow)
-    if current.status == before.status:
-        return None
-    transition = _transition(workflow, before, current.status)
-    if transition is None:
-        return None
-    if not transition.hooks:
-        # No hooks, so no commit of ours: the notice is keyed by the tip the move was
-        # read from (the plain-git commit, or one after it); a move with hooks is
-        # announced by `run_actions`, keyed by its ``hooks.applied`` commit.
+    transition = None
+    if current.status != before.status:
+        transition = _transition(workflow, before, current.status)
+    if transition is None or not transition.hooks:
+        start_gate_freshness(engine, current, workflow)
+        if transition is None:
+            return None
+        # No hooks, so no commit of ours but the baseline's: the notice is keyed by the
+        # tip the move was read from (the plain-git commit, or one after it); a move with
+        # hooks is announced by `run_actions`, keyed by its ``hooks.applied`` commit.
         tip = str(snap.commit.id) if snap.commit is not None else None
         announce(engine, workflow, before, current, tip)
         return Outcome(engine.store.get(before.id), before.status, current.status, None)
+    # One commit after the user's: the hooks' fields and the gate baseline together.
     outcome = engine.run_actions(before.id, transition.hooks, "hooks.applied", {}, before=before)
     outcome.from_status = before.status
     return outcome

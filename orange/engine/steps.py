@@ -19,7 +19,8 @@ may change in exactly the ways the engine changes it, judged from the task as it
   state (a task created there, no workspace yet), the respawn of its agent, or the
   hooks of the bare move that brought the task here (``hooks.applied``, once);
 - a **gate baseline** set to the fingerprints of the committed body (what
-  `orange.engine.external.start_gate_freshness` writes: it only makes gates harder);
+  `orange.engine.external.start_gate_freshness` writes: it only makes gates harder),
+  alone or with hook fields (``hooks.applied`` starts it with them);
 - a **rename**: a new branch with a new tmux session name;
 - anything else leaves every guarded field (`guarded`) as it was.
 
@@ -222,15 +223,17 @@ def _check_in_place(
     renamed = before.branch != after.branch and before.str_field("tmux_session")
     if changed == ["tmux_session"] and renamed and after.str_field("tmux_session"):
         return None  # a branch rename renames its live session
-    if changed == [BASELINE_FIELD]:
-        fresh = fingerprints(after.body, workflow.gated_sections(after.status))
-        if after.fields.get(BASELINE_FIELD) == fresh:
-            return None
+    fresh = fingerprints(after.body, workflow.gated_sections(after.status))
+    sealed = after.fields.get(BASELINE_FIELD) == fresh
+    if changed == [BASELINE_FIELD] and sealed:
+        return None
     if DEAD_FIELD in changed:
         return _check_death(workflow, before, after, changed)
     for specs, origin in _action_candidates(workflow, before, pending):
         run = NEW if spawns(specs) else before.fields.get(RUN_FIELD)
         expected: dict[str, Any] = {RUN_FIELD: run}
+        if sealed:  # the gate baseline may be started in the same commit (hooks.applied)
+            expected[BASELINE_FIELD] = fresh
         _hook_effects(specs, origin, expected)
         if _mismatch(names, expected, before, after) is None:
             return None

@@ -1,41 +1,60 @@
 """One task's history, from the commits of the tasks ref, indexed incrementally.
 
-The commits are the history (DESIGN §2).  Finding one task's commits means reading
-every commit message, so the messages that name a task (``Orange-Task:``) are kept in a
-small SQLite index in the common git dir, extended from the last indexed tip by the
-commits added since; a ref moved backwards or rewritten (``update-ref``, a forced fetch)
-rebuilds it.  Like the listing cache, a missing or corrupt index is rebuilt silently.
+The commits are the history (DESIGN §2), and every commit that changed a task's file
+belongs to that task's history, whoever made it: Orange (its ``Orange-*`` trailers say
+what happened) or a person with plain git in a tasks checkout (actor ``git``).  So the
+tasks a commit changed are taken from its diff against its first parent, never from
+its message.  Finding them means looking at every commit, so they are kept in a small
+SQLite index in the common git dir, extended from the last indexed tip by the commits
+added since; a ref moved backwards or rewritten (``update-ref``, a forced fetch)
+rebuilds it.  Like the listing cache, a missing, corrupt or older-layout index is
+rebuilt silently.  The diff costs little: the layout is sharded, so a commit's diff
+opens only the shard trees whose id changed.
 """
 
 from __future__ import annotations
 
+import re
 import sqlite3
 from collections.abc import Iterator
 from contextlib import closing
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import NamedTuple
 
 import pygit2
 
 from orange.store import events
 
-if TYPE_CHECKING:
-    import pygit2
-
+# Bumped when the tables change: an index of another version is dropped and rebuilt.
+_VERSION = 2
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS commits (
-    seq INTEGER PRIMARY KEY, id TEXT UNIQUE NOT NULL, task TEXT NOT NULL,
-    message TEXT NOT NULL, time INTEGER NOT NULL
+    seq INTEGER PRIMARY KEY, id TEXT NOT NULL, task TEXT NOT NULL,
+    message TEXT NOT NULL, time INTEGER NOT NULL,
+    from_status TEXT, to_status TEXT, UNIQUE (id, task)
 );
 CREATE INDEX IF NOT EXISTS commits_task ON commits (task, seq);
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
+_TASKS = b"tasks"
 
-Row = tuple[str, str, int]  # commit id, message, commit time
+
+class Row(NamedTuple):
+    """One commit that changed one task.  ``own``: the commit is Orange's record of this
+    task (its ``Orange-Task`` trailer names it), so its trailers say what happened;
+    otherwise ``from_status``/``to_status`` are read from the task's file before and
+    after (None when the file is missing or unreadable)."""
+
+    commit: str
+    message: str
+    time: int
+    own: bool
+    from_status: str | None
+    to_status: str | None
 
 
 def commits_of(db_path: Path, repo: pygit2.Repository, tip: str, task_id: str) -> list[Row]:
-    """The commits naming ``task_id`` reachable from ``tip``, oldest first."""
+    """The commits changing ``task_id``'s file reachable from ``tip``, oldest first."""
     for _attempt in range(2):
         try:
             with closing(sqlite3.connect(db_path, timeout=10, isolation_level=None)) as db:
@@ -48,6 +67,9 @@ def commits_of(db_path: Path, repo: pygit2.Repository, tip: str, task_id: str) -
 
 
 def _query(db: sqlite3.Connection, repo: pygit2.Repository, tip: str, task_id: str) -> list[Row]:
+    if db.execute("PRAGMA user_version").fetchone()[0] != _VERSION:
+        db.executescript("DROP TABLE IF EXISTS commits; DROP TABLE IF EXISTS meta;")
+        db.execute(f"PRAGMA user_version = {_VERSION}")
     db.executescript(_SCHEMA)
     db.execute("BEGIN IMMEDIATE")
     try:
@@ -56,13 +78,22 @@ def _query(db: sqlite3.Connection, repo: pygit2.Repository, tip: str, task_id: s
         if indexed != tip:
             _extend(db, repo, tip, indexed)
         rows = db.execute(
-            "SELECT id, message, time FROM commits WHERE task=? ORDER BY seq", (task_id,)
+            "SELECT id, message, time, from_status, to_status FROM commits"
+            " WHERE task=? ORDER BY seq",
+            (task_id,),
         ).fetchall()
         db.execute("COMMIT")
     except BaseException:
         db.execute("ROLLBACK")
         raise
-    return [(str(i), str(m), int(t)) for i, m, t in rows]
+    return [_row(task_id, *values) for values in rows]
+
+
+def _row(
+    task_id: str, commit: str, message: str, time: int, old: str | None, new: str | None
+) -> Row:
+    own = events.parse_trailers(message).get("Orange-Task") == task_id
+    return Row(str(commit), str(message), int(time), own, old, new)
 
 
 def _extend(db: sqlite3.Connection, repo: pygit2.Repository, tip: str, indexed: str | None) -> None:
@@ -70,8 +101,9 @@ def _extend(db: sqlite3.Connection, repo: pygit2.Repository, tip: str, indexed: 
         db.execute("DELETE FROM commits")  # the ref moved back or was rewritten
         indexed = None
     db.executemany(
-        "INSERT OR IGNORE INTO commits (id, task, message, time) VALUES (?, ?, ?, ?)",
-        _new_commits(repo, tip, indexed),
+        "INSERT OR IGNORE INTO commits (id, task, message, time, from_status, to_status)"
+        " VALUES (?, ?, ?, ?, ?, ?)",
+        _new_rows(repo, tip, indexed),
     )
     db.execute("INSERT OR REPLACE INTO meta VALUES ('tip', ?)", (tip,))
 
@@ -83,16 +115,104 @@ def _is_ancestor(repo: pygit2.Repository, old: str, new: str) -> bool:
         return False
 
 
-def _new_commits(
-    repo: pygit2.Repository, tip: str, indexed: str | None
-) -> Iterator[tuple[str, str, str, int]]:
-    """Commits after ``indexed`` up to ``tip``, parents first, that name a task."""
+Indexed = tuple[str, str, str, int, str | None, str | None]
 
+
+def _new_rows(repo: pygit2.Repository, tip: str, indexed: str | None) -> Iterator[Indexed]:
+    """One row per (commit, task it changed) after ``indexed`` up to ``tip``, parents
+    first."""
     modes = pygit2.enums.SortMode
     walker = repo.walk(tip, modes.TOPOLOGICAL | modes.REVERSE)
     if indexed is not None:
         walker.hide(indexed)
+    listed = _Listings(repo)
+    roots: dict[bytes, bytes] = {}  # commit → its root tree: a parent was walked before
     for commit in walker:
-        task = events.parse_trailers(commit.message).get("Orange-Task")
-        if task:
-            yield str(commit.id), task, commit.message, commit.commit_time
+        roots[commit.id.raw] = commit.tree_id.raw
+        parents = commit.parent_ids
+        parent = None
+        if parents:
+            parent = roots.get(parents[0].raw) or repo[parents[0]].peel(pygit2.Commit).tree_id.raw
+        named = events.parse_trailers(commit.message).get("Orange-Task")
+        for task, old, new in _changed_tasks(parent, roots[commit.id.raw], listed):
+            if task == named:  # Orange's record of it: the trailers say the rest
+                yield str(commit.id), task, commit.message, commit.commit_time, None, None
+            else:
+                before = _status(repo, _task_file(listed, old))
+                after = _status(repo, _task_file(listed, new))
+                if before == after:  # an edit, not a move
+                    before = after = None
+                yield str(commit.id), task, commit.message, commit.commit_time, before, after
+
+
+def _changed_tasks(
+    parent: bytes | None, tree: bytes, listed: _Listings
+) -> Iterator[tuple[str, bytes | None, bytes | None]]:
+    """(task id, old folder tree, new folder tree) of each ``tasks/<shard>/<id>/`` that
+    differs between ``parent`` and ``tree``: only the shards whose tree id changed are
+    opened (a commit of Orange's changes one)."""
+    old = listed.of(listed.of(parent).get(_TASKS))
+    new = listed.of(listed.of(tree).get(_TASKS))
+    if old is new:
+        return
+    for shard in sorted({name for name, _ in old.items() ^ new.items()}):
+        before, after = listed.of(old.get(shard)), listed.of(new.get(shard))
+        for task in sorted({name for name, _ in before.items() ^ after.items()}):
+            yield task.decode("utf-8", "replace"), before.get(task), after.get(task)
+
+
+def _task_file(listed: _Listings, folder: bytes | None) -> str | None:
+    """The id of the TASK.md blob in a task's folder tree (None: none)."""
+    return _hex(listed.of(folder).get(b"TASK.md"))
+
+
+def _hex(raw: bytes | None) -> str | None:
+    return None if raw is None else raw.hex()
+
+
+class _Listings:
+    """Tree entries (raw name → raw id) by tree id, parsed from the raw tree object (a
+    walk reads one ``tasks`` tree per commit: the parent's, walked just before, is
+    reused)."""
+
+    def __init__(self, repo: pygit2.Repository) -> None:
+        self.repo = repo
+        self.cache: dict[bytes, dict[bytes, bytes]] = {}
+
+    def of(self, key: bytes | None) -> dict[bytes, bytes]:
+        if key is None:
+            return _EMPTY
+        found = self.cache.get(key)
+        if found is None:
+            if len(self.cache) > 64:
+                self.cache.clear()
+            try:
+                kind, raw = self.repo.odb.read(key.hex())
+            except KeyError:  # a missing object (a shallow or broken clone): nothing
+                return _EMPTY
+            found = dict(_ENTRY.findall(raw)) if kind == pygit2.enums.ObjectType.TREE else _EMPTY
+            self.cache[key] = found
+        return found
+
+
+# One raw tree entry: "<mode> <name>\0<20-byte id>".
+_ENTRY = re.compile(rb"[0-7]+ ([^\0]*)\0(.{20})", re.S)
+_EMPTY: dict[bytes, bytes] = {}
+
+
+def _status(repo: pygit2.Repository, blob_id: str | None) -> str | None:
+    """The ``status:`` line of a TASK.md's frontmatter (no full parse: a plain-git
+    file may be anything; None when absent)."""
+    if blob_id is None:
+        return None
+    try:
+        text = repo[blob_id].read_raw()[:65536].decode("utf-8")
+    except (KeyError, ValueError, AttributeError):
+        return None
+    if not text.startswith("---\n"):
+        return None
+    for line in text[4:].split("\n---", 1)[0].splitlines():
+        if line.startswith("status:"):
+            value = line[len("status:") :].strip().strip("'\"")
+            return value or None
+    return None

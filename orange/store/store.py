@@ -177,17 +177,19 @@ class TaskStore:
             return []
         db_path = self.repo.orange_dir() / "history.sqlite3"
         out: list[HistoryEntry] = []
-        for commit_id, message, time_ in commits_of(db_path, self.pygit, str(ref.target), task_id):
-            trailers = events.parse_trailers(message)
+        for row in commits_of(db_path, self.pygit, str(ref.target), task_id):
+            trailers = events.parse_trailers(row.message) if row.own else {}
+            # A commit that is not Orange's record of this task (a plain-git commit in a
+            # tasks checkout): actor ``git``, its status change read from the file.
             out.append(
                 HistoryEntry(
-                    commit=commit_id,
-                    event=trailers.get("Orange-Event", ""),
-                    subject=message.split("\n", 1)[0],
-                    actor=trailers.get("Orange-Actor", ""),
-                    at=_iso(time_),
-                    from_status=trailers.get("Orange-From"),
-                    to_status=trailers.get("Orange-To"),
+                    commit=row.commit,
+                    event=trailers.get("Orange-Event", "" if row.own else "git.commit"),
+                    subject=row.message.split("\n", 1)[0],
+                    actor=trailers.get("Orange-Actor", "" if row.own else "git"),
+                    at=_iso(row.time),
+                    from_status=trailers.get("Orange-From") if row.own else row.from_status,
+                    to_status=trailers.get("Orange-To") if row.own else row.to_status,
                     trailers=trailers,
                 )
             )

@@ -10,10 +10,14 @@ from pathlib import Path
 import pytest
 
 from orange import projects
+from orange.engine import replay
 from orange.engine.catalog import load_named
 from orange.engine.edits import edit_body
 from orange.engine.engine import Engine
+from orange.engine.external import complete_external_move
+from orange.engine.fields import BASELINE_FIELD
 from orange.engine.tasks import create_task
+from orange.engine.trust import trusted_here
 from orange.githooks import checkout as taskscheckout
 from orange.githooks import impl as hookimpl
 from orange.store import layout
@@ -250,3 +254,44 @@ def test_an_agent_keeps_to_its_moves_and_its_task_with_plain_git_too(
     monkeypatch.delenv("ORANGE_AGENT_ROLE")  # a human may do both
     env.set_status(task.id, "reviewing")
     assert env.check() == (0, "")
+
+
+def test_plain_git_move_is_in_the_task_history_with_actor_git(cli: Cli, env: Env) -> None:
+    task = env.new_task()
+    env.engine.transition(task.id, "planning")
+    env.append(task.id, PLAN)
+    env.refresh()
+    env.set_status(task.id, "working")
+    code, err = env.commit("start working by hand")
+    assert code == 0, err
+    mine = git(env.checkout, "log", "--format=%H", "--grep=start working by hand").strip()
+    log = json.loads(cli.ok("task", "log", task.id, "--json", cwd=env.repo).out)["history"]
+    by_hand = [h for h in log if h["commit"] == mine]
+    assert [(h["actor"], h["event"], h["from"], h["to"]) for h in by_hand] == [
+        ("git", "git.commit", "planning", "working")
+    ]
+    shown = json.loads(cli.ok("task", "show", task.id, "--json", cwd=env.repo).out)["history"]
+    assert [h["commit"] for h in shown] == [h["commit"] for h in log]
+    text = cli.ok("task", "log", task.id, cwd=env.repo).out
+    assert f"{mine[:10]}" in text and " git " in text
+
+
+def test_plain_git_move_is_followed_by_at_most_one_orange_commit(env: Env) -> None:
+    """pending -> planning by hand: its hooks' fields and the new state's gate baseline
+    are recorded in one commit after the user's (not "gates of" + "applied in")."""
+    task = env.new_task()
+    env.refresh()
+    env.set_status(task.id, "planning")
+    git(env.checkout, "-c", "core.hooksPath=/dev/null", "commit", "-q", "-am", "plan it")
+    mine = env.tip()
+    outcome = complete_external_move(env.engine, task)  # what post-commit runs, recorded
+    assert outcome is not None and not outcome.hook_errors
+    after = git(env.checkout, "log", "--format=%H", f"{mine}..refs/orange/tasks").split()
+    assert len(after) == 1
+    history = env.store.history(task.id)
+    assert [(h.commit, h.actor) for h in history[-2:]] == [(mine, "git"), (after[0], "cli")]
+    current = env.store.get(task.id)
+    assert current.status == "planning" and current.str_field("workspace") == "proj--1"
+    assert BASELINE_FIELD in current.fields
+    found = replay.Checker(env.store.pygit, trusted_here).run(after[0], mine).found
+    assert found == []

@@ -1,0 +1,35 @@
+"""fresh-worker driven the way real agents drive it: each agent moves its own task from
+inside its tmux session (issue 10, item 1)."""
+
+from __future__ import annotations
+
+import yaml
+
+from orange.home import orange_home
+from tests.e2e.conftest import AGENT, World
+
+
+def _fake_harness(world: World, reviews: str) -> None:
+    worker = [*AGENT, "--role", "worker", "{prompt}"]
+    reviewer = [*AGENT, "--role", "reviewer", "--reviews", reviews, "{prompt}"]
+    world.set_harness("fake", worker, reviewer)
+    # fresh-worker's reviewer (`permissions: reduced`) is started today with the
+    # harness's respawn command (issue 10 item 7, fixed elsewhere): both are the reviewer.
+    world.harnesses["fake"]["respawn_command"] = reviewer
+    (orange_home() / "config.yml").write_text(yaml.safe_dump({"harnesses": world.harnesses}))
+
+
+def test_agents_moving_their_own_task_hand_over_to_a_new_session(world: World) -> None:
+    """The worker's `--status agent-review` kills its own session and the reviewer
+    starts in a new one; the reviewer's FAIL -> working does the same for worker_fix.
+    Seed 001: the session is killed, then the new agent runs."""
+    world.ok("project", "update", "proj", "--workflow", "fresh-worker")
+    _fake_harness(world, "FAIL,PASS")
+    task_id = world.create("fresh-a", "Add feature A", "--harness", "fake")
+    task = world.wait_status(task_id, "reviewing", timeout=60)
+    assert task.int_field("review_round") == 2
+    assert task.int_field("crash_count") == 0 and not task.str_field("attention")
+    reviews = world.prompts(task_id, "reviewer")
+    assert [r.split("Review round: ")[1].split("\n")[0] for r in reviews] == ["1 of 2", "2 of 2"]
+    workers = world.prompts(task_id, "worker")
+    assert len(workers) == 2 and workers[1].startswith("# Fixing Issues: Add feature A")

@@ -90,6 +90,18 @@ class Increment(Action):
         return {name: ctx.before.int_field(name) + 1}
 
 
+class Reset(Action):
+    """Set a counter back to 0 (a human's request for changes starts a new review
+    cycle: ``review_round`` counts from 1 again)."""
+
+    name = "reset"
+
+    def prepare(self, ctx: HookContext) -> dict[str, Any]:
+        name = str(ctx.spec.get("field"))
+        _check_writable(name)
+        return {name: 0}
+
+
 class SetField(Action):
     name = "set_field"
 
@@ -157,4 +169,5 @@ class DeferredRegistry(Registry):
 ENGINE_ACTIONS: Mapping[str, Callable[[], Action]] = {
     "increment": Increment,
     "set_field": SetField,
+    "reset": Reset,
 }

@@ -58,6 +58,7 @@ ACTION_PARAMS: Mapping[str, Mapping[str, Param]] = {
     },
     "notify_worker": {"message": Param("prompt", required=True)},
     "increment": {"field": Param("field", required=True)},
+    "reset": {"field": Param("field", required=True)},
     "set_field": {"field": Param("field", required=True), "value": Param("scalar", required=True)},
     "notify": {"message": Param("text")},
     "run_command": {"argv": Param("argv", required=True)},

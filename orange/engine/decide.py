@@ -108,7 +108,7 @@ def plan_move(
         result = check_gate(transition.gate, body, baseline(before))
         if not result.ok:
             raise GateFailed(result.message)
-    after = before.with_body(archive_old_verdicts(workflow, before, to)).with_fields(
+    after = before.with_body(archive_old_verdicts(workflow, before, transition)).with_fields(
         status=to, crash_count=0, attention=None, updated_at=now_iso()
     )
     if after.fields.get(DEAD_FIELD) is not None:
@@ -164,11 +164,24 @@ def can_start(workflow: Workflow, status: str) -> bool:
     )
 
 
-def archive_old_verdicts(workflow: Workflow, task: Task, to: str) -> str:
+# The counter a workflow's ``reset`` of ``review_round`` starts again, and the one that
+# counts those new starts (review cycles): archived reviews are labelled by both.
+ROUND, CYCLE = "review_round", "review_cycle"
+
+
+def archive_old_verdicts(workflow: Workflow, task: Task, move: Transition) -> str:
     """Entering a state that waits for a verdict: the last round's verdict section is
-    renamed (``## Review (round 1)``), readable but no longer counting."""
+    renamed (``## Review (round 1)``), readable but no longer counting.  A move whose
+    hooks reset the review round (a human's request for changes) archives every
+    verdict section at once, before the rounds count from 1 again; from the second
+    cycle on the label names the cycle too (``## Review (cycle 2, round 1)``), so two
+    archived headings never read the same."""
+    to = move.to
+    resets = any(h.action == "reset" and h.get("field") == ROUND for h in move.hooks)
     headings = {
-        t.gate.section for t in workflow.transitions if t.from_ == to and t.gate and t.gate.verdict
+        t.gate.section
+        for t in workflow.transitions
+        if (t.from_ == to or resets) and t.gate and t.gate.verdict
     }
     headings |= {
         r.has_artifact.section
@@ -176,8 +189,10 @@ def archive_old_verdicts(workflow: Workflow, task: Task, to: str) -> str:
         if r.has_artifact is not None and r.has_artifact.verdict
     }
     body = task.body
-    round_no = task.int_field("review_round")
+    round_no, cycle = task.int_field(ROUND), task.int_field(CYCLE)
     label = f"round {round_no}" if round_no else "earlier"
+    if cycle:
+        label = f"cycle {cycle + 1}, {label}"
     for heading in sorted(headings):
         body = archive_section(body, heading, label)
     return body

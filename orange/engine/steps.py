@@ -70,7 +70,7 @@ def guarded(workflow: Workflow) -> tuple[str, ...]:
 
 
 def _hook_field(spec: HookSpec) -> str | None:
-    if spec.action in ("increment", "set_field"):
+    if spec.action in ("increment", "set_field", "reset"):
         return str(spec.get("field"))
     if spec.action == "spawn_agent" and spec.get("increment"):
         return str(spec.get("increment"))
@@ -188,7 +188,9 @@ def _hook_effects(specs: Iterable[HookSpec], origin: Task, expected: dict[str, A
                 expected["tmux_session"] = None
             case "set_field":
                 expected[str(spec.get("field"))] = spec.get("value")
-        counted = _hook_field(spec) if spec.action != "set_field" else None
+            case "reset":
+                expected[str(spec.get("field"))] = 0
+        counted = _hook_field(spec) if spec.action not in ("set_field", "reset") else None
         if counted:
             expected[counted] = origin.int_field(counted) + 1
 

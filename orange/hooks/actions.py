@@ -22,6 +22,7 @@ from orange.home import host_name, orange_home
 from orange.hooks import bindings, snapshots, workcopy, workspace
 from orange.hooks import harness as harnesses
 from orange.hooks import watcher as monitor
+from orange.hooks.ending import end
 from orange.hooks.git import git
 from orange.hooks.github import create_pr
 from orange.hooks.places import WORKER, reviewer_window
@@ -71,18 +72,6 @@ def agent_env(task: Task, agent_role: str) -> dict[str, str]:
     if bin_dir not in path.split(os.pathsep):
         env["PATH"] = os.pathsep.join(p for p in (bin_dir, path) if p)
     return env
-
-
-def runs_inside(tmux: Tmux, session: str, window: str | None = None) -> bool:
-    """Whether this process runs in that tmux session (or window): an agent moving its
-    own task.  Killing it then must wait until every other effect is done."""
-    own = os.environ.get("TMUX_PANE")
-    if not own:
-        return False
-    return any(
-        p.pane_id == own and p.session == session and (window is None or p.window == window)
-        for p in tmux.panes()
-    )
 
 
 class AcquireWorkspace(Action):
@@ -258,12 +247,9 @@ class KillSession(Action):
     def apply(self, ctx: HookContext) -> None:
         session = bindings.session_of(ctx.before)  # a session name from the ref alone: never
         if session:
-            tmux = Tmux()
-            if runs_inside(tmux, session):
-                ctx.defer(lambda: tmux.kill_session(session))
-            else:
-                tmux.kill_session(session)
-        bindings.record(ctx.before.project, ctx.before.id, session="", run="")
+            end(ctx.defer, session)
+        if not ctx.task.str_field("tmux_session"):  # else a later spawn recorded its own
+            bindings.record(ctx.before.project, ctx.before.id, session="", run="")
 
 
 class KillReviewer(Action):
@@ -272,12 +258,7 @@ class KillReviewer(Action):
     def apply(self, ctx: HookContext) -> None:
         session = bindings.session_of(ctx.before)
         if session:
-            tmux = Tmux()
-            window = reviewer_window(ctx.before)
-            if runs_inside(tmux, session, window):
-                ctx.defer(lambda: tmux.kill_window(session, window))
-            else:
-                tmux.kill_window(session, window)
+            end(ctx.defer, session, reviewer_window(ctx.before))
 
 
 class NotifyWorker(Action):

@@ -276,6 +276,17 @@ class Tmux:
                 self._call("kill-window", "-t", f"={session}:={window}")
                 return
 
+    def set_aside(self, session: str, window: str | None = None) -> str | None:
+        """Rename the session (or its window) to a name no task uses and return that
+        name (None: absent), freeing the old name for a new one while it lives on."""
+        old = session if window is None else window
+        if not self.has_session(session) or (window and not self.pane(session, window)):
+            return None
+        aside = f"{old}--ending-{os.urandom(4).hex()}"
+        target = f"={session}" if window is None else f"={session}:={window}"
+        self._run("rename-session" if window is None else "rename-window", "-t", target, aside)
+        return aside
+
     def rename_session(self, old: str, new: str) -> None:
         _check_name(new, "session")
         if not self.has_session(old):

@@ -75,7 +75,8 @@ def test_show_table_lists_states_gates_and_hooks(cli: Cli) -> None:
     assert "done" in rows["done"].split("│")[3]
     assert "cancelled" in rows["cancelled"].split("│")[3]
     assert "waits; request-changes -> working" in rows["reviewing"]
-    assert rows["stuck"].rstrip(" │").endswith("waits")
+    # stuck -> working is a human's send-back too (added to seed 000, issue 10)
+    assert rows["stuck"].rstrip(" │").endswith("waits; request-changes -> working")
     assert "waits" not in rows["working"]
     assert "Verdict: FAIL" in out and "review_round < 2" in out
     # Every hook of every transition is shown whole, never cut to "spawn_revie…".

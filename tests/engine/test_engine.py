@@ -60,7 +60,9 @@ DEATHS = [
     Death("default", "agent-review", FAIL, 1, "working", 0, False,
           [("kill_reviewer", None), ("notify_worker", "review_failed")],
           "advanced agent-review -> working"),
-    Death("default", "agent-review", FAIL, 2, "stuck", 0, False, [("kill_reviewer", None)],
+    # entering stuck tells the worker (issue 10): the stuck_fix message, or its respawn
+    Death("default", "agent-review", FAIL, 2, "stuck", 0, False,
+          [("kill_reviewer", None), ("notify_worker", "stuck_fix")],
           "advanced agent-review -> stuck"),
     Death("default", "agent-review", NOTES, 1, "agent-review", 1, False,
           [("spawn_reviewer", "reviewer")], "respawned the agent of agent-review"),
@@ -208,7 +210,8 @@ def test_reviewer_dying_twice_without_verdict_escalates_to_stuck(env: Env) -> No
     assert said.startswith("escalated agent-review -> stuck")
     after = env.get(task.id)
     assert (after.status, after.int_field("crash_count")) == ("stuck", 0)
-    assert [c.action for c in env.recorder.calls if c.phase == "apply"] == ["kill_reviewer"]
+    applied = [c.action for c in env.recorder.calls if c.phase == "apply"]
+    assert applied == ["kill_reviewer", "notify_worker"]  # the worker hears of stuck
 
 
 def test_a_respawn_after_a_crash_clears_the_mark_so_the_next_death_counts(env: Env) -> None:

@@ -90,8 +90,8 @@ def test_three_deaths_after_a_handoff_escalate_to_stuck(env: Env) -> None:
     # which the monitor's engine sets; this one has none).
     decided = [e for e in history[-5:] if e.event != "agent.respawned"]
     assert [e.actor for e in decided] == ["monitor"] * 4
-    # The reviewer's window is closed on the way to stuck; nothing else runs.
-    assert env.recorder.applied()[-1] == "kill_reviewer"
+    # The reviewer's window is closed on the way to stuck and the worker is told.
+    assert env.recorder.applied()[-2:] == ["kill_reviewer", "notify_worker"]
 
 
 def test_crash_counts_climb_to_stuck_after_and_reset(env: Env) -> None:

@@ -136,14 +136,15 @@ def test_the_seed_stuck_prompt_would_be_caught() -> None:
     reviewing` out of stuck)."""
     seed = with_by(
         "default",
-        "    4. When the human confirms, sending it for review is their move (leaving stuck\n"
-        "       is a human's move; you cannot make it), so\n"
+        "    4. Leaving stuck is the human's move (you cannot make it). When the fix is ready,\n"
         "       ask the human to run: orange task update {id} --status reviewing\n",
         "    4. When human confirms: orange task update --status reviewing\n",
     )
     workflow = load_workflow(seed, "seed.yml")
     uses = [u for u in _prompt_uses(workflow) if u[0] == "stuck_fix"]
-    assert uses == [("stuck_fix", "worker", {"stuck"})]
+    assert {(key, role, frozenset(starts)) for key, role, starts in uses} == {
+        ("stuck_fix", "worker", frozenset({"stuck"}))
+    }  # its respawn prompt, and the message entering stuck (issue 10)
     assert _asked_moves(workflow, workflow.prompts["stuck_fix"]) == ["reviewing"]
     assert "worker" not in workflow.movers("stuck", "reviewing")
     assert _asked_moves(shipped("default"), shipped("default").prompts["stuck_fix"]) == []

@@ -28,7 +28,9 @@ class Row(NamedTuple):
     hooks: tuple[str, ...]  # runtime/core actions applied, in order
 
 
-# Seed 000 "Transitions", with its gates, conditions and hooks.
+# Seed 000 "Transitions", with its gates, conditions and hooks, and the changes issue 10
+# made (entering stuck notifies the worker; stuck -> working; a human's send-back starts
+# a new review cycle).
 TABLE = [
     Row("pending", "planning", "", 0, None, ("acquire_workspace", "spawn_agent")),
     Row("pending", "cancelled", "", 0, None, ()),
@@ -43,14 +45,15 @@ TABLE = [
     Row("working", "cancelled", "", 0, None, ("kill_session", "release_workspace")),
     Row("agent-review", "reviewing", PASS, 1, None, ("kill_reviewer",)),
     Row("agent-review", "working", FAIL, 1, 2, ("kill_reviewer", "notify_worker")),
-    Row("agent-review", "stuck", FAIL, 2, 1, ("kill_reviewer",)),
+    Row("agent-review", "stuck", FAIL, 2, 1, ("kill_reviewer", "notify_worker")),
     Row("agent-review", "cancelled", "", 1, None,
         ("kill_reviewer", "kill_session", "release_workspace")),
-    Row("reviewing", "working", "", 1, None, ("notify_worker",)),
+    Row("reviewing", "working", "", 1, None, ("increment", "reset", "notify_worker")),
     Row("reviewing", "done", "", 1, None,
         ("kill_session", "release_workspace", "delete_remote_branch", "spawn_next")),
     Row("reviewing", "cancelled", "", 1, None, ("kill_session", "release_workspace")),
     Row("stuck", "reviewing", "", 2, None, ()),
+    Row("stuck", "working", "", 2, None, ("increment", "reset", "notify_worker")),
     Row("stuck", "cancelled", "", 2, None, ("kill_session", "release_workspace")),
 ]  # fmt: skip
 LISTED = {(r.src, r.dst) for r in TABLE}
@@ -65,9 +68,11 @@ def test_listed_move_succeeds_when_gate_and_condition_hold(env: Env, row: Row) -
     assert after.int_field("crash_count") == 0
     assert outcome.hook_errors == []
     runtime = env.recorder.applied()
-    core = ["increment"] if "increment" in row.hooks else []
-    assert [a for a in row.hooks if a != "increment"] == runtime
-    if core:
+    assert [a for a in row.hooks if a not in ("increment", "reset")] == runtime
+    if "reset" in row.hooks:  # a new review cycle: rounds count from 1 again
+        assert after.int_field("review_round") == 0
+        assert after.int_field("review_cycle") == 1
+    elif "increment" in row.hooks:
         assert after.int_field("review_round") == row.round + 1
 
 

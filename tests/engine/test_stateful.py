@@ -545,14 +545,21 @@ class WorkflowMachine(RuleBasedStateMachine):
         self.death_handled.pop(new.id, None)
         baseline = fingerprints(new.body, wf.gated_sections(new.status))
         assert _baseline(new) == baseline, f"stale gate baseline entering {new.status}"
-        self._check_round(old, new, _increments(hooks))
+        resets = any(h.action == "reset" and h.get("field") == ROUND for h in hooks)
+        self._check_round(old, new, _increments(hooks), resets=resets)
         if wf.waits_for_human(new.status):
             self.rounds_since_human[new.id] = 0
         event(f"reached {new.status}")
 
-    def _check_round(self, old: Task, new: Task, counted: set[str]) -> None:
-        """``review_round`` moves only with an action that counts it, by one, and agents
-        alone never run more rounds than the ``when`` guards allow."""
+    def _check_round(
+        self, old: Task, new: Task, counted: set[str], *, resets: bool = False
+    ) -> None:
+        """``review_round`` moves only with an action that counts it, by one, or back to
+        0 with a ``reset`` (a human's request for changes), and agents alone never run
+        more rounds than the ``when`` guards allow."""
+        if resets:
+            assert new.int_field(ROUND) == 0, f"{ROUND} not reset ({old.status} -> {new.status})"
+            return
         step = 1 if ROUND in counted else 0
         assert new.int_field(ROUND) == old.int_field(ROUND) + step, (
             f"{ROUND} {old.int_field(ROUND)} -> {new.int_field(ROUND)} ({old.status} -> "

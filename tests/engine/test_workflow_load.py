@@ -489,6 +489,12 @@ def _row(t: Transition) -> tuple[str, str, str, str, tuple[str, ...]]:
 
 HANDOFF = "## Handoff DONE/REMAINING/DECISIONS/UNCERTAIN"
 KILL_RELEASE = ("kill_session", "release_workspace")
+# A human's send-back starts a new review cycle (issue 10, not in seed 000).
+NEW_CYCLE = (
+    "increment(review_cycle)",
+    "reset(review_round)",
+    "notify_worker(changes_requested)",
+)
 
 # Seed 000's transition table, row by row.
 SEED_000 = [
@@ -517,9 +523,15 @@ SEED_000 = [
         "review_round < 2",
         ("kill_reviewer", "notify_worker(review_failed)"),
     ),
-    ("agent-review", "stuck", "## Review FAIL", "review_round >= 2", ("kill_reviewer",)),
+    (
+        "agent-review",
+        "stuck",
+        "## Review FAIL",
+        "review_round >= 2",
+        ("kill_reviewer", "notify_worker(stuck_fix)"),
+    ),
     ("agent-review", "cancelled", "", "", ("kill_reviewer", *KILL_RELEASE)),
-    ("reviewing", "working", "", "", ("notify_worker(changes_requested)",)),
+    ("reviewing", "working", "", "", NEW_CYCLE),
     (
         "reviewing",
         "done",
@@ -529,6 +541,7 @@ SEED_000 = [
     ),
     ("reviewing", "cancelled", "", "", KILL_RELEASE),
     ("stuck", "reviewing", "", "", ()),
+    ("stuck", "working", "", "", NEW_CYCLE),  # not in seed 000 (issue 10)
     ("stuck", "cancelled", "", "", KILL_RELEASE),
 ]
 
@@ -583,7 +596,7 @@ def test_workflow_queries() -> None:
     assert workflow.targets_from("agent-review") == ["reviewing", "working", "stuck", "cancelled"]
     assert len(workflow.transitions_between("agent-review", "working")) == 1
     assert workflow.has_transition("stuck", "reviewing")
-    assert not workflow.has_transition("stuck", "working")
+    assert workflow.has_transition("stuck", "working")  # added to seed 000 (issue 10)
     assert workflow.is_terminal("done")
     assert not workflow.is_terminal("working")
     assert not workflow.is_terminal("no-such-state")

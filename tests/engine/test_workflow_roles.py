@@ -88,8 +88,8 @@ def test_an_undeclared_copy_infers_what_the_shipped_file_declares(name: str) -> 
 def test_request_changes_target_in_default() -> None:
     workflow = shipped("default")
     assert workflow.request_changes_target("reviewing") == "working"
-    # default has no stuck -> working; stuck -> reviewing hands over, it does not send back.
-    assert workflow.request_changes_target("stuck") is None
+    # stuck -> working (added to seed 000) sends back; stuck -> reviewing hands over.
+    assert workflow.request_changes_target("stuck") == "working"
     # clarification -> planning is the agent's own move after the discussion.
     assert workflow.request_changes_target("clarification") is None
     for status in ("pending", "planning", "working", "agent-review", "done", "nowhere"):

@@ -72,7 +72,9 @@ class SetupChange(NamedTuple):
                 project.teardown, self.clear_teardown, tuple(map(_check_command, self.teardown))
             ),
             port_base=self.port_base if self.port_base is not None else base,
-            port_stride=self.port_stride or (10 if self.clear_ports else project.port_stride),
+            port_stride=self.port_stride
+            if self.port_stride is not None
+            else (10 if self.clear_ports else project.port_stride),
         )
         _check_ports(changed)
         return changed
@@ -282,8 +284,10 @@ def _strings(value: object) -> tuple[str, ...]:
 
 def check_glob(glob: str) -> str:
     """A copy glob: relative to the main checkout, never reaching outside it."""
+    if not glob.strip():
+        raise InvalidInput("a copy glob is empty", hint="give a pattern such as .env")
     parts = Path(glob).parts
-    if not glob.strip() or glob.startswith(("/", "~")) or ".." in parts or "\0" in glob:
+    if glob.startswith(("/", "~")) or ".." in parts or "\0" in glob:
         raise InvalidInput(
             f"copy glob {glob!r} reaches outside the checkout",
             hint="give a pattern relative to the checkout, such as .env or config/*.local.json",

@@ -139,6 +139,10 @@ def test_project_update_keeps_the_settings_and_refuses_escaping_globs(cli: Cli, 
         assert refused.code == 1 and "reaches outside the checkout" in refused.err
     too_high = cli("project", "update", "--port-base", "65530")
     assert too_high.code == 1 and "not all valid ports" in too_high.err
+    no_stride = cli("project", "update", "--port-stride", "0")
+    assert no_stride.code == 1 and "port stride must be at least 1 (got 0)" in no_stride.err
+    empty = cli("project", "update", "--copy", "")
+    assert empty.code == 1 and "a copy glob is empty" in empty.err
     cli.ok("project", "update", "--clear-copy", "--clear-ports", "--copy", ".env.local")
     shown = json.loads(cli.ok("project", "list", "--json").out)["projects"][0]
     assert shown["copy"] == [".env.local"] and shown["port_base"] is None

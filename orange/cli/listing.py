@@ -10,6 +10,7 @@ from orange import projects
 from orange.cli.context import current_project
 from orange.cli.output import broken_object, emit_json, task_object, task_table
 from orange.engine.definitions import Definitions
+from orange.errors import InvalidInput
 from orange.home import orange_home
 from orange.projects import open_store
 from orange.store.task import BrokenTask, Task
@@ -52,6 +53,8 @@ def list_tasks(
                     untrusted.add(task.id)
             elif status is None:  # a broken task has no status to match a filter
                 rows.append((task, None))
+    if not rows and status is not None:
+        _check_status(scope, status)
     rows.sort(key=lambda row: _activity(row[0]), reverse=True)
     if json_out:
         emit_json({"tasks": [_object(t, b, untrusted) for t, b in rows]})
@@ -103,8 +106,28 @@ def _list_json_fast(scope: list[Project], *, status: str | None, all_: bool) -> 
             if text != "{}" and not shown.known.trusted(entry.workflow, entry.workflow_rev):
                 text = f'{text[:-1]}, "trusted": false}}'  # this host's mark, as `_object`
             rows.append((entry.activity, text))
+    if not rows and status is not None:
+        _check_status(scope, status)
     rows.sort(key=lambda row: row[0], reverse=True)
     sys.stdout.write('{"tasks": [' + ", ".join(text for _, text in rows) + "]}\n")
+
+
+def _check_status(scope: list[Project], status: str) -> None:
+    """Nothing matched ``--status``: say so when no project's workflow has that status
+    (a typo is an error, not an empty list)."""
+    states: set[str] = set()
+    for proj in scope:
+        workflow = Definitions(open_store(proj).snapshot()).workflow(proj.workflow, "")
+        states.update(workflow.states if workflow is not None else ())
+    if states and status not in states:
+        raise InvalidInput(
+            f"no status {status!r} in the workflow of {_names(scope)}",
+            hint=f"statuses: {', '.join(sorted(states))}",
+        )
+
+
+def _names(scope: list[Project]) -> str:
+    return ", ".join(sorted({proj.name for proj in scope}))
 
 
 class _Filter:

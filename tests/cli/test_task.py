@@ -255,3 +255,13 @@ def test_fast_json_listing_equals_the_task_objects(cli: Cli, project: Path) -> N
     assert listed == expected
     with_ws = next(t for t in listed if t["id"] == a["id"])
     assert with_ws["workspace_path"].endswith("workspaces/proj--1")
+
+
+def test_a_status_no_workflow_has_is_an_error_not_an_empty_list(cli: Cli, repo: Path) -> None:
+    cli.ok("project", "add", cwd=repo)
+    cli.ok("task", "create", "s", "something", "--no-spawn")
+    for extra in ((), ("--json",)):
+        typo = cli("task", "list", "--status", "pendng", *extra)
+        assert typo.code == 1 and "no status 'pendng' in the workflow of proj" in typo.err
+        assert "statuses: agent-review, cancelled" in typo.err
+    assert cli.ok("task", "list", "--status", "done").out.strip() == "no tasks"

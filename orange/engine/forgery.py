@@ -30,7 +30,6 @@ it is reported to the caller and left to the host's trust mark.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -41,6 +40,7 @@ from orange.engine.steps import GUARDED, guarded
 from orange.errors import OrangeError
 from orange.store import layout
 from orange.store.events import Change
+from orange.store.files import replace_file
 from orange.store.lock import exclusive
 from orange.store.store import Snapshot, TaskStore, now_iso
 from orange.store.task import Task
@@ -111,10 +111,7 @@ def start_record(store: TaskStore) -> str | None:
 
 
 def _record(store: TaskStore, tip: str) -> None:
-    path = store.repo.orange_dir() / RECORD
-    temporary = path.with_name(f".{RECORD}.{os.getpid()}.tmp")
-    temporary.write_text(f"{tip}\n")
-    temporary.replace(path)
+    replace_file(store.repo.orange_dir() / RECORD, f"{tip}\n")
 
 
 def _known(store: TaskStore, commit: str | None) -> bool:

@@ -30,6 +30,7 @@ from typing import NamedTuple
 
 from orange.errors import EnvironmentProblem
 from orange.home import orange_home
+from orange.store.files import replace_file
 from orange.store.lock import exclusive
 
 SHIPPED_LIST = "shipped.sha256"
@@ -107,9 +108,7 @@ def remove(digest: str) -> None:
     try:
         with exclusive(trust_dir() / ".added.lock"):
             kept = [line for line in _lines(ADDED) if line.split("\t", 1)[0] != digest]
-            temporary = path.with_name(f".{ADDED}.{os.getpid()}.tmp")
-            temporary.write_text("".join(f"{line}\n" for line in kept), encoding="utf-8")
-            temporary.replace(path)
+            replace_file(path, "".join(f"{line}\n" for line in kept))
     except OSError as exc:
         raise EnvironmentProblem.of(exc) from None
 

@@ -40,6 +40,7 @@ from typing import NamedTuple
 
 from orange.home import host_name, orange_home
 from orange.hooks.places import pool_path
+from orange.store.files import replace_file
 from orange.store.layout import valid_task_id
 from orange.store.task import Task
 
@@ -112,15 +113,7 @@ def write(project: str, binding: Binding) -> None:
         path.unlink(missing_ok=True)
         return
     path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.{os.urandom(4).hex()}")
-    try:
-        with open(temporary, "w") as handle:
-            json.dump(binding._asdict(), handle)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temporary, path)
-    finally:
-        temporary.unlink(missing_ok=True)
+    replace_file(path, json.dumps(binding._asdict()))
 
 
 def record(
@@ -175,7 +168,4 @@ def mark_started(project: str, note: str) -> None:
     """Create the record store: from now on only records count."""
     folder = project_dir(project)
     folder.mkdir(parents=True, exist_ok=True)
-    marker = folder / MARKER
-    temporary = folder / f".{MARKER}.{os.getpid()}"
-    temporary.write_text(note + "\n")
-    os.replace(temporary, marker)
+    replace_file(folder / MARKER, note + "\n")

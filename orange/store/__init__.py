@@ -4,8 +4,8 @@ Pure git (pygit2): `store` (`TaskStore`: compare-and-swap writes under a lock, r
 through a `Snapshot`), `taskfile` (TASK.md text, bounded parsing) and `task` (the
 `Task` value), `layout` (paths and ids), `tree` (TreeBuilder writes), `events` (commit
 messages and trailers), `cache` (the blob-keyed listing cache), `history` (a task's
-commits), `snapshots` (refs of saved work), `branches` (branch-name rules), `repo` and
-`lock`.  It imports
+commits), `snapshots` (refs of saved work), `branches` (branch-name rules), `files` (atomic
+writes of small local files), `repo` and `lock`.  It imports
 nothing of Orange but `orange.errors` and names no status: what a status means is the
 workflow's business, one layer up.
 """

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import json
+import os
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -94,12 +94,11 @@ def test_a_write_that_fails_half_way_keeps_the_old_record(
 ) -> None:
     bindings.record("proj", "t1", workspace="proj--1")
 
-    def dies_half_way(obj: Any, handle: Any) -> None:
-        handle.write('{"task": "t1", "works')
+    def dies_before_it_is_on_disk(fd: int) -> None:
         raise OSError("disk full")
 
     with monkeypatch.context() as patched, pytest.raises(OSError):
-        patched.setattr(json, "dump", dies_half_way)
+        patched.setattr(os, "fsync", dies_before_it_is_on_disk)
         bindings.record("proj", "t1", session="proj/b")
     assert bindings.read("proj", "t1") == bindings.Binding("t1", workspace="proj--1")
     assert sorted(p.name for p in bindings.project_dir("proj").iterdir()) == ["t1"]

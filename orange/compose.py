@@ -18,9 +18,9 @@ from orange.engine.engine import Engine
 from orange.engine.ports import AgentProbe, Notifier, WorkingCopies
 from orange.hooks.adapters import TmuxProbe
 from orange.hooks.adopt import ensure_adopted
-from orange.hooks.local_release import release_recorded_bindings
 from orange.hooks.notices import DetachedNotifier
 from orange.hooks.registry import full_registry
+from orange.hooks.unbind import release_recorded_bindings
 from orange.hooks.workcopy import RuntimeCopies
 from orange.projects import Project, open_store
 from orange.store.store import TaskStore

@@ -3,20 +3,37 @@
 For a human's cancel of a task whose committed definition this host does not trust
 (DESIGN §8): none of that definition's hooks may run, yet the session and worktree this
 host's Orange made for the task must not be left behind.  `release_local` acts on the
-local records only (`orange.hooks.bindings`), never on the ref's runtime fields.
+local records only (`orange.hooks.bindings`), never on the ref's runtime fields;
+`release_recorded_bindings` is how the composition root hands it to the engine.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from orange.errors import HookFailed
+from orange.errors import HookFailed, OrangeError
 from orange.hooks import bindings, snapshots, workspace
 from orange.hooks.git import git
 from orange.hooks.places import pool_path
 from orange.hooks.tmux import Tmux
 from orange.projects import Project
 from orange.store.task import Task
+
+if TYPE_CHECKING:
+    from orange.engine.engine import Engine
+
+
+def release_recorded_bindings(engine: Engine, task: Task, *, force: bool) -> list[str]:
+    """The engine's `LocalRelease`: `release_local` after a cancel already committed,
+    so a refusal (unsaved work without ``--force``) is said and the worktree stays
+    bound."""
+    if engine.project is None:
+        return []
+    try:
+        return release_local(engine.project, task, force=force)
+    except OrangeError as exc:
+        return [f"warning: kept this host's worktree of task {task.id}: {exc}"]
 
 
 def release_local(project: Project, task: Task, *, force: bool = False) -> list[str]:

@@ -14,6 +14,7 @@ from orange.engine.forgery import start_record
 from orange.errors import InvalidInput, OrangeError
 from orange.githooks.shims import install_hooks
 from orange.hooks.adopt import ensure_adopted
+from orange.sync import setup as sync_setup
 
 HELP = "Register and configure projects."
 
@@ -44,11 +45,22 @@ def add(
         hooks_note = "git hooks installed"
     except OrangeError as exc:
         hooks_note = f"git hooks not installed: {exc} (run `orange hooks install`)"
+    sync_note = _share(project)
     if json_out:
-        emit_json(project._asdict())
+        emit_json({**project._asdict(), "sync": sync_note})
     else:
         typer.echo(f"registered {project.name} ({project.path}, branch {project.default_branch})")
         typer.echo(hooks_note)
+        if sync_note:
+            typer.echo(sync_note)
+
+
+def _share(project: projects.Project) -> str | None:
+    """With a remote: its fetch refspec added and its tasks brought in."""
+    remote = sync_setup.setup(project)
+    if remote is None:
+        return None
+    return sync_setup.bring_in(project, projects.open_store(project), remote)
 
 
 def list_(
@@ -142,6 +154,7 @@ def remove(
 ) -> None:
     """Forget a project (its repository and tasks are left alone)."""
     project = projects.remove(name)
+    sync_setup.teardown(project)
     if json_out:
         emit_json(project._asdict())
     else:

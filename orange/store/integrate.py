@@ -17,7 +17,7 @@ import pygit2
 from orange.errors import RefConflict
 from orange.store import layout
 from orange.store.lock import exclusive
-from orange.store.merge import VERSION, Plan
+from orange.store.merge import VERSION, Plan, arrival
 from orange.store.store import TaskStore, _keep_reflog, _move_ref, _signature, _tip
 from orange.store.tree import apply_writes
 
@@ -44,7 +44,7 @@ def integrate(store: TaskStore, theirs_id: str, remote: str, planner: Planner) -
         if ours is not None and (ours.id == theirs.id or repo.descendant_of(ours.id, theirs.id)):
             return Outcome("none", None, str(ours.id))
         if ours is None or repo.descendant_of(theirs.id, ours.id):
-            came = None if ours is None else planner(repo, ours, theirs)
+            came = arrival(repo, theirs) if ours is None else planner(repo, ours, theirs)
             _swap(store, ref, theirs.id, f"sync: fast-forward to {remote}")
             return Outcome("fast-forward", came, str(theirs.id))
         plan = planner(repo, ours, theirs)

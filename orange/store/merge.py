@@ -27,8 +27,8 @@ VERSION = "1"  # the ``Orange-Merge`` trailer: the version of these rules
 
 class Plan(NamedTuple):
     writes: dict[str, bytes | None]  # over ours: path → content (None deletes)
-    incoming: tuple[str, ...]  # tasks changed on their side only
-    outgoing: tuple[str, ...]  # tasks changed on our side only
+    incoming: tuple[str, ...]  # tasks changed on their side since the base
+    outgoing: tuple[str, ...]  # tasks changed on our side since the base
     conflicts: dict[str, tuple[str, ...]]  # task id → what needed a rule
 
     def subject(self, remote: str) -> str:
@@ -71,9 +71,18 @@ def plan(repo: pygit2.Repository, ours: pygit2.Commit, theirs: pygit2.Commit, ru
         else:
             writes.update(_merge_other(path, mine[path], yours[path]))
     writes = {p: d for p, d in writes.items() if _read(repo, ours.tree, p) != d}
-    incoming = sorted({_task_of(p) for p in yours.keys() - mine.keys() if p.startswith("tasks/")})
-    outgoing = sorted({_task_of(p) for p in mine.keys() - yours.keys() if p.startswith("tasks/")})
+    # A task changed on both sides came in and went out (its conflicts are flagged).
+    incoming = sorted({_task_of(p) for p in yours if p.startswith("tasks/")})
+    outgoing = sorted({_task_of(p) for p in mine if p.startswith("tasks/")})
     return Plan(dict(sorted(writes.items())), tuple(incoming), tuple(outgoing), conflicts)
+
+
+def arrival(repo: pygit2.Repository, theirs: pygit2.Commit) -> Plan:
+    """What comes in when there was no local ref: every task of ``theirs``."""
+    tasks = sorted(
+        {_task_of(p) for p, _ in _changed(repo, None, theirs.tree) if p.startswith("tasks/")}
+    )
+    return Plan({}, tuple(tasks), (), {})
 
 
 def _task_of(path: str) -> str:

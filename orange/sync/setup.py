@@ -43,9 +43,7 @@ def bring_in(project: Project, store: TaskStore, remote: str) -> str:
         return f"{remote} has no tasks yet"
     outcome = integrate(store, theirs, remote, plan_merge)
     came = len(outcome.plan.incoming) if outcome.plan is not None else 0
-    if outcome.kind == "fast-forward" and outcome.plan is None:
-        return f"tasks fetched from {remote}"
-    return f"tasks fetched from {remote} ({came} changed)"
+    return f"{came} task{'' if came == 1 else 's'} fetched from {remote}"
 
 
 def teardown(project: Project) -> None:

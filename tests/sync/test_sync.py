@@ -1,0 +1,101 @@
+"""``orange sync``: two clones that worked offline converge through a hub whose
+``update`` hook replays every push; nothing is dropped and every task parses."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from orange.engine.replay import check_history
+from orange.engine.trust import trusted_here
+from orange.store import layout
+from orange.store.store import TaskStore
+from orange.store.task import Task
+from tests.conftest import git
+from tests.sync.conftest import Clone
+
+Clones = Callable[[int], list[Clone]]
+
+
+def _every_task_parses(path: Path) -> list[Task]:
+    store = TaskStore.open(path)
+    tasks = store.tasks()
+    assert all(isinstance(task, Task) for task in tasks)
+    return [store.get(task.id) for task in tasks]
+
+
+def test_two_clones_that_worked_offline_converge(clones: Clones, hub: Path) -> None:
+    a, b = clones(2)
+    shared = a.create("shared task")
+    a.ok("sync")
+    b.ok("sync")
+    a.ok("task", "edit", shared, "--section", "Notes", "--file", "-", stdin="from a\n")
+    a.ok("task", "cancel", "--yes", shared)
+    a_only = a.create("made on a")
+    b.ok("task", "edit", shared, "--section", "Notes", "--file", "-", stdin="from b\n")
+    b.ok("task", "update", shared, "--summary", "renamed on b")
+    b_only = b.create("made on b")
+
+    first = a.ok("sync", "--json").json()
+    assert (first["outgoing"], first["merges"], first["pushed"]) == (
+        sorted([a_only, shared]),
+        [],
+        True,
+    )
+    second = b.ok("sync", "--json").json()
+    assert second["incoming"] == sorted([a_only, shared]) and len(second["merges"]) == 1
+    assert list(second["conflicts"]) == [shared]
+    assert a.ok("sync", "--json").json()["incoming"] == sorted([b_only, shared])
+
+    assert a.tree() == b.tree() == git(hub, "rev-parse", f"{layout.TASKS_REF}^{{tree}}").strip()
+    hub_commits = set(git(hub, "rev-list", layout.TASKS_REF).split())
+    assert a.commits() | b.commits() <= hub_commits
+    merged = {task.id: task for task in _every_task_parses(a.path)}
+    assert set(merged) == {shared, a_only, b_only}
+    task = merged[shared]
+    assert (task.status, task.summary) == ("cancelled", "renamed on b")
+    assert "from a" in task.body and "from b" in task.body
+    assert "sync merge: section ## Notes edited on both sides" in task.str_field("attention")
+    tip = git(hub, "rev-parse", layout.TASKS_REF).strip()
+    assert check_history(TaskStore.open(hub).pygit, tip, trusted=trusted_here) == []
+
+
+def test_sync_prints_what_came_in_and_what_went_out(clones: Clones) -> None:
+    a, b = clones(2)
+    made = a.create("from a")
+    assert a.ok("sync").out.splitlines() == [
+        "sync with origin: 0 tasks in, 1 out, 0 conflicts",
+        f"  out: {made}",
+    ]
+    assert b.ok("sync").out.splitlines() == [
+        "sync with origin: 1 tasks in, 0 out, 0 conflicts (nothing to push)",
+        f"  in:  {made}",
+    ]
+
+
+def test_no_remote_or_an_unreachable_one_is_a_one_line_error(
+    clones: Clones, tmp_path: Path
+) -> None:
+    (a,) = clones(1)
+    missing = a("sync", "upstream", "--json")
+    assert missing.code == 1 and "no git remote 'upstream'" in missing.json()["error"]
+    git(a.path, "remote", "add", "gone", str(tmp_path / "nowhere.git"))
+    gone = a("sync", "gone")
+    assert gone.code == 1 and "cannot reach remote 'gone'" in gone.err
+    assert len(gone.err.strip().splitlines()) <= 2
+
+
+def test_clone_and_project_add_bring_the_tasks_and_remove_takes_the_refspec_out(
+    clones: Clones,
+) -> None:
+    (a,) = clones(1)
+    made = a.create("before the clone")
+    a.ok("sync")
+    (b,) = clones(1)  # cloned after a pushed: project add fetched the tasks
+    assert b.ok("task", "show", made, "--json").json()["summary"] == "before the clone"
+    spec = f"{layout.TASKS_REF}:refs/orange/remotes/origin/tasks"
+    fetch = git(b.path, "config", "--get-all", "remote.origin.fetch").split()
+    assert spec in fetch and f"+{spec}" not in fetch
+    assert git(b.path, "config", "--get-all", "remote.origin.push", check=False) == ""
+    b.ok("project", "remove", "proj")
+    assert spec not in git(b.path, "config", "--get-all", "remote.origin.fetch").split()

@@ -65,14 +65,7 @@ def push(cwd: Path, remote: str) -> bool:
     (the remote moved: fetch, merge, push again).  Raises for anything else (the
     server's hook refused it, the remote went away)."""
     try:
-        git(
-            "push",
-            "--quiet",
-            "--porcelain",
-            remote,
-            f"{layout.TASKS_REF}:{layout.TASKS_REF}",
-            cwd=cwd,
-        )
+        git("push", "--quiet", remote, f"{layout.TASKS_REF}:{layout.TASKS_REF}", cwd=cwd)
     except GitFailed as exc:
         text = exc.stderr + str(exc)
         if any(mark in text for mark in REJECTED) and "remote rejected" not in text:

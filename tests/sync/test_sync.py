@@ -6,11 +6,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 from orange.engine.replay import check_history
 from orange.engine.trust import trusted_here
 from orange.store import layout
 from orange.store.store import TaskStore
 from orange.store.task import Task
+from orange.sync import remote as git_remote
 from tests.conftest import git
 from tests.sync.conftest import Clone
 
@@ -99,3 +102,41 @@ def test_clone_and_project_add_bring_the_tasks_and_remove_takes_the_refspec_out(
     assert git(b.path, "config", "--get-all", "remote.origin.push", check=False) == ""
     b.ok("project", "remove", "proj")
     assert spec not in git(b.path, "config", "--get-all", "remote.origin.fetch").split()
+
+
+def test_behind_is_a_fast_forward_to_the_same_commit(clones: Clones) -> None:
+    a, b = clones(2)
+    a.create("one")
+    a.ok("sync")
+    b.ok("sync")
+    a.create("two")
+    a.ok("sync")
+    result = b.ok("sync", "--json").json()
+    assert (result["merges"], result["pushed"]) == ([], False)
+    assert b.commits() == a.commits()
+
+
+def test_a_push_that_lost_a_race_fetches_merges_and_pushes_again(
+    clones: Clones, hub: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    a, b = clones(2)
+    a.create("one")
+    a.ok("sync")
+    b.ok("sync")
+    raced = a.create("pushed by a while b syncs")
+    mine = b.create("made on b")
+    fetches = []
+    real_fetch = git_remote.fetch
+
+    def fetch_then_race(cwd: Path, remote: str) -> str | None:
+        fetched = real_fetch(cwd, remote)
+        if not fetches:  # a teammate pushes between b's fetch and b's push
+            git(a.path, "push", "-q", "origin", f"{layout.TASKS_REF}:{layout.TASKS_REF}")
+        fetches.append(fetched)
+        return fetched
+
+    monkeypatch.setattr(git_remote, "fetch", fetch_then_race)
+    result = b.ok("sync", "--json").json()
+    assert len(fetches) == 2 and result["pushed"] and len(result["merges"]) == 1
+    assert raced in result["incoming"] and mine in result["outgoing"]
+    assert a.commits() | b.commits() <= set(git(hub, "rev-list", layout.TASKS_REF).split())

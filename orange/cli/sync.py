@@ -7,13 +7,12 @@ from typing import Annotated
 
 import typer
 
-from orange import projects
 from orange.cli.context import current_project
 from orange.cli.output import emit_json
 from orange.errors import NotFound
 from orange.sync import remote as git_remote
 from orange.sync.setup import setup as setup_refspec
-from orange.sync.sync import Synced, sync
+from orange.sync.sync import Synced, sync_project
 
 
 def sync_command(
@@ -41,7 +40,7 @@ def sync_command(
         else:
             typer.echo(f"git fetch {name} now also fetches {git_remote.refspec(name)}")
         return
-    result = sync(projects.open_store(found), name)
+    result = sync_project(found, name)
     if json_out:
         emit_json(result.as_json())
         return
@@ -58,4 +57,5 @@ def _describe(result: Synced) -> str:
     lines += [f"  out: {task}" for task in result.outgoing]
     for task, notes in result.conflicts.items():
         lines.append(f"  conflict: {task}: {'; '.join(notes)}")
+    lines += [f"  {line}" for line in result.local]
     return "\n".join(lines)

@@ -12,10 +12,12 @@ import pygit2
 
 from orange.engine.merging import plan_merge
 from orange.errors import RefConflict
+from orange.projects import Project, open_store
 from orange.store import layout
 from orange.store.integrate import integrate
 from orange.store.store import TaskStore
 from orange.sync import remote as git_remote
+from orange.sync.effects import release_ended
 
 ATTEMPTS = 6
 
@@ -29,11 +31,19 @@ class Synced(NamedTuple):
     conflicts: dict[str, tuple[str, ...]]  # task id → what needed a rule
     merges: tuple[str, ...]  # merge commits written
     pushed: bool
+    local: tuple[str, ...] = ()  # what this host did about tasks that ended elsewhere
 
     def as_json(self) -> dict[str, Any]:
         data = self._asdict()
         data["conflicts"] = {k: list(v) for k, v in self.conflicts.items()}
         return data
+
+
+def sync_project(project: Project, remote: str) -> Synced:
+    """`sync`, then the local effects of what came in (`orange.sync.effects`)."""
+    store = open_store(project)
+    result = sync(store, remote)
+    return result._replace(local=tuple(release_ended(project, store, result.incoming)))
 
 
 def sync(store: TaskStore, remote: str) -> Synced:

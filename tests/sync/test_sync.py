@@ -125,7 +125,7 @@ def test_a_push_that_lost_a_race_fetches_merges_and_pushes_again(
     b.ok("sync")
     raced = a.create("pushed by a while b syncs")
     mine = b.create("made on b")
-    fetches = []
+    fetches: list[str | None] = []
     real_fetch = git_remote.fetch
 
     def fetch_then_race(cwd: Path, remote: str) -> str | None:

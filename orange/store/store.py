@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     import pygit2
 
 _MAX_ATTEMPTS = 100
+_GIT = ("git.commit", "git")  # event and actor of a plain-git commit
 C = TypeVar("C", bound="events.Change | None")
 
 
@@ -180,13 +181,15 @@ class TaskStore:
         for row in commits_of(db_path, self.pygit, str(ref.target), task_id):
             trailers = events.parse_trailers(row.message) if row.own else {}
             # A commit that is not Orange's record of this task (a plain-git commit in a
-            # tasks checkout): actor ``git``, its status change read from the file.
+            # tasks checkout): actor ``git``, its status change read from the file; a
+            # sync merge (``Orange-Merge``) is the sync's.
+            other = ("sync.merge", "sync") if "\nOrange-Merge: " in row.message else _GIT
             out.append(
                 HistoryEntry(
                     commit=row.commit,
-                    event=trailers.get("Orange-Event", "" if row.own else "git.commit"),
+                    event=trailers.get("Orange-Event", "" if row.own else other[0]),
                     subject=row.message.split("\n", 1)[0],
-                    actor=trailers.get("Orange-Actor", "" if row.own else "git"),
+                    actor=trailers.get("Orange-Actor", "" if row.own else other[1]),
                     at=_iso(row.time),
                     from_status=trailers.get("Orange-From") if row.own else row.from_status,
                     to_status=trailers.get("Orange-To") if row.own else row.to_status,

@@ -134,6 +134,9 @@ def _merge_fields(
     fields: dict[str, Any] = {}
     notes: list[str] = []
     group = _binding_side(base, both, rules, later if status_side is None else status_side)
+    if group is not None and _bound_both(base, both, rules):
+        hosts = [str(both[i].fields.get("host")) for i in (group, 1 - group)]
+        notes.append(f"bound on both sides ({hosts[0]}, {hosts[1]}), kept {hosts[0]}'s binding")
     for key in _keys(base, both, later):
         values = [base.fields.get(key, _GONE), *(t.fields.get(key, _GONE) for t in both)]
         if key in rules.binding and group is not None:
@@ -166,6 +169,11 @@ def _binding_side(base: Task, both: tuple[Task, Task], rules: Rules, decider: in
     if groups[1] == groups[0]:
         return 1
     return decider
+
+
+def _bound_both(base: Task, both: tuple[Task, Task], rules: Rules) -> bool:
+    groups = [tuple(t.fields.get(k) for k in rules.binding) for t in (base, *both)]
+    return groups[0] not in groups[1:] and groups[1] != groups[2]
 
 
 def _keys(base: Task, both: tuple[Task, Task], later: int) -> list[str]:

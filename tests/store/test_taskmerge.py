@@ -182,3 +182,12 @@ def test_a_side_that_does_not_parse_loses() -> None:
 def test_line_merge() -> None:
     assert merge_text("a\nb\nc\n", "A\nb\nc\n", "a\nb\nC\n") == "A\nb\nC\n"
     assert merge_text("a\nb\n", "x\nb\n", "y\nb\n") is None
+
+
+def test_a_task_bound_on_both_sides_keeps_one_binding_and_says_so() -> None:
+    old = task(status="pending", host=None, workspace=None, tmux_session=None)
+    here = task(status="planning", host="h1", workspace="p--1", tmux_session="p/b")
+    there = task(status="planning", host="h2", workspace="p--2", tmux_session="p/b")
+    result = parsed(merge(old, here, there))
+    assert (result.fields["host"], result.fields["workspace"]) == ("h2", "p--2")
+    assert "bound on both sides (h2, h1), kept h2's binding" in result.str_field("attention")

@@ -59,6 +59,11 @@ def test_two_clones_that_worked_offline_converge(clones: Clones, hub: Path) -> N
     assert (task.status, task.summary) == ("cancelled", "renamed on b")
     assert "from a" in task.body and "from b" in task.body
     assert "sync merge: section ## Notes edited on both sides" in task.str_field("attention")
+    # every event of both sides is in the task's log, and the merge is the sync's
+    log = [
+        (h["actor"], h["event"]) for h in a.ok("task", "show", shared, "--json").json()["history"]
+    ]
+    assert log.count(("cli", "task.updated")) == 3 and ("sync", "sync.merge") in log
     tip = git(hub, "rev-parse", layout.TASKS_REF).strip()
     assert check_history(TaskStore.open(hub).pygit, tip, trusted=trusted_here) == []
 

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from orange.engine.forgery import verify_new
 from orange.engine.replay import check_history
 from orange.engine.trust import trusted_here
 from orange.store import layout
@@ -66,6 +67,10 @@ def test_two_clones_that_worked_offline_converge(clones: Clones, hub: Path) -> N
     assert log.count(("cli", "task.updated")) == 3 and ("sync", "sync.merge") in log
     tip = git(hub, "rev-parse", layout.TASKS_REF).strip()
     assert check_history(TaskStore.open(hub).pygit, tip, trusted=trusted_here) == []
+    for clone in (a, b):  # this host's replay of what arrived finds nothing to restore
+        clone.ok("task", "list")  # (under the clone's own home)
+        verified = verify_new(TaskStore.open(clone.path), trusted=trusted_here, actor="cli")
+        assert (verified.restored, verified.untrusted, verified.tip) == ([], [], tip)
 
 
 def test_sync_prints_what_came_in_and_what_went_out(clones: Clones) -> None:
@@ -145,3 +150,16 @@ def test_a_push_that_lost_a_race_fetches_merges_and_pushes_again(
     assert len(fetches) == 2 and result["pushed"] and len(result["merges"]) == 1
     assert raced in result["incoming"] and mine in result["outgoing"]
     assert a.commits() | b.commits() <= set(git(hub, "rev-list", layout.TASKS_REF).split())
+
+
+def test_two_histories_started_apart_merge(clones: Clones, hub: Path) -> None:
+    a, b = clones(2)
+    mine, theirs = a.create("made on a first"), b.create("made on b first")
+    a.ok("sync")
+    result = b.ok("sync", "--json").json()
+    assert (result["incoming"], result["outgoing"], result["pushed"]) == ([mine], [theirs], True)
+    a.ok("sync")
+    assert a.tree() == b.tree()
+    assert {t.id for t in _every_task_parses(a.path)} == {mine, theirs}
+    tip = git(hub, "rev-parse", layout.TASKS_REF).strip()
+    assert check_history(TaskStore.open(hub).pygit, tip, trusted=trusted_here) == []

@@ -20,6 +20,7 @@ from typing import NamedTuple
 import pygit2
 
 from orange.store import layout
+from orange.store.history import _changed_tasks, _Listings
 from orange.store.taskmerge import Rules, Side, merge_task
 
 VERSION = "1"  # the ``Orange-Merge`` trailer: the version of these rules
@@ -129,33 +130,33 @@ def _read(repo: pygit2.Repository, tree: pygit2.Tree | None, path: str) -> bytes
 def last_touches(
     repo: pygit2.Repository, tip: pygit2.Commit, base: pygit2.Commit | None, paths: list[str]
 ) -> dict[str, Side]:
-    """For each path, the newest commit from ``tip`` (not reachable from ``base``) whose
-    file there differs from its first parent's, in git's topological order."""
+    """For each task file, the newest commit from ``tip`` (not reachable from ``base``)
+    whose task folder differs from its first parent's, in git's topological order.  The
+    task history's diff (`orange.store.history`) reads only the shards that changed."""
     found: dict[str, Side] = {}
-    if not paths:
+    left = {_task_of(path): path for path in paths}
+    if not left:
         return found
     sort = pygit2.enums.SortMode.TOPOLOGICAL | pygit2.enums.SortMode.TIME
     walker = repo.walk(tip.id, sort)
     if base is not None:
         walker.hide(base.id)
-    left = list(paths)
+    listed = _Listings(repo)
     for commit in walker:
-        parent = commit.parents[0].tree if commit.parents else None
-        for path in list(left):
-            if _blob_id(commit.tree, path) != _blob_id(parent, path):
-                found[path] = Side(str(commit.id), commit.commit_time)
-                left.remove(path)
+        parent = commit.parent_ids[0].raw if commit.parent_ids else None
+        for task, _old, _new in _changed_tasks(
+            parent_tree(repo, parent), commit.tree_id.raw, listed
+        ):
+            if task in left:
+                found[left.pop(task)] = Side(str(commit.id), commit.commit_time)
         if not left:
             break
-    for path in left:  # not changed since the base on this side (cannot happen here)
+    for path in left.values():  # not changed since the base on this side (cannot happen)
         found[path] = Side(str(tip.id), tip.commit_time)
     return found
 
 
-def _blob_id(tree: pygit2.Tree | None, path: str) -> pygit2.Oid | None:
-    if tree is None:
+def parent_tree(repo: pygit2.Repository, parent: bytes | None) -> bytes | None:
+    if parent is None:
         return None
-    try:
-        return tree[path].id
-    except KeyError:
-        return None
+    return repo[parent.hex()].peel(pygit2.Commit).tree_id.raw

@@ -51,27 +51,32 @@ def plan(repo: pygit2.Repository, ours: pygit2.Commit, theirs: pygit2.Commit, ru
     """How ``theirs`` merges into ``ours`` against their merge base."""
     base = merge_base(repo, ours.id, theirs.id)
     base_tree = base.tree if base is not None else None
-    mine = dict(_changed(repo, base_tree, ours.tree))
-    yours = dict(_changed(repo, base_tree, theirs.tree))
+    mine = dict(_changed(base_tree, ours.tree))  # path → blob id now (None: deleted)
+    yours = dict(_changed(base_tree, theirs.tree))
     both = sorted(p for p in mine.keys() & yours.keys() if mine[p] != yours[p])
     task_paths = [p for p in both if p.startswith("tasks/")]
     sides = (
         last_touches(repo, ours, base, task_paths),
         last_touches(repo, theirs, base, task_paths),
     )
-    writes: dict[str, bytes | None] = {p: yours[p] for p in yours.keys() - mine.keys()}
+    # Changed on their side only: ours still holds the base's, so theirs differs from it.
+    writes = {p: _data(repo, yours[p]) for p in yours.keys() - mine.keys()}
+    merged_writes: dict[str, bytes | None] = {}
     conflicts: dict[str, tuple[str, ...]] = {}
     for path in both:
-        old = _read(repo, base_tree, path)
+        old, one, two = (
+            _read(repo, base_tree, path),
+            _data(repo, mine[path]),
+            _data(repo, yours[path]),
+        )
         if path.startswith("tasks/"):
-            pair = (sides[0][path], sides[1][path])
-            merged = merge_task(old, mine[path], yours[path], pair, rules, path)
-            writes[path] = merged.data
+            merged = merge_task(old, one, two, (sides[0][path], sides[1][path]), rules, path)
+            merged_writes[path] = merged.data
             if merged.conflicts:
                 conflicts[_task_of(path)] = merged.conflicts
         else:
-            writes.update(_merge_other(path, mine[path], yours[path]))
-    writes = {p: d for p, d in writes.items() if _read(repo, ours.tree, p) != d}
+            merged_writes.update(_merge_other(path, one, two))
+    writes.update((p, d) for p, d in merged_writes.items() if _read(repo, ours.tree, p) != d)
     # A task changed on both sides came in and went out (its conflicts are flagged).
     incoming = sorted({_task_of(p) for p in yours if p.startswith("tasks/")})
     outgoing = sorted({_task_of(p) for p in mine if p.startswith("tasks/")})
@@ -80,9 +85,7 @@ def plan(repo: pygit2.Repository, ours: pygit2.Commit, theirs: pygit2.Commit, ru
 
 def arrival(repo: pygit2.Repository, theirs: pygit2.Commit) -> Plan:
     """What comes in when there was no local ref: every task of ``theirs``."""
-    tasks = sorted(
-        {_task_of(p) for p, _ in _changed(repo, None, theirs.tree) if p.startswith("tasks/")}
-    )
+    tasks = sorted({_task_of(p) for p, _ in _changed(None, theirs.tree) if p.startswith("tasks/")})
     return Plan({}, tuple(tasks), (), {})
 
 
@@ -106,16 +109,18 @@ def _sha1(data: bytes) -> str:
     return hashlib.sha1(data).hexdigest()
 
 
-def _changed(
-    repo: pygit2.Repository, old: pygit2.Tree | None, new: pygit2.Tree
-) -> Iterator[tuple[str, bytes | None]]:
-    """(path, content now or None) of each file that differs from ``old``."""
+def _changed(old: pygit2.Tree | None, new: pygit2.Tree) -> Iterator[tuple[str, pygit2.Oid | None]]:
+    """(path, blob id now or None) of each file that differs from ``old``."""
     diff = new.diff_to_tree(swap=True) if old is None else old.diff_to_tree(new)
     for delta in diff.deltas:
         if delta.status == pygit2.enums.DeltaStatus.DELETED:
             yield delta.old_file.path, None
         else:
-            yield delta.new_file.path, repo[delta.new_file.id].read_raw()
+            yield delta.new_file.path, delta.new_file.id
+
+
+def _data(repo: pygit2.Repository, blob: pygit2.Oid | None) -> bytes | None:
+    return None if blob is None else bytes(repo[blob].read_raw())
 
 
 def _read(repo: pygit2.Repository, tree: pygit2.Tree | None, path: str) -> bytes | None:

@@ -10,8 +10,9 @@ from orange import projects
 from orange.cli.context import current_project
 from orange.cli.output import broken_object, emit_json, task_object, task_table
 from orange.engine.definitions import Definitions
+from orange.engine.elsewhere import running_elsewhere
 from orange.errors import InvalidInput
-from orange.home import orange_home
+from orange.home import host_name, orange_home
 from orange.projects import open_store
 from orange.store.task import BrokenTask, Task
 
@@ -38,6 +39,7 @@ def list_tasks(
         return
     rows: list[tuple[Task | BrokenTask, str | None]] = []
     untrusted: set[str] = set()
+    elsewhere: dict[str, str] = {}
     for proj in scope:
         store = open_store(proj)
         snap = store.snapshot()
@@ -51,6 +53,10 @@ def list_tasks(
                 rows.append((task, text))
                 if not shown.known.task_trusted(task):
                     untrusted.add(task.id)
+                active = shown.known.is_active(task.workflow, rev, task.status)
+                host = running_elsewhere(task, active=active, here=host_name())
+                if host is not None:
+                    elsewhere[task.id] = host
             elif status is None:  # a broken task has no status to match a filter
                 rows.append((task, None))
     if not rows and status is not None:
@@ -60,7 +66,10 @@ def list_tasks(
         emit_json({"tasks": [_object(t, b, untrusted) for t, b in rows]})
     else:
         task_table(
-            [t for t, _ in rows], show_project=len(scope) > 1, untrusted=frozenset(untrusted)
+            [t for t, _ in rows],
+            show_project=len(scope) > 1,
+            untrusted=frozenset(untrusted),
+            elsewhere=elsewhere,
         )
 
 

@@ -67,8 +67,10 @@ def task_table(
     *,
     show_project: bool,
     untrusted: frozenset[str] = frozenset(),
+    elsewhere: Mapping[str, str] | None = None,
 ) -> None:
-    """``untrusted``: ids of tasks whose definition this host does not trust (marked)."""
+    """``untrusted``: ids of tasks whose definition this host does not trust (marked);
+    ``elsewhere``: the host each task running on another host runs on."""
     # rich: for what people read; `--json`, which agents read, never loads it.
     from rich.console import Console
     from rich.markup import escape
@@ -98,6 +100,8 @@ def task_table(
         summary = cell(task.summary) if task.summary else "[dim](no summary)[/dim]"
         if task.str_field("attention"):
             summary += f"\n[yellow]attention: {cell(task.str_field('attention'))}[/yellow]"
+        if elsewhere and task.id in elsewhere:
+            status = f"{status} [cyan]running on {cell(elsewhere[task.id])}[/cyan]"
         if task.id in untrusted:
             status = f"{status} [red]untrusted[/red]"
             summary += f"\n[red]{cell(untrusted_note(task))}[/red]"
@@ -110,7 +114,14 @@ def task_table(
         console.print(table)
 
 
-def print_task(task: Task, body: str, history: list[HistoryEntry], *, trusted: bool = True) -> None:
+def print_task(
+    task: Task,
+    body: str,
+    history: list[HistoryEntry],
+    *,
+    trusted: bool = True,
+    elsewhere: str | None = None,
+) -> None:
     # rich: for what people read; `--json`, which agents read, never loads it.
     from rich.console import Console
     from rich.markup import escape
@@ -127,6 +138,10 @@ def print_task(task: Task, body: str, history: list[HistoryEntry], *, trusted: b
         style = "yellow" if key == "attention" else ""
         text = shown(str(value))
         console.print(f"  {key}: [{style}]{text}[/{style}]" if style else f"  {key}: {text}")
+    if elsewhere:
+        console.print(
+            f"  [cyan]running on {shown(elsewhere)}[/cyan] (never started or stopped here)"
+        )
     if not trusted:
         console.print(f"  [red]{shown(untrusted_note(task))}[/red]")
     if body.strip():

@@ -20,11 +20,13 @@ from orange.cli.listing import list_tasks
 from orange.cli.output import emit_json, history_object, print_task, task_object, visible
 from orange.cli.update import update_task
 from orange.compose import process_caller, runtime
-from orange.engine.definitions import trusted
+from orange.engine.definitions import is_active, trusted
+from orange.engine.elsewhere import running_elsewhere
 from orange.engine.gates import section as get_section
 from orange.engine.sections import edit_section
 from orange.engine.tasks import check_deletable, delete_task
 from orange.errors import InvalidInput, NotFound
+from orange.home import host_name
 from orange.ops.launch import Harnesses
 
 HELP = "Create, list, show and change tasks."
@@ -126,15 +128,20 @@ def show(
     ref = locate(task, project)
     current = ref.store.get(ref.task_id)
     history = ref.store.history(ref.task_id)
-    is_trusted = trusted(ref.store.snapshot(), current)  # a local mark, never committed
+    snap = ref.store.snapshot()
+    is_trusted = trusted(snap, current)  # a local mark, never committed
+    active = is_active(snap, current)
+    elsewhere = running_elsewhere(current, active=active, here=host_name())
     if json_out:
         obj = task_object(current, body=current.body)
         if not is_trusted:
             obj["trusted"] = False
+        if elsewhere:
+            obj["running_on"] = elsewhere
         obj["history"] = [history_object(h) for h in history]
         emit_json(obj)
     else:
-        print_task(current, current.body, history, trusted=is_trusted)
+        print_task(current, current.body, history, trusted=is_trusted, elsewhere=elsewhere)
 
 
 def log(

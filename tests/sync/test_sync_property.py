@@ -9,7 +9,7 @@ import os
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from orange import compose
@@ -93,6 +93,8 @@ def test_three_clones_converge(
     for task in store.tasks():
         store.get(task.id)  # body and all
     tip = git(hub, "rev-parse", layout.TASKS_REF).strip()
+    merges = git(hub, "rev-list", "--merges", "--count", layout.TASKS_REF).strip()
+    event(f"merge commits: {merges}")
     assert check_history(store.pygit, tip, trusted=trusted_here) == []
 
 

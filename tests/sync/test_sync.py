@@ -15,7 +15,7 @@ from orange.store import layout
 from orange.store.store import TaskStore
 from orange.store.task import Task
 from orange.sync import remote as git_remote
-from tests.conftest import git
+from tests.conftest import Cli, git
 from tests.sync.conftest import Clone
 
 Clones = Callable[[int], list[Clone]]
@@ -163,3 +163,18 @@ def test_two_histories_started_apart_merge(clones: Clones, hub: Path) -> None:
     assert {t.id for t in _every_task_parses(a.path)} == {mine, theirs}
     tip = git(hub, "rev-parse", layout.TASKS_REF).strip()
     assert check_history(TaskStore.open(hub).pygit, tip, trusted=trusted_here) == []
+
+
+def test_sync_setup_adds_the_refspec_to_a_project_added_before_its_remote(
+    cli: Cli, repo: Path, hub: Path
+) -> None:
+    git(repo, "remote", "remove", "origin")
+    cli.ok("project", "add", cwd=repo)  # no remote yet: no refspec
+    git(repo, "remote", "add", "origin", str(hub))
+    spec = f"{layout.TASKS_REF}:refs/orange/remotes/origin/tasks"
+    assert spec not in git(repo, "config", "--get-all", "remote.origin.fetch").split()
+    out = cli.ok("sync", "--setup", "--json", cwd=repo).json()
+    assert out == {"remote": "origin", "refspec": spec}
+    assert git(repo, "config", "--get-all", "remote.origin.fetch").split().count(spec) == 1
+    cli.ok("sync", "--setup", cwd=repo)  # twice: still once
+    assert git(repo, "config", "--get-all", "remote.origin.fetch").split().count(spec) == 1

@@ -13,6 +13,7 @@ from orange.engine.definitions import Definitions
 from orange.errors import InvalidInput
 from orange.home import orange_home
 from orange.projects import open_store
+from orange.store import listing
 from orange.store.task import BrokenTask, Task
 
 if TYPE_CHECKING:
@@ -42,7 +43,7 @@ def list_tasks(
         store = open_store(proj)
         snap = store.snapshot()
         shown = _Filter(Definitions(snap), proj.name, status, all_)
-        for task in snap.tasks():
+        for task in listing.tasks(snap):
             if isinstance(task, Task):
                 rev = task.str_field("workflow_rev")
                 if not shown(task.project, task.workflow, rev, task.status):
@@ -85,7 +86,7 @@ def _list_json_fast(scope: list[Project], *, status: str | None, all_: bool) -> 
     for proj in scope:
         snap = open_store(proj).snapshot()
         shown = _Filter(Definitions(snap), proj.name, status, all_)
-        for entry in snap.entries():
+        for entry in listing.entries(snap):
             if entry.fields_json is None:
                 if status is not None:  # a broken task has no status to match a filter
                     continue

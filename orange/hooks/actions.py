@@ -29,6 +29,7 @@ from orange.hooks.places import WORKER, reviewer_window
 from orange.hooks.tmux import Tmux
 from orange.hooks.workspace import PoolFull
 from orange.projects import Project
+from orange.store import listing
 from orange.store.task import Task
 
 
@@ -301,7 +302,7 @@ class SpawnNext(Action):
         known = Definitions(snap)
         pending = [
             t
-            for t in snap.tasks()
+            for t in listing.tasks(snap)
             if isinstance(t, Task)
             and t.project == project.name
             and t.id != ctx.task.id

@@ -19,7 +19,6 @@ success.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from orange.engine.actionspec import ACTION_PARAMS
@@ -33,20 +32,41 @@ if TYPE_CHECKING:
     from orange.store.task import Task
 
 
-@dataclass
 class HookContext:
     """What an action sees.  In ``prepare``, ``task`` is the task as it will be
-    committed so far; in ``apply``, the task as committed."""
+    committed so far; in ``apply``, the task as committed.  (A plain class, built on
+    every move: see `orange.store.events.Change`.)"""
 
-    engine: Engine
-    spec: HookSpec
-    workflow: Workflow
-    before: Task
-    task: Task
-    options: Mapping[str, Any] = field(default_factory=dict)
-    snapshot: Snapshot | None = None
-    messages: list[str] = field(default_factory=list)
-    deferred: list[Callable[[], None]] = field(default_factory=list)
+    __slots__ = (
+        "before",
+        "deferred",
+        "engine",
+        "messages",
+        "options",
+        "snapshot",
+        "spec",
+        "task",
+        "workflow",
+    )
+
+    def __init__(
+        self,
+        engine: Engine,
+        spec: HookSpec,
+        workflow: Workflow,
+        before: Task,
+        task: Task,
+        options: Mapping[str, Any] | None = None,
+        snapshot: Snapshot | None = None,
+        messages: list[str] | None = None,
+        deferred: list[Callable[[], None]] | None = None,
+    ) -> None:
+        self.engine, self.spec, self.workflow = engine, spec, workflow
+        self.before, self.task = before, task
+        self.options: Mapping[str, Any] = {} if options is None else options
+        self.snapshot = snapshot
+        self.messages: list[str] = [] if messages is None else messages
+        self.deferred: list[Callable[[], None]] = [] if deferred is None else deferred
 
     def say(self, message: str) -> None:
         """A line for the user (the CLI prints it)."""

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from orange.engine.actions import HookContext, LocalRelease, Registry
@@ -42,7 +41,7 @@ from orange.engine.definitions import require_trusted, trusted, workflow_of
 from orange.engine.notices import announce
 from orange.engine.ports import AgentProbe, Notifier, WorkingCopies
 from orange.engine.prompts import build_prompt
-from orange.engine.records import Written, fields_change, require
+from orange.engine.records import Acted, Written, fields_change, require
 from orange.engine.workflow import HookSpec, Workflow
 from orange.errors import InvalidInput, OrangeError, WorkflowError
 from orange.store.lock import attempt, exclusive
@@ -51,17 +50,6 @@ from orange.store.task import Task
 
 if TYPE_CHECKING:
     from orange.projects import Project
-
-
-@dataclass(frozen=True, kw_only=True)
-class Acted(Written):
-    """A commit that runs hook actions: what they need to take effect afterwards."""
-
-    before: Task
-    workflow: Workflow
-    hooks: tuple[HookSpec, ...]
-    messages: tuple[str, ...] = ()
-    untrusted: bool = False  # a human's cancel of a task whose definition is untrusted
 
 
 class Engine:

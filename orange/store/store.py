@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
@@ -187,7 +186,7 @@ class TaskStore:
                 _keep_reflog(self.repo.common_dir)
                 if _move_ref(repo, ref, new, change.subject):
                     self._wake()
-                    return replace(change, commit=str(new))
+                    return change.with_commit(str(new))
                 _clear_stale_ref_lock(self.repo.common_dir)
                 time.sleep(_jitter() * min(attempt + 1, 10))
         raise RefConflict(

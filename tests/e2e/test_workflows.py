@@ -99,6 +99,7 @@ def test_default_stuck_then_two_human_send_backs_each_start_a_cycle(world: World
     world.set_harness("fake", [*AGENT, "--role", "worker", "{prompt}"], reviewer)
     task_id = world.create("stuck-a", "Add feature S", "--harness", "fake")
     task = world.wait_status(task_id, "stuck", timeout=60)
+    assert task.int_field("review_round") == 2
     session = task.str_field("tmux_session")
 
     def told() -> bool:

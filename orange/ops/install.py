@@ -61,6 +61,18 @@ STOP_HOOKS: dict[str, tuple[str, str]] = {
     "codex": (".codex/hooks", ".codex/hooks.json"),
 }
 TOOL_NAMES = {"claude": "Claude Code", "codex": "codex"}
+CODEX_TRUST = (
+    "codex runs Orange's stop hook only once you trust it: open /hooks in codex and "
+    "trust orange-stop.sh (once; again only if the hook changes)"
+)
+
+
+def notes(results: list[tuple[Path, Outcome]]) -> list[str]:
+    """What a person still has to do after ``results``: trusting a newly written
+    codex hook in codex itself (https://developers.openai.com/codex/hooks)."""
+    codex = Path(STOP_HOOKS["codex"][1]).parts
+    written = [path for path, outcome in results if outcome == "written"]
+    return [CODEX_TRUST] if any(path.parts[-2:] == codex for path in written) else []
 
 
 def _orange_bin() -> str:

@@ -237,3 +237,15 @@ def test_codex_stop_hook_keeps_codex_going_until_the_outcome_is_written(
     second = stop()
     assert (second.returncode, second.stderr) == (0, "")
     assert json.loads(calls.read_text()) == ["task", "complete", "abc"]
+
+
+def test_cli_says_codex_must_trust_its_new_hook(
+    agents: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from orange.cli.install import install as command
+
+    command(harness="codex", json_out=True)
+    first = json.loads(capsys.readouterr().out)
+    assert first["notes"] == [install_module.CODEX_TRUST]
+    command(harness="codex")  # nothing new to trust
+    assert "note:" not in capsys.readouterr().out

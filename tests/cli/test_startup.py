@@ -39,7 +39,7 @@ transitions:
 # Run one command in a fresh interpreter, then list the dataclasses Orange's loaded
 # modules define, whether the workflow engine was loaded, and which of the modules a
 # single task's update has no use for were (the listing cache and history index with
-# sqlite3; git's subprocess helpers for a worktree; random).
+# sqlite3; git's subprocess helpers for a worktree; random; hashlib with OpenSSL).
 PROBE = """\
 import dataclasses, json, sys
 from orange.cli.main import run
@@ -55,6 +55,7 @@ made = sorted(
 )
 engine = "orange.engine.engine" in sys.modules
 unused = ("sqlite3", "orange.store.cache", "orange.store.history", "subprocess", "random")
+unused += ("hashlib",)
 loaded = [name for name in unused if name in sys.modules]
 print(json.dumps({"code": code, "dataclasses": made, "engine": engine, "loaded": loaded}))
 """

@@ -127,14 +127,19 @@ def show(
     current = ref.store.get(ref.task_id)
     history = ref.store.history(ref.task_id)
     is_trusted = trusted(ref.store.snapshot(), current)  # a local mark, never committed
+    # The pool's modules only for `show`: `task update` and `list` never load them.
+    from orange.ops.workspaces import local_facts
+
+    facts = local_facts(ref.project, current)  # this host's: never committed
     if json_out:
-        obj = task_object(current, body=current.body)
+        obj = task_object(current, body=current.body) | facts
         if not is_trusted:
             obj["trusted"] = False
         obj["history"] = [history_object(h) for h in history]
         emit_json(obj)
     else:
-        print_task(current, current.body, history, trusted=is_trusted)
+        shown = current.with_fields(**facts) if facts else current
+        print_task(shown, current.body, history, trusted=is_trusted)
 
 
 def log(

@@ -26,7 +26,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from orange.engine.actions import HookContext, LocalRelease, Registry
+from orange.engine.actions import HookContext, LocalRelease, Registry, commit_when_ready
 from orange.engine.caller import HUMAN, Caller
 from orange.engine.decide import (
     Outcome,
@@ -188,7 +188,7 @@ class Engine:
             )
 
         with self.busy(task_id):
-            return self._carry_out(self.store.commit(compute), opts)
+            return self._carry_out(commit_when_ready(self.store, compute), opts)
 
     def spawn(
         self,
@@ -272,7 +272,7 @@ class Engine:
             )
 
         with self.busy(task_id):
-            return self._carry_out(self.store.commit(compute), options)
+            return self._carry_out(commit_when_ready(self.store, compute), options)
 
     # Plain fields --------------------------------------------------------------------
     def ack(self, task_id: str) -> Task:

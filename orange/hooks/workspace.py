@@ -14,7 +14,7 @@ from typing import NamedTuple
 
 from orange.engine.definitions import Definitions
 from orange.errors import HookFailed
-from orange.hooks import bindings, workcopy
+from orange.hooks import bindings, settingup, workcopy
 from orange.hooks.git import GitFailed, git, git_ok
 from orange.hooks.places import pool_name, workspace_path
 from orange.projects import Project
@@ -34,6 +34,8 @@ def holders(snap: Snapshot, project: str) -> dict[str, str]:
         path = bindings.workspace_of(task)
         if path is not None:
             held[path.name] = task.id
+    for mark in settingup.live(project):  # a slot being set up, its move not committed yet
+        held.setdefault(mark.workspace, mark.task)
     return held
 
 
@@ -48,9 +50,10 @@ def choose(snap: Snapshot, project: Project, task: Task) -> Choice:
     if current is not None:
         return Choice(current.name, current)
     held = holders(snap, project.name)
-    for n in range(1, project.pool_size + 1):
-        name = pool_name(project.name, n)
-        if name not in held:
+    names = [pool_name(project.name, n) for n in range(1, project.pool_size + 1)]
+    # The slot this task's own setup is readying first (the move computed again).
+    for name in sorted(names, key=lambda name: held.get(name) != task.id):
+        if held.get(name) in (None, task.id):
             return Choice(name, workspace_path(name))
     taken = ", ".join(f"{name} (task {task_id})" for name, task_id in sorted(held.items()))
     raise PoolFull(

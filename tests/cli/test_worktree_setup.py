@@ -6,6 +6,7 @@ Real git worktrees, real setup processes; the harness named is never reached."""
 from __future__ import annotations
 
 import json
+import subprocess
 import time
 from pathlib import Path
 
@@ -15,7 +16,8 @@ import yaml
 from orange.home import orange_home
 from orange.hooks import settingup
 from orange.store.store import TaskStore
-from tests.conftest import Cli, git
+from tests.conftest import Cli, git, orange_bin
+from tests.helpers import retry_until
 
 HOLD = {"command": ["sh", "-c", "sleep 600", "{prompt}"]}
 
@@ -121,3 +123,35 @@ def test_a_copy_glob_reaching_outside_the_checkout_is_refused(
     assert result.code == 1
     assert "reaches outside the checkout" in result.json()["error"]
     assert (orange_home() / "projects.json").read_text() == before
+
+
+def test_while_its_setup_runs_a_task_shows_as_setting_up_and_holds_its_slot(
+    project: Path, cli: Cli, tmp_path: Path
+) -> None:
+    began, go = tmp_path / "began", tmp_path / "go"
+    wait = f"touch {began}; while [ ! -e {go} ]; do sleep 0.05; done"
+    cli.ok("project", "update", "--setup", wait, "--setup", "exit 1")
+    creating = subprocess.Popen(
+        [orange_bin(), "task", "create", "first", "First", "--harness", "hold"],
+        cwd=project,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        retry_until(began.exists, timeout=30)
+        assert "pending (setting up)" in cli.ok("task", "list").out
+        (listed,) = cli.ok("task", "list", "--json").json()["tasks"]
+        assert listed["setting_up"] is True
+        slot = _slot(cli)
+        assert (slot["task"], slot["setting_up"]) == (listed["id"], True)
+        assert "(setting up)" in cli.ok("workspace", "list").out
+        # The one slot is taken while its move is not committed yet: the next task waits.
+        second = cli("task", "create", "second", "Second", "--harness", "hold", "--json")
+        assert (second.code, second.json().get("queued")) == (0, True)
+    finally:
+        go.touch()
+        creating.communicate(timeout=60)
+    assert creating.returncode == 1
+    assert "setting up" not in cli.ok("task", "list").out
+    assert "setting_up" not in json.dumps(cli.ok("task", "list", "--json").json())

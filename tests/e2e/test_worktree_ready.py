@@ -1,0 +1,56 @@
+"""Two tasks in two slots of a pool with copy, setup and teardown settings and ports:
+each worktree gets the copied file, its setup runs before its agent, each slot has its
+own port, the agent sees it, and teardown runs when the worktree is released (issue 14).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from orange.home import orange_home
+from tests.conftest import git
+from tests.e2e.conftest import World, wait_for
+
+
+def test_two_slots_are_made_ready_with_their_own_ports(world: World, tmp_path: Path) -> None:
+    events = tmp_path / "events"
+    (world.repo / ".gitignore").write_text(".env\n")
+    git(world.repo, "add", ".gitignore")
+    git(world.repo, "commit", "-q", "-m", "ignore local settings")
+    (world.repo / ".env").write_text("SECRET=1\n")
+    world.ok(
+        "project", "update", "--copy", ".env", "--port-base", "4100",
+        "--setup", f"echo setup $ORANGE_TASK_ID $ORANGE_PORT $(cat .env) >> {events}",
+        "--teardown", f"echo teardown $ORANGE_TASK_ID $ORANGE_PORT >> {events}",
+    )  # fmt: skip
+    agent = f"echo agent $ORANGE_TASK_ID $ORANGE_PORT >> {events}; exec sleep 600"
+    world.set_harness("port", ["sh", "-c", agent, "{prompt}"])
+    first = world.create("first", "First", "--harness", "port")
+    second = world.create("second", "Second", "--harness", "port")
+
+    def lines() -> list[str]:
+        return events.read_text().splitlines() if events.exists() else []
+
+    wait_for(lambda: len(lines()) == 4, what="two setups and two agents")
+    assert sorted(lines()) == sorted(
+        [
+            f"setup {first} 4100 SECRET=1",
+            f"agent {first} 4100",
+            f"setup {second} 4110 SECRET=1",
+            f"agent {second} 4110",
+        ]
+    )
+    assert lines().index(f"setup {first} 4100 SECRET=1") < lines().index(f"agent {first} 4100")
+    assert lines().index(f"setup {second} 4110 SECRET=1") < lines().index(f"agent {second} 4110")
+    slots = world.ok("workspace", "list", "--json").json()["workspaces"]
+    assert [(s["task"], s["port"]) for s in slots] == [(first, 4100), (second, 4110)]
+    assert "proj--2\ttask " in world.ok("workspace", "list").out
+    assert "\tport 4110" in world.ok("workspace", "list").out
+    assert world.ok("task", "show", second, "--json").json()["port"] == 4110
+
+    world.ok("task", "cancel", first, "--yes")
+    wait_for(lambda: len(lines()) == 5, what="the teardown")
+    assert lines()[-1] == f"teardown {first} 4100"
+    assert world.task(first).str_field("attention") == ""
+    log = orange_home() / "logs" / "worktrees" / "proj" / f"{first}.log"
+    assert "teardown of task" in log.read_text()

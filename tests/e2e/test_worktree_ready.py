@@ -1,6 +1,7 @@
 """Two tasks in two slots of a pool with copy, setup and teardown settings and ports:
 each worktree gets the copied file, its setup runs before its agent, each slot has its
-own port, the agent sees it, and teardown runs when the worktree is released (issue 14).
+own port, the agent sees it, and teardown runs when the worktree is released (a failing teardown
+sets attention and releases anyway) (issue 14).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ def test_two_slots_are_made_ready_with_their_own_ports(world: World, tmp_path: P
         "project", "update", "--copy", ".env", "--port-base", "4100",
         "--setup", f"echo setup $ORANGE_TASK_ID $ORANGE_PORT $(cat .env) >> {events}",
         "--teardown", f"echo teardown $ORANGE_TASK_ID $ORANGE_PORT >> {events}",
+        "--teardown", "exit 4",
     )  # fmt: skip
     agent = f"echo agent $ORANGE_TASK_ID $ORANGE_PORT >> {events}; exec sleep 600"
     world.set_harness("port", ["sh", "-c", agent, "{prompt}"])
@@ -51,6 +53,13 @@ def test_two_slots_are_made_ready_with_their_own_ports(world: World, tmp_path: P
     world.ok("task", "cancel", first, "--yes")
     wait_for(lambda: len(lines()) == 5, what="the teardown")
     assert lines()[-1] == f"teardown {first} 4100"
-    assert world.task(first).str_field("attention") == ""
+    # The failing teardown is reported on the task and does not keep the worktree.
+    cancelled = world.task(first)
+    assert cancelled.status == "cancelled"
+    assert "teardown command 'exit 4' exited with status 4" in cancelled.str_field("attention")
+    slots = world.ok("workspace", "list", "--json").json()["workspaces"]
+    assert [s["task"] for s in slots] == [None, second]
+    freed = Path(slots[0]["path"])
+    assert git(freed, "symbolic-ref", "-q", "HEAD", check=False) == ""  # reset: detached
     log = orange_home() / "logs" / "worktrees" / "proj" / f"{first}.log"
     assert "teardown of task" in log.read_text()

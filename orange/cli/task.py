@@ -70,6 +70,10 @@ def create(
     ] = None,
     project: ProjectOpt = None,
     no_spawn: Annotated[bool, typer.Option("--no-spawn", help="Do not start an agent.")] = False,
+    base: Annotated[
+        str | None,
+        typer.Option("--base", help="Start the branch from BRANCH and merge it there."),
+    ] = None,
     json_out: JsonOpt = False,
 ) -> None:
     """Create a task, and start its agent unless --no-spawn."""
@@ -85,6 +89,7 @@ def create(
         agents=Harnesses(harness or "", review_harness or "", effort or "", review_effort or ""),
         spawn=not no_spawn,
         json_out=json_out,
+        base=base,
     )
 
 

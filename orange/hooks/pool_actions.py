@@ -33,7 +33,8 @@ class AcquireWorkspace(Action):
             raise HookFailed(f"task {task.id} names project {task.project!r}, not {project.name}")
         choice = workspace.choose(ctx.snapshot, project, task)
         workspace.ensure_worktree(project, choice.path)
-        workspace.checkout_branch(project, choice.path, task.branch, ctx.messages)
+        base = workspace.base_of(project, task)
+        workspace.checkout_branch(project, choice.path, task.branch, ctx.messages, base)
         excludes = (workcopy.COPY, workcopy.ALT_COPY, *harnesses.EXCLUDES)
         workspace.add_excludes(project, excludes)
         bound = task.with_fields(workspace=choice.name, host=host_name())
@@ -89,7 +90,8 @@ class ReleaseWorkspace(Action):
             return {"workspace": None} if ctx.before.str_field("workspace") else {}
 
         project = project_of(ctx)
-        unsaved = snapshots.unsaved_work(project, path, ctx.before.branch)
+        base = workspace.base_of(project, ctx.before)
+        unsaved = snapshots.unsaved_work(project, path, ctx.before.branch, base=base)
         if unsaved:
             if not ctx.options.get("force"):
                 raise HookFailed(

@@ -155,3 +155,43 @@ def test_while_its_setup_runs_a_task_shows_as_setting_up_and_holds_its_slot(
     assert creating.returncode == 1
     assert "setting up" not in cli.ok("task", "list").out
     assert "setting_up" not in json.dumps(cli.ok("task", "list", "--json").json())
+
+
+def _release_branch(repo: Path) -> str:
+    """A ``release`` branch with a commit the default branch lacks; its tip."""
+    git(repo, "checkout", "-q", "-b", "release")
+    (repo / "RELEASE").write_text("1.0\n")
+    git(repo, "add", "RELEASE")
+    git(repo, "commit", "-q", "-m", "release 1.0")
+    git(repo, "checkout", "-q", "main")
+    return git(repo, "rev-parse", "release").strip()
+
+
+def test_an_unknown_base_is_an_error_at_create(project: Path, cli: Cli) -> None:
+    result = cli("task", "create", "fix", "Fix", "--base", "nope", "--no-spawn", "--json")
+    assert result.code == 1
+    assert result.json() == {
+        "error": "no branch 'nope' in proj, here or on origin; give an existing branch to "
+        "--base (see `git branch -a`)"
+    }
+    assert cli.ok("task", "list", "--json").json()["tasks"] == []
+
+
+def test_a_task_with_a_base_merges_into_it(project: Path, cli: Cli) -> None:
+    release = _release_branch(project)
+    main = git(project, "rev-parse", "main").strip()
+    git(project, "branch", "fix", "release")
+    git(project, "worktree", "add", "-q", str(project.parent / "fixing"), "fix")
+    (project.parent / "fixing" / "FIX").write_text("fixed\n")
+    git(project.parent / "fixing", "add", "FIX")
+    git(project.parent / "fixing", "commit", "-q", "-m", "the fix")
+    created = cli.ok(
+        "task", "create", "fix", "Fix", "--base", "release", "--status", "reviewing",
+        "--no-spawn", "--json",
+    ).json()  # fmt: skip
+    assert created["base"] == "release"
+    merged = cli.ok("task", "merge", created["id"])
+    assert "fast-forwarded release to fix" in merged.out
+    assert git(project, "rev-parse", "release") == git(project, "rev-parse", "fix")
+    assert git(project, "rev-parse", "release^").strip() == release
+    assert git(project, "rev-parse", "main").strip() == main  # the default branch untouched

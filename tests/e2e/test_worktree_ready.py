@@ -63,3 +63,18 @@ def test_two_slots_are_made_ready_with_their_own_ports(world: World, tmp_path: P
     assert git(freed, "symbolic-ref", "-q", "HEAD", check=False) == ""  # reset: detached
     log = orange_home() / "logs" / "worktrees" / "proj" / f"{first}.log"
     assert "teardown of task" in log.read_text()
+
+
+def test_a_task_branch_starts_from_its_base(world: World) -> None:
+    git(world.repo, "checkout", "-q", "-b", "release")
+    (world.repo / "RELEASE").write_text("1.0\n")
+    git(world.repo, "add", "RELEASE")
+    git(world.repo, "commit", "-q", "-m", "release 1.0")
+    git(world.repo, "checkout", "-q", "main")
+    world.set_harness("hold", ["sh", "-c", "exec sleep 600", "{prompt}"])
+    task_id = world.create("fix", "Fix", "--harness", "hold", "--base", "release")
+    task = world.task(task_id)
+    assert task.str_field("base") == "release"
+    worktree = Path(world.ok("task", "show", task_id, "--json").json()["workspace_path"])
+    assert git(worktree, "rev-parse", "HEAD") == git(world.repo, "rev-parse", "release")
+    assert (worktree / "RELEASE").is_file()

@@ -201,9 +201,11 @@ def run_commands(
             )
             try:
                 status = process.wait(timeout=timeout)
-            except subprocess.TimeoutExpired:
+            except BaseException as exc:  # a timeout, or the user's Ctrl-C: stop it all
                 os.killpg(process.pid, signal.SIGKILL)
                 process.wait()
+                if not isinstance(exc, subprocess.TimeoutExpired):
+                    raise
                 raise SetupFailed(
                     f"{what} command {command!r} ran past {timeout:g} s and was stopped",
                     hint=f"see {log}",

@@ -1,7 +1,8 @@
 """Two tasks in two slots of a pool with copy, setup and teardown settings and ports:
 each worktree gets the copied file, its setup runs before its agent, each slot has its
-own port, the agent sees it, and teardown runs when the worktree is released (a failing teardown
-sets attention and releases anyway) (issue 14).
+own port, the agent sees it, teardown runs when the worktree is released (a failing one sets
+attention and releases anyway), and the freed slot is made ready again for the next
+pending task (issue 14).
 """
 
 from __future__ import annotations
@@ -46,21 +47,31 @@ def test_two_slots_are_made_ready_with_their_own_ports(world: World, tmp_path: P
     assert lines().index(f"setup {second} 4110 SECRET=1") < lines().index(f"agent {second} 4110")
     slots = world.ok("workspace", "list", "--json").json()["workspaces"]
     assert [(s["task"], s["port"]) for s in slots] == [(first, 4100), (second, 4110)]
-    assert "proj--2\ttask " in world.ok("workspace", "list").out
-    assert "\tport 4110" in world.ok("workspace", "list").out
+    listed = world.ok("workspace", "list").out.splitlines()
+    assert listed[1] == f"proj--2\ttask {second} (second)\tport 4110"
     assert world.ok("task", "show", second, "--json").json()["port"] == 4110
+
+    third = world.create("third", "Third", "--harness", "port")  # queued: the pool is full
+    assert world.status(third) == "pending"
 
     world.ok("task", "cancel", first, "--yes")
     wait_for(lambda: len(lines()) == 5, what="the teardown")
     assert lines()[-1] == f"teardown {first} 4100"
+    assert world.status(third) == "pending"  # a cancel starts nothing: a finished task does
+
+    # A task that finishes starts the next pending one (spawn_next) in the freed slot,
+    # which is made ready again.
+    git(world.repo, "branch", "shipped", "main")
+    shipped = world.create("shipped", "Shipped", "--status", "reviewing", "--no-spawn")
+    world.ok("task", "merge", shipped)
+    wait_for(lambda: len(lines()) == 7, what="the next task's setup and agent")
+    assert lines()[5:] == [f"setup {third} 4100 SECRET=1", f"agent {third} 4100"]
     # The failing teardown is reported on the task and does not keep the worktree.
     cancelled = world.task(first)
     assert cancelled.status == "cancelled"
     assert "teardown command 'exit 4' exited with status 4" in cancelled.str_field("attention")
     slots = world.ok("workspace", "list", "--json").json()["workspaces"]
-    assert [s["task"] for s in slots] == [None, second]
-    freed = Path(slots[0]["path"])
-    assert git(freed, "symbolic-ref", "-q", "HEAD", check=False) == ""  # reset: detached
+    assert [s["task"] for s in slots] == [third, second]
     log = orange_home() / "logs" / "worktrees" / "proj" / f"{first}.log"
     assert "teardown of task" in log.read_text()
 

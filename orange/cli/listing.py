@@ -14,6 +14,7 @@ from orange.errors import InvalidInput
 from orange.home import orange_home
 from orange.hooks import settingup
 from orange.projects import open_store
+from orange.store import listing
 from orange.store.task import BrokenTask, Task
 
 if TYPE_CHECKING:
@@ -45,7 +46,7 @@ def list_tasks(
         store = open_store(proj)
         snap = store.snapshot()
         shown = _Filter(Definitions(snap), proj.name, status, all_)
-        for task in snap.tasks():
+        for task in listing.tasks(snap):
             if isinstance(task, Task):
                 rev = task.str_field("workflow_rev")
                 if not shown(task.project, task.workflow, rev, task.status):
@@ -96,7 +97,7 @@ def _list_json_fast(scope: list[Project], *, status: str | None, all_: bool) -> 
         snap = open_store(proj).snapshot()
         shown = _Filter(Definitions(snap), proj.name, status, all_)
         busy = setting_up(proj.name)
-        for entry in snap.entries():
+        for entry in listing.entries(snap):
             if entry.fields_json is None:
                 if status is not None:  # a broken task has no status to match a filter
                     continue

@@ -6,11 +6,13 @@ import json
 import re
 import sys
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from orange.home import orange_home
-from orange.store.store import HistoryEntry
 from orange.store.task import BrokenTask, Task
+
+if TYPE_CHECKING:
+    from orange.store.history import HistoryEntry
 
 
 def emit_json(payload: Mapping[str, Any]) -> None:

@@ -26,6 +26,7 @@ from orange.engine.sections import edit_section
 from orange.engine.tasks import check_deletable, delete_task
 from orange.errors import InvalidInput, NotFound
 from orange.ops.launch import Harnesses
+from orange.store.history import task_history
 
 HELP = "Create, list, show and change tasks."
 
@@ -130,7 +131,7 @@ def show(
 
     ref = locate(task, project)
     current = ref.store.get(ref.task_id)
-    history = ref.store.history(ref.task_id)
+    history = task_history(ref.store, ref.task_id)
     is_trusted = trusted(ref.store.snapshot(), current)  # a local mark, never committed
     # The pool's modules only for `show`: `task update` and `list` never load them.
     from orange.ops.workspaces import local_facts
@@ -153,7 +154,7 @@ def log(
     """A task's history, from the commits of the tasks ref."""
 
     ref = locate(task, project)
-    history = ref.store.history(ref.task_id)
+    history = task_history(ref.store, ref.task_id)
     if json_out:
         emit_json({"id": ref.task_id, "history": [history_object(h) for h in history]})
         return

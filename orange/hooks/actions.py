@@ -29,6 +29,7 @@ from orange.hooks.places import WORKER, reviewer_window
 from orange.hooks.pool_actions import AcquireWorkspace, ReleaseWorkspace, project_of
 from orange.hooks.tmux import Tmux
 from orange.hooks.workspace import PoolFull
+from orange.store import listing
 from orange.store.task import Task
 
 
@@ -232,7 +233,7 @@ class SpawnNext(Action):
         known = Definitions(snap)
         pending = [
             t
-            for t in snap.tasks()
+            for t in listing.tasks(snap)
             if isinstance(t, Task)
             and t.project == project.name
             and t.id != ctx.task.id

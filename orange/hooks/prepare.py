@@ -21,9 +21,8 @@ import shutil
 import signal
 import subprocess
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from orange.errors import InvalidInput, OrangeError
 from orange.hooks.git import git
@@ -39,8 +38,7 @@ class SetupFailed(OrangeError):
     """A setup command exited non-zero or ran past its timeout."""
 
 
-@dataclass(frozen=True)
-class Settings:
+class Settings(NamedTuple):  # not a dataclass: built on a move's path (engine.workflow)
     """What to do to a worktree: the project's local settings, merged with the
     repository file's (its commands only when trusted)."""
 
@@ -51,8 +49,7 @@ class Settings:
     port_stride: int = 10
 
 
-@dataclass(frozen=True)
-class RepoFile:
+class RepoFile(NamedTuple):  # not a dataclass: as Settings
     """``.orange/worktree.yml`` as read from a checkout."""
 
     text: str

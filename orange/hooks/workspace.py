@@ -18,6 +18,7 @@ from orange.hooks import bindings, settingup, workcopy
 from orange.hooks.git import GitFailed, git, git_ok
 from orange.hooks.places import pool_name, workspace_path
 from orange.projects import Project
+from orange.store import listing
 from orange.store.branches import check_branch_name
 from orange.store.store import Snapshot
 from orange.store.task import Task
@@ -27,7 +28,7 @@ def holders(snap: Snapshot, project: str) -> dict[str, str]:
     """Workspace name → id of the active task this host bound it to."""
     held: dict[str, str] = {}
     known = Definitions(snap)
-    for task in snap.tasks():
+    for task in listing.tasks(snap):
         if not isinstance(task, Task) or task.project != project:
             continue
         if not task.str_field("workspace") or not known.task_is_active(task):

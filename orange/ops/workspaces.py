@@ -14,6 +14,7 @@ from orange.hooks.adopt import ensure_adopted
 from orange.hooks.git import git
 from orange.hooks.snapshots import save, unsaved_work
 from orange.projects import Project
+from orange.store import listing
 from orange.store.store import TaskStore
 from orange.store.task import Task
 
@@ -49,7 +50,7 @@ def pool_status(project: Project) -> list[dict[str, Any]]:
     snap = TaskStore(project.repo()).snapshot()
     ensure_adopted(project, snap)
     held = workspace.holders(snap, project.name)
-    branches = {t.id: t.branch for t in snap.tasks() if isinstance(t, Task)}
+    branches = {t.id: t.branch for t in listing.tasks(snap) if isinstance(t, Task)}
     setting_up = {mark.workspace for mark in settingup.live(project.name)}
     return [
         {

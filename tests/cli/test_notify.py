@@ -20,6 +20,7 @@ from orange import projects
 from orange.compose import build_engine
 from orange.engine.notices import announce
 from orange.home import orange_home
+from orange.store.history import task_history
 from tests.conftest import Cli, orange_bin
 from tests.helpers import retry_until
 from tests.processes import wait_gone
@@ -157,7 +158,7 @@ def test_the_same_commit_handled_twice_notifies_once(
     project = projects.get("proj")
     monitor = build_engine(project, actor="monitor")  # another driver, same commit
     task = monitor.store.get(task_id)
-    entry = monitor.store.history(task_id)[-1]
+    entry = task_history(monitor.store, task_id)[-1]
     assert entry.to_status == "reviewing"
     before = task.with_fields(status="agent-review")
     announce(monitor, monitor.workflow(task), before, task, entry.commit)

@@ -24,8 +24,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from orange.engine.caller import ROLE_VARIABLE
 from orange.errors import InvalidInput, OrangeError
-from orange.hooks.git import git
+from orange.hooks.git import git, no_git_env
 from orange.projects import Project, check_glob
 from orange.store.taskfile import parse_header
 
@@ -190,7 +191,7 @@ def run_commands(
             process = subprocess.Popen(
                 ["sh", "-c", command],
                 cwd=cwd,
-                env={**os.environ, **env},
+                env=_command_env(env),
                 stdin=subprocess.DEVNULL,
                 stdout=out,
                 stderr=subprocess.STDOUT,
@@ -211,3 +212,12 @@ def run_commands(
             raise SetupFailed(
                 f"{what} command {command!r} exited with status {status}", hint=f"see {log}"
             )
+
+
+def _command_env(extra: Mapping[str, str]) -> dict[str, str]:
+    """Orange's environment for a setup command, without what would make it act as
+    someone else: git's hook variables (a move made from a git hook) and an agent's
+    role (a move an agent made that started the next task's setup)."""
+    env = no_git_env(extra)
+    env.pop(ROLE_VARIABLE, None)
+    return env

@@ -69,8 +69,10 @@ def task_table(
     *,
     show_project: bool,
     untrusted: frozenset[str] = frozenset(),
+    setting_up: frozenset[str] = frozenset(),
 ) -> None:
-    """``untrusted``: ids of tasks whose definition this host does not trust (marked)."""
+    """``untrusted``: ids of tasks whose definition this host does not trust (marked);
+    ``setting_up``: ids of tasks whose worktree's setup runs here now."""
     # rich: for what people read; `--json`, which agents read, never loads it.
     from rich.console import Console
     from rich.markup import escape
@@ -100,6 +102,8 @@ def task_table(
         summary = cell(task.summary) if task.summary else "[dim](no summary)[/dim]"
         if task.str_field("attention"):
             summary += f"\n[yellow]attention: {cell(task.str_field('attention'))}[/yellow]"
+        if task.id in setting_up:
+            status = f"{status} [cyan](setting up)[/cyan]"
         if task.id in untrusted:
             status = f"{status} [red]untrusted[/red]"
             summary += f"\n[red]{cell(untrusted_note(task))}[/red]"

@@ -9,6 +9,7 @@ import typer
 
 from orange import projects
 from orange.cli.output import emit_json
+from orange.cli.project_trust import trust_setup
 from orange.engine.catalog import load_named
 from orange.engine.forgery import start_record
 from orange.errors import InvalidInput, OrangeError
@@ -154,4 +155,5 @@ COMMANDS: tuple[tuple[str, Callable[..., None]], ...] = (
     ("list", list_),
     ("update", update),
     ("remove", remove),
+    ("trust-setup", trust_setup),
 )

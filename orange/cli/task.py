@@ -71,6 +71,10 @@ def create(
     ] = None,
     project: ProjectOpt = None,
     no_spawn: Annotated[bool, typer.Option("--no-spawn", help="Do not start an agent.")] = False,
+    base: Annotated[
+        str | None,
+        typer.Option("--base", help="Start the branch from BRANCH and merge it there."),
+    ] = None,
     json_out: JsonOpt = False,
 ) -> None:
     """Create a task, and start its agent unless --no-spawn."""
@@ -86,6 +90,7 @@ def create(
         agents=Harnesses(harness or "", review_harness or "", effort or "", review_effort or ""),
         spawn=not no_spawn,
         json_out=json_out,
+        base=base,
     )
 
 
@@ -128,14 +133,19 @@ def show(
     current = ref.store.get(ref.task_id)
     history = task_history(ref.store, ref.task_id)
     is_trusted = trusted(ref.store.snapshot(), current)  # a local mark, never committed
+    # The pool's modules only for `show`: `task update` and `list` never load them.
+    from orange.ops.workspaces import local_facts
+
+    facts = local_facts(ref.project, current)  # this host's: never committed
     if json_out:
-        obj = task_object(current, body=current.body)
+        obj = task_object(current, body=current.body) | facts
         if not is_trusted:
             obj["trusted"] = False
         obj["history"] = [history_object(h) for h in history]
         emit_json(obj)
     else:
-        print_task(current, current.body, history, trusted=is_trusted)
+        shown = current.with_fields(**facts) if facts else current
+        print_task(shown, current.body, history, trusted=is_trusted)
 
 
 def log(

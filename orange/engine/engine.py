@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
-from orange.engine.actions import HookContext, LocalRelease, Registry
+from orange.engine.actions import HookContext, LocalRelease, Registry, commit_when_ready
 from orange.engine.caller import HUMAN, Caller
 from orange.engine.decide import (
     Outcome,
@@ -176,7 +176,7 @@ class Engine:
             )
 
         with self.busy(task_id):
-            return self._carry_out(self.store.commit(compute), opts)
+            return self._carry_out(commit_when_ready(self.store, compute), opts)
 
     def spawn(
         self,
@@ -260,7 +260,7 @@ class Engine:
             )
 
         with self.busy(task_id):
-            return self._carry_out(self.store.commit(compute), options)
+            return self._carry_out(commit_when_ready(self.store, compute), options)
 
     # Plain fields --------------------------------------------------------------------
     def ack(self, task_id: str) -> Task:

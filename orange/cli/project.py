@@ -15,6 +15,7 @@ from orange.engine.forgery import start_record
 from orange.errors import InvalidInput, OrangeError
 from orange.githooks.shims import install_hooks
 from orange.hooks.adopt import ensure_adopted
+from orange.project_setup import SetupChange
 
 HELP = "Register and configure projects."
 
@@ -97,7 +98,7 @@ def update(
     json_out: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
     """Change a project's pool size, workflow, or how its worktrees are made ready."""
-    change = projects.SetupChange(
+    change = SetupChange(
         copy=tuple(copy or ()),
         setup=tuple(setup or ()),
         teardown=tuple(teardown or ()),
@@ -112,7 +113,7 @@ def update(
         raise InvalidInput("nothing to update", hint=_WHAT_CAN_CHANGE)
     _check_workflow(workflow)
     target = name or projects.infer().name
-    project = projects.update(target, pool_size=pool_size, workflow=workflow, setup=change)
+    project = projects.update(target, pool_size=pool_size, workflow=workflow, setup=change.applied)
     if json_out:
         emit_json(project._asdict())
     else:

@@ -26,7 +26,7 @@ check: $(STAMP)
 	$(BIN)/lint-imports
 
 test: check
-	$(BIN)/pytest
+	$(BIN)/pytest -n 2
 
 demo: $(STAMP)
 	$(BIN)/orange demo

@@ -9,7 +9,10 @@ Every prompt it receives is saved under ``$ORANGE_HOME/agent-log/`` so tests can
 it arrived byte for byte.
 
 Options: ``--role worker|reviewer``; ``--reviews FAIL,PASS`` (the verdict of each
-review round); ``--die STEP`` to exit early for exit-monitoring tests: ``start``
+review round; ``FAIL,FAIL/PASS``: one list per review cycle, a cycle started by a
+human's request for changes); ``--handoff-to STATUS`` (where the worker moves with its
+handoff: ``agent-review``, or ``reviewing`` in a workflow without agent review);
+``--die STEP`` to exit early for exit-monitoring tests: ``start``
 (exit 3 at once), ``after-plan`` (write the plan, exit without moving),
 ``after-handoff`` (write the handoff, exit without moving), ``after-review`` (write
 the review, exit without moving), ``before-review`` (exit without a verdict).
@@ -84,7 +87,7 @@ def wait_for_notification() -> bool:
     return bool(line)
 
 
-def worker(die: str | None) -> int:
+def worker(die: str | None, handoff_to: str = "agent-review") -> int:
     while True:
         task = show()
         status = str(task.get("status", ""))
@@ -112,16 +115,18 @@ def worker(die: str | None) -> int:
             )
             if die == "after-handoff":
                 return 0
-            move("agent-review")
+            move(handoff_to)
             if not wait_for_notification():
                 return 0
         elif status in ("done", "cancelled", "") or not wait_for_notification():
             return 0
 
 
-def reviewer(reviews: list[str], die: str | None) -> int:
+def reviewer(cycles: list[list[str]], die: str | None) -> int:
     task = show()
     rounds = int(str(task.get("review_round") or 1))
+    cycle = int(str(task.get("review_cycle") or 0))
+    reviews = cycles[cycle] if cycle < len(cycles) else []
     wanted = reviews[rounds - 1] if rounds - 1 < len(reviews) else "PASS"
     if die == "before-review":
         return 2
@@ -140,6 +145,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="orange-demo-agent")
     parser.add_argument("--role", choices=["worker", "reviewer"], default="worker")
     parser.add_argument("--reviews", default="PASS")
+    parser.add_argument("--handoff-to", default="agent-review")
     parser.add_argument("--die", default=None)
     parser.add_argument("prompt")
     args = parser.parse_args(argv)
@@ -148,8 +154,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.die == "start":
         return 3
     if args.role == "reviewer":
-        return reviewer([r.strip().upper() for r in args.reviews.split(",")], args.die)
-    return worker(args.die)
+        cycles = [[r.strip().upper() for r in c.split(",")] for c in args.reviews.split("/")]
+        return reviewer(cycles, args.die)
+    return worker(args.die, args.handoff_to)
 
 
 if __name__ == "__main__":

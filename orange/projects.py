@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import NamedTuple
@@ -41,44 +41,6 @@ class Project(NamedTuple):  # not a dataclass: see `orange.store.task.Task`
 
     def repo(self) -> GitRepo:
         return open_repo(self.path)
-
-
-class SetupChange(NamedTuple):
-    """What `orange project update` changes in a project's worktree settings: each
-    ``clear_*`` empties the list first, then the given values are appended."""
-
-    copy: tuple[str, ...] = ()
-    setup: tuple[str, ...] = ()
-    teardown: tuple[str, ...] = ()
-    clear_copy: bool = False
-    clear_setup: bool = False
-    clear_teardown: bool = False
-    port_base: int | None = None
-    port_stride: int | None = None
-    clear_ports: bool = False
-
-    def changes_anything(self) -> bool:
-        return self != SetupChange()
-
-    def applied(self, project: Project) -> Project:
-        def merged(old: tuple[str, ...], clear: bool, new: tuple[str, ...]) -> tuple[str, ...]:
-            kept = () if clear else old
-            return kept + tuple(value for value in new if value not in kept)
-
-        base = None if self.clear_ports else project.port_base
-        changed = project._replace(
-            copy=merged(project.copy, self.clear_copy, tuple(map(check_glob, self.copy))),
-            setup=merged(project.setup, self.clear_setup, tuple(map(_check_command, self.setup))),
-            teardown=merged(
-                project.teardown, self.clear_teardown, tuple(map(_check_command, self.teardown))
-            ),
-            port_base=self.port_base if self.port_base is not None else base,
-            port_stride=self.port_stride
-            if self.port_stride is not None
-            else (10 if self.clear_ports else project.port_stride),
-        )
-        _check_ports(changed)
-        return changed
 
 
 def registry_path() -> Path:
@@ -236,9 +198,11 @@ def update(
     *,
     pool_size: int | None = None,
     workflow: str | None = None,
-    setup: SetupChange | None = None,
+    setup: Callable[[Project], Project] | None = None,
     sync_interval: int | None = None,
 ) -> Project:
+    """Change a project's pool size and workflow; ``setup`` changes its worktree
+    settings (`orange.project_setup.SetupChange.applied`)."""
     if pool_size is not None:
         _check_pool(pool_size)
     with _editing() as projects:
@@ -248,10 +212,10 @@ def update(
                     pool_size=project.pool_size if pool_size is None else pool_size,
                     workflow=project.workflow if workflow is None else workflow,
                 )
-                changed = setup.applied(changed) if setup is not None else changed
+                changed = setup(changed) if setup is not None else changed
                 if sync_interval is not None:
                     changed = changed._replace(sync_interval=sync_interval)
-                _check_ports(changed)
+                check_ports(changed)
                 projects[index] = changed
                 return changed
     raise NotFound(f"no project named {name!r}", hint="see `orange project list`")
@@ -299,26 +263,7 @@ def _strings(value: object) -> tuple[str, ...]:
     return tuple(value)
 
 
-def check_glob(glob: str) -> str:
-    """A copy glob: relative to the main checkout, never reaching outside it."""
-    if not glob.strip():
-        raise InvalidInput("a copy glob is empty", hint="give a pattern such as .env")
-    parts = Path(glob).parts
-    if glob.startswith(("/", "~")) or ".." in parts or "\0" in glob:
-        raise InvalidInput(
-            f"copy glob {glob!r} reaches outside the checkout",
-            hint="give a pattern relative to the checkout, such as .env or config/*.local.json",
-        )
-    return glob
-
-
-def _check_command(command: str) -> str:
-    if not command.strip() or "\0" in command:
-        raise InvalidInput(f"command {command!r} is empty", hint="give a shell command line")
-    return command
-
-
-def _check_ports(project: Project) -> None:
+def check_ports(project: Project) -> None:
     if project.port_stride < 1:
         raise InvalidInput(f"port stride must be at least 1 (got {project.port_stride})")
     if project.port_base is None:

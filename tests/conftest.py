@@ -45,6 +45,9 @@ def hermetic(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     monkeypatch.setenv("GIT_AUTHOR_EMAIL", "test@example.com")
     monkeypatch.setenv("GIT_COMMITTER_NAME", "Test User")
     monkeypatch.setenv("GIT_COMMITTER_EMAIL", "test@example.com")
+    # Output as a pipe shows it, whatever terminal (or pytest-xdist worker) runs the suite.
+    monkeypatch.delenv("COLUMNS", raising=False)
+    monkeypatch.delenv("LINES", raising=False)
     monkeypatch.delenv("EDITOR", raising=False)
     monkeypatch.delenv("VISUAL", raising=False)
     (home / ".gitconfig").write_text(

@@ -8,6 +8,7 @@ import typer
 
 from orange.cli.output import emit_json
 from orange.ops.install import install as install_files
+from orange.ops.install import notes
 
 
 def install(
@@ -18,8 +19,12 @@ def install(
 ) -> None:
     """Install Orange's agent skills, permissions and hooks for your coding agents."""
     written = install_files(harness)
+    todo = notes(written)
     if json_out:
-        emit_json({"files": [{"path": str(path), "outcome": outcome} for path, outcome in written]})
+        files = [{"path": str(path), "outcome": outcome} for path, outcome in written]
+        emit_json({"files": files, "notes": todo})
         return
     for path, outcome in written:
         typer.echo(f"{outcome:9} {path}")
+    for note in todo:
+        typer.echo(f"note: {note}")

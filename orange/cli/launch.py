@@ -22,6 +22,7 @@ def create_and_report(
     agents: Harnesses,
     spawn: bool,
     json_out: bool,
+    base: str | None = None,
 ) -> None:
     """Create and start a task, then say what happened.  A full pool is not an error
     (exit 0: the task is queued); any other failure to start is (exit 1), and says the
@@ -35,6 +36,7 @@ def create_and_report(
         status=status,
         agents=agents,
         spawn=spawn,
+        base=base,
     )
     task = launch.created
     lines, result = _describe(launch)

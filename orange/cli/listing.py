@@ -13,7 +13,9 @@ from orange.engine.definitions import Definitions
 from orange.engine.elsewhere import running_elsewhere
 from orange.errors import InvalidInput
 from orange.home import host_name, orange_home
+from orange.hooks import settingup
 from orange.projects import open_store
+from orange.store import listing
 from orange.store.task import BrokenTask, Task
 
 if TYPE_CHECKING:
@@ -39,12 +41,14 @@ def list_tasks(
         return
     rows: list[tuple[Task | BrokenTask, str | None]] = []
     untrusted: set[str] = set()
-    elsewhere: dict[str, str] = {}
+    notes: dict[str, str] = {}  # this host's: running elsewhere, setting up here
+    busy: set[str] = set()
     for proj in scope:
+        busy |= setting_up(proj.name)
         store = open_store(proj)
         snap = store.snapshot()
         shown = _Filter(Definitions(snap), proj.name, status, all_)
-        for task in snap.tasks():
+        for task in listing.tasks(snap):
             if isinstance(task, Task):
                 rev = task.str_field("workflow_rev")
                 if not shown(task.project, task.workflow, rev, task.status):
@@ -53,30 +57,37 @@ def list_tasks(
                 rows.append((task, text))
                 if not shown.known.task_trusted(task):
                     untrusted.add(task.id)
-                active = shown.known.is_active(task.workflow, rev, task.status)
-                host = running_elsewhere(task, active=active, here=host_name())
-                if host is not None:
-                    elsewhere[task.id] = host
+                _note_elsewhere(task, shown.known.is_active(task.workflow, rev, task.status), notes)
             elif status is None:  # a broken task has no status to match a filter
                 rows.append((task, None))
     if not rows and status is not None:
         _check_status(scope, status)
     rows.sort(key=lambda row: _activity(row[0]), reverse=True)
     if json_out:
-        emit_json({"tasks": [_object(t, b, untrusted) for t, b in rows]})
+        emit_json({"tasks": [_object(t, b, untrusted, busy) for t, b in rows]})
     else:
         task_table(
             [t for t, _ in rows],
             show_project=len(scope) > 1,
             untrusted=frozenset(untrusted),
-            elsewhere=elsewhere,
+            notes={**notes, **dict.fromkeys(busy, "(setting up)")},
         )
 
 
-def _object(task: Task | BrokenTask, body: str | None, untrusted: set[str]) -> dict[str, object]:
+def _note_elsewhere(task: Task, active: bool, notes: dict[str, str]) -> None:
+    host = running_elsewhere(task, active=active, here=host_name())
+    if host is not None:
+        notes[task.id] = f"running on {host}"
+
+
+def _object(
+    task: Task | BrokenTask, body: str | None, untrusted: set[str], busy: set[str]
+) -> dict[str, object]:
     if not isinstance(task, Task):
         return broken_object(task)
     out = task_object(task, body=body)
+    if task.id in busy:
+        out["setting_up"] = True  # this host's mark: its worktree's setup is running
     if task.id in untrusted:
         out["trusted"] = False  # this host's mark: its definition is not trusted here
     return out
@@ -94,7 +105,8 @@ def _list_json_fast(scope: list[Project], *, status: str | None, all_: bool) -> 
     for proj in scope:
         snap = open_store(proj).snapshot()
         shown = _Filter(Definitions(snap), proj.name, status, all_)
-        for entry in snap.entries():
+        busy = setting_up(proj.name)
+        for entry in listing.entries(snap):
             if entry.fields_json is None:
                 if status is not None:  # a broken task has no status to match a filter
                     continue
@@ -114,11 +126,18 @@ def _list_json_fast(scope: list[Project], *, status: str | None, all_: bool) -> 
                 text = f'{text[:-1]}, "workspace_path": {path}}}' if text != "{}" else text
             if text != "{}" and not shown.known.trusted(entry.workflow, entry.workflow_rev):
                 text = f'{text[:-1]}, "trusted": false}}'  # this host's mark, as `_object`
+            if busy and text != "{}" and entry.task_dir.rsplit("/", 1)[-1] in busy:
+                text = f'{text[:-1]}, "setting_up": true}}'
             rows.append((entry.activity, text))
     if not rows and status is not None:
         _check_status(scope, status)
     rows.sort(key=lambda row: row[0], reverse=True)
     sys.stdout.write('{"tasks": [' + ", ".join(text for _, text in rows) + "]}\n")
+
+
+def setting_up(project: str) -> set[str]:
+    """Ids of the project's tasks whose worktree this host is setting up right now."""
+    return {mark.task for mark in settingup.live(project) if not mark.ready}
 
 
 def _check_status(scope: list[Project], status: str) -> None:

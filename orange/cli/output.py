@@ -6,11 +6,13 @@ import json
 import re
 import sys
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from orange.home import orange_home
-from orange.store.store import HistoryEntry
 from orange.store.task import BrokenTask, Task
+
+if TYPE_CHECKING:
+    from orange.store.history import HistoryEntry
 
 
 def emit_json(payload: Mapping[str, Any]) -> None:
@@ -67,10 +69,10 @@ def task_table(
     *,
     show_project: bool,
     untrusted: frozenset[str] = frozenset(),
-    elsewhere: Mapping[str, str] | None = None,
+    notes: Mapping[str, str] | None = None,
 ) -> None:
     """``untrusted``: ids of tasks whose definition this host does not trust (marked);
-    ``elsewhere``: the host each task running on another host runs on."""
+    ``notes``: this host's word on a task, by id (setting up, running on HOST)."""
     # rich: for what people read; `--json`, which agents read, never loads it.
     from rich.console import Console
     from rich.markup import escape
@@ -100,8 +102,8 @@ def task_table(
         summary = cell(task.summary) if task.summary else "[dim](no summary)[/dim]"
         if task.str_field("attention"):
             summary += f"\n[yellow]attention: {cell(task.str_field('attention'))}[/yellow]"
-        if elsewhere and task.id in elsewhere:
-            status = f"{status} [cyan]running on {cell(elsewhere[task.id])}[/cyan]"
+        if notes and task.id in notes:
+            status = f"{status} [cyan]{cell(notes[task.id])}[/cyan]"
         if task.id in untrusted:
             status = f"{status} [red]untrusted[/red]"
             summary += f"\n[red]{cell(untrusted_note(task))}[/red]"

@@ -9,11 +9,13 @@ import typer
 
 from orange import projects
 from orange.cli.output import emit_json
+from orange.cli.project_trust import trust_setup
 from orange.engine.catalog import load_named
 from orange.engine.forgery import start_record
 from orange.errors import InvalidInput, OrangeError
 from orange.githooks.shims import install_hooks
 from orange.hooks.adopt import ensure_adopted
+from orange.project_setup import SetupChange
 from orange.sync import setup as sync_setup
 
 HELP = "Register and configure projects."
@@ -103,7 +105,7 @@ def update(
     json_out: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
     """Change a project's pool size, workflow, or how its worktrees are made ready."""
-    change = projects.SetupChange(
+    change = SetupChange(
         copy=tuple(copy or ()),
         setup=tuple(setup or ()),
         teardown=tuple(teardown or ()),
@@ -120,7 +122,7 @@ def update(
     _check_workflow(workflow)
     target = name or projects.infer().name
     project = projects.update(
-        target, pool_size=pool_size, workflow=workflow, setup=change, sync_interval=interval
+        target, pool_size=pool_size, workflow=workflow, setup=change.applied, sync_interval=interval
     )
     if json_out:
         emit_json(project._asdict())
@@ -173,4 +175,5 @@ COMMANDS: tuple[tuple[str, Callable[..., None]], ...] = (
     ("list", list_),
     ("update", update),
     ("remove", remove),
+    ("trust-setup", trust_setup),
 )

@@ -28,6 +28,7 @@ from orange.engine.tasks import check_deletable, delete_task
 from orange.errors import InvalidInput, NotFound
 from orange.home import host_name
 from orange.ops.launch import Harnesses
+from orange.store.history import task_history
 
 HELP = "Create, list, show and change tasks."
 
@@ -72,6 +73,10 @@ def create(
     ] = None,
     project: ProjectOpt = None,
     no_spawn: Annotated[bool, typer.Option("--no-spawn", help="Do not start an agent.")] = False,
+    base: Annotated[
+        str | None,
+        typer.Option("--base", help="Start the branch from BRANCH and merge it there."),
+    ] = None,
     json_out: JsonOpt = False,
 ) -> None:
     """Create a task, and start its agent unless --no-spawn."""
@@ -87,6 +92,7 @@ def create(
         agents=Harnesses(harness or "", review_harness or "", effort or "", review_effort or ""),
         spawn=not no_spawn,
         json_out=json_out,
+        base=base,
     )
 
 
@@ -127,13 +133,16 @@ def show(
 
     ref = locate(task, project)
     current = ref.store.get(ref.task_id)
-    history = ref.store.history(ref.task_id)
+    history = task_history(ref.store, ref.task_id)
     snap = ref.store.snapshot()
     is_trusted = trusted(snap, current)  # a local mark, never committed
-    active = is_active(snap, current)
-    elsewhere = running_elsewhere(current, active=active, here=host_name())
+    elsewhere = running_elsewhere(current, active=is_active(snap, current), here=host_name())
+    # The pool's modules only for `show`: `task update` and `list` never load them.
+    from orange.ops.workspaces import local_facts
+
+    facts = local_facts(ref.project, current)  # this host's: never committed
     if json_out:
-        obj = task_object(current, body=current.body)
+        obj = task_object(current, body=current.body) | facts
         if not is_trusted:
             obj["trusted"] = False
         if elsewhere:
@@ -141,7 +150,8 @@ def show(
         obj["history"] = [history_object(h) for h in history]
         emit_json(obj)
     else:
-        print_task(current, current.body, history, trusted=is_trusted, elsewhere=elsewhere)
+        shown = current.with_fields(**facts) if facts else current
+        print_task(shown, current.body, history, trusted=is_trusted, elsewhere=elsewhere)
 
 
 def log(
@@ -150,7 +160,7 @@ def log(
     """A task's history, from the commits of the tasks ref."""
 
     ref = locate(task, project)
-    history = ref.store.history(ref.task_id)
+    history = task_history(ref.store, ref.task_id)
     if json_out:
         emit_json({"id": ref.task_id, "history": [history_object(h) for h in history]})
         return

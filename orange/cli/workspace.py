@@ -40,8 +40,11 @@ def list_(project: ProjectOpt = None, json_out: JsonOpt = False) -> None:
         return
     for row in rows:
         holder = f"task {row['task']} ({row['branch']})" if row["task"] else "free"
+        if row["setting_up"]:
+            holder = f"task {row['task']} (setting up)"
         state = "" if row["exists"] else " (not created yet)"
-        typer.echo(f"{row['name']}\t{holder}{state}")
+        port = "" if row["port"] is None else f"\tport {row['port']}"
+        typer.echo(f"{row['name']}\t{holder}{state}{port}")
 
 
 def gc(

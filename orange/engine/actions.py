@@ -19,7 +19,6 @@ success.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from orange.engine.actionspec import ACTION_PARAMS
@@ -29,24 +28,45 @@ from orange.errors import HookFailed
 if TYPE_CHECKING:
     from orange.engine.engine import Engine
     from orange.engine.workflow import HookSpec, Workflow
-    from orange.store.store import Snapshot
+    from orange.store.store import C, Snapshot, TaskStore
     from orange.store.task import Task
 
 
-@dataclass
 class HookContext:
     """What an action sees.  In ``prepare``, ``task`` is the task as it will be
-    committed so far; in ``apply``, the task as committed."""
+    committed so far; in ``apply``, the task as committed.  (A plain class, built on
+    every move: see `orange.store.events.Change`.)"""
 
-    engine: Engine
-    spec: HookSpec
-    workflow: Workflow
-    before: Task
-    task: Task
-    options: Mapping[str, Any] = field(default_factory=dict)
-    snapshot: Snapshot | None = None
-    messages: list[str] = field(default_factory=list)
-    deferred: list[Callable[[], None]] = field(default_factory=list)
+    __slots__ = (
+        "before",
+        "deferred",
+        "engine",
+        "messages",
+        "options",
+        "snapshot",
+        "spec",
+        "task",
+        "workflow",
+    )
+
+    def __init__(
+        self,
+        engine: Engine,
+        spec: HookSpec,
+        workflow: Workflow,
+        before: Task,
+        task: Task,
+        options: Mapping[str, Any] | None = None,
+        snapshot: Snapshot | None = None,
+        messages: list[str] | None = None,
+        deferred: list[Callable[[], None]] | None = None,
+    ) -> None:
+        self.engine, self.spec, self.workflow = engine, spec, workflow
+        self.before, self.task = before, task
+        self.options: Mapping[str, Any] = {} if options is None else options
+        self.snapshot = snapshot
+        self.messages: list[str] = [] if messages is None else messages
+        self.deferred: list[Callable[[], None]] = [] if deferred is None else deferred
 
     def say(self, message: str) -> None:
         """A line for the user (the CLI prints it)."""
@@ -56,6 +76,41 @@ class HookContext:
         """Run ``effect`` after every other effect of this move and its records — for an
         effect that ends the calling process (an agent killing its own window)."""
         self.deferred.append(effect)
+
+
+class NotReady(Exception):  # a request to the engine, not an error: never reaches a user
+    """Raised by an action's ``prepare`` when the move needs work done before its commit
+    that must not hold the store's write lock (a new worktree's setup commands, which may
+    take minutes): the engine leaves the lock, calls ``ready`` — which either makes the
+    next ``prepare`` pass or raises, having undone what it prepared, to reject the move
+    with nothing written — and computes the move again (`commit_when_ready`); ``undo``
+    takes back what ``ready`` did if the move is then not committed after all."""
+
+    def __init__(self, ready: Callable[[], None], undo: Callable[[], None]) -> None:
+        super().__init__("not ready")
+        self.ready = ready
+        self.undo = undo
+
+
+_READY_TRIES = 3  # a second NotReady after `ready` means the ref moved meanwhile
+
+
+def commit_when_ready(store: TaskStore, compute: Callable[[Snapshot], C]) -> C:
+    """``store.commit(compute)``, doing between tries the work an action asked for with
+    `NotReady`, outside the lock (one task's setup never stops every other writer)."""
+    undo: list[Callable[[], None]] = []
+    try:
+        for _ in range(_READY_TRIES):
+            try:
+                return store.commit(compute)
+            except NotReady as pending:
+                undo.append(pending.undo)
+                pending.ready()
+        raise HookFailed("the move kept needing its worktree made ready; try again")
+    except BaseException:
+        for step in reversed(undo):
+            step()
+        raise
 
 
 class LocalRelease(Protocol):

@@ -11,8 +11,8 @@ commit changed.  The engine runs these inside the store's write lock, on the cur
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from types import MappingProxyType
+from typing import NamedTuple
 
 from orange.engine.actionspec import spawns
 from orange.engine.caller import Caller
@@ -30,20 +30,27 @@ from orange.store.store import now_iso
 from orange.store.task import Task
 
 
-@dataclass
 class Outcome:
-    """What a move or a respawn did."""
+    """What a move or a respawn did (a plain class, built on every move: see
+    `orange.store.events.Change`)."""
 
-    task: Task
-    from_status: str
-    to_status: str
-    commit: str | None
-    hook_errors: list[str] = field(default_factory=list)
-    messages: list[str] = field(default_factory=list)
+    __slots__ = ("commit", "from_status", "hook_errors", "messages", "task", "to_status")
+
+    def __init__(
+        self,
+        task: Task,
+        from_status: str,
+        to_status: str,
+        commit: str | None,
+        messages: list[str] | None = None,
+    ) -> None:
+        self.task, self.from_status, self.to_status = task, from_status, to_status
+        self.commit = commit
+        self.hook_errors: list[str] = []
+        self.messages: list[str] = [] if messages is None else messages
 
 
-@dataclass(frozen=True)
-class MovePlan:
+class MovePlan(NamedTuple):  # not a dataclass: see `Outcome`
     """A legal, gated move: ``before`` holds the body to commit, ``after`` the task as
     it will be written before the hook actions add their fields."""
 

@@ -31,8 +31,11 @@ def update_fields(
     copies: WorkingCopies | None = None,
     *,
     caller: Caller = HUMAN,
+    check: Callable[[Snapshot, Task], None] | None = None,
 ) -> Task:
-    """Set plain frontmatter fields (summary, branch, ...), one ``task.updated`` commit."""
+    """Set plain frontmatter fields (summary, branch, ...), one ``task.updated`` commit.
+    ``check`` runs on the tip the change is made on (a new branch's uniqueness,
+    `orange.store.listing.check_branch_unique`: only a rename loads the listing)."""
     caller.check_own(task_id, "edit")
     forbidden = sorted(ENGINE_FIELDS & changes.keys())
     if forbidden:
@@ -46,8 +49,8 @@ def update_fields(
         changes["summary"] = " ".join(str(changes["summary"]).split())
 
     def mutate(snap: Snapshot, task: Task) -> Task | None:
-        if "branch" in changes:
-            check_branch_unique(snap, task.project, str(changes["branch"]), task.id)
+        if check is not None:
+            check(snap, task)
         if all(task.fields.get(key) == value for key, value in changes.items()):
             return None
         return task.with_fields(**changes)
@@ -112,14 +115,3 @@ def _write(
         )
 
     return store.commit(compute).task
-
-
-def check_branch_unique(snap: Snapshot, project: str, branch: str, own_id: str | None) -> None:
-    for other in snap.tasks():
-        if not isinstance(other, Task) or other.id == own_id:
-            continue
-        if other.project == project and other.branch == branch:
-            raise InvalidInput(
-                f"branch {branch!r} is already used by task {other.id}",
-                hint="choose another branch name",
-            )

@@ -23,10 +23,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from orange.engine.actions import HookContext, LocalRelease, Registry
+from orange.engine.actions import HookContext, LocalRelease, Registry, commit_when_ready
 from orange.engine.caller import HUMAN, Caller
 from orange.engine.decide import (
     Outcome,
@@ -42,7 +41,7 @@ from orange.engine.definitions import require_trusted, trusted, workflow_of
 from orange.engine.notices import announce
 from orange.engine.ports import AgentProbe, Notifier, WorkingCopies
 from orange.engine.prompts import build_prompt
-from orange.engine.records import Written, fields_change, require
+from orange.engine.records import Acted, Written, fields_change, require
 from orange.engine.workflow import HookSpec, Workflow
 from orange.errors import InvalidInput, OrangeError, WorkflowError
 from orange.store.lock import attempt, exclusive
@@ -51,17 +50,6 @@ from orange.store.task import Task
 
 if TYPE_CHECKING:
     from orange.projects import Project
-
-
-@dataclass(frozen=True, kw_only=True)
-class Acted(Written):
-    """A commit that runs hook actions: what they need to take effect afterwards."""
-
-    before: Task
-    workflow: Workflow
-    hooks: tuple[HookSpec, ...]
-    messages: tuple[str, ...] = ()
-    untrusted: bool = False  # a human's cancel of a task whose definition is untrusted
 
 
 class Engine:
@@ -188,7 +176,7 @@ class Engine:
             )
 
         with self.busy(task_id):
-            return self._carry_out(self.store.commit(compute), opts)
+            return self._carry_out(commit_when_ready(self.store, compute), opts)
 
     def spawn(
         self,
@@ -272,7 +260,7 @@ class Engine:
             )
 
         with self.busy(task_id):
-            return self._carry_out(self.store.commit(compute), options)
+            return self._carry_out(commit_when_ready(self.store, compute), options)
 
     # Plain fields --------------------------------------------------------------------
     def ack(self, task_id: str) -> Task:

@@ -17,7 +17,8 @@ RUN_FIELD = "agent_run"  # a token per agent start: deaths are handled once per 
 DEAD_FIELD = "dead_run"  # "<run>@<status>": the death last handled
 
 # What a task is (set at creation, never changed) ...
-IDENTITY_FIELDS = frozenset({"id", "project", "workflow", "workflow_rev"})
+# ``base``: the branch the task's branch starts from and merges into (`task create --base`).
+IDENTITY_FIELDS = frozenset({"id", "project", "workflow", "workflow_rev", "base"})
 # ... and everything the engine alone changes: the status and its bookkeeping.
 ENGINE_FIELDS = IDENTITY_FIELDS | {"status", BASELINE_FIELD, RUN_FIELD, DEAD_FIELD}
 

@@ -9,8 +9,7 @@ with the state's respawn prompt, or nothing (the task shows the agent as dead).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Unpack
 
 from orange.engine.caller import ENGINE
 from orange.engine.decide import respawn_spec
@@ -19,7 +18,7 @@ from orange.engine.exitrules import Advance, Crash, DeadSessionDecision, MarkDea
 from orange.engine.exitrules import decide_dead_session as decide
 from orange.engine.fields import DEAD_FIELD, RUN_FIELD, baseline
 from orange.engine.notices import announce
-from orange.engine.records import Written, require
+from orange.engine.records import Written, WrittenArgs, require
 from orange.engine.workflow import Workflow
 from orange.errors import IllegalTransition, OrangeError
 from orange.store.store import Snapshot, now_iso
@@ -37,12 +36,22 @@ BUSY = "busy: a move of the task is being carried out"
 UNTRUSTED = "left alone: its workflow definition is not trusted on this host"
 
 
-@dataclass(frozen=True, kw_only=True)
 class Death(Written):
-    """The record of one agent death (or nothing), and what to do about it."""
+    """The record of one agent death (or nothing), and what to do about it (a plain
+    class: see `orange.store.events.Change`)."""
 
-    decision: DeadSessionDecision | None = None
-    status: str = ""
+    __slots__ = ("decision", "status")
+
+    def __init__(
+        self,
+        *,
+        decision: DeadSessionDecision | None = None,
+        status: str = "",
+        **written: Unpack[WrittenArgs],
+    ) -> None:
+        super().__init__(**written)
+        self.decision = decision
+        self.status = status
 
 
 def handle_dead_session(engine: Engine, task_id: str, *, expect_status: str | None = None) -> str:

@@ -7,12 +7,15 @@ the engine's compute results for a single task (the status moves extend `Written
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from typing import TYPE_CHECKING, Required, Unpack
 
 from orange.errors import NotFound
-from orange.store.events import Change
+from orange.store.events import Change, ChangeArgs
 from orange.store.store import Snapshot, now_iso
 from orange.store.task import Task
+
+if TYPE_CHECKING:
+    from orange.engine.workflow import HookSpec, Workflow
 
 
 def require(snap: Snapshot, task_id: str) -> Task:
@@ -23,11 +26,21 @@ def require(snap: Snapshot, task_id: str) -> Task:
     return task
 
 
-@dataclass(frozen=True, kw_only=True)
 class Written(Change):
-    """A change to one task, and the task as it is after it."""
+    """A change to one task, and the task as it is after it (a plain class: see
+    `Change`)."""
 
-    task: Task
+    __slots__ = ("task",)
+
+    def __init__(self, *, task: Task, **change: Unpack[ChangeArgs]) -> None:
+        super().__init__(**change)
+        self.task = task
+
+
+class WrittenArgs(ChangeArgs, total=False):
+    """`Written`'s arguments, for the engine's records that extend it."""
+
+    task: Required[Task]
 
 
 def unchanged(task: Task) -> Written:
@@ -52,3 +65,25 @@ def fields_change(
         actor=actor,
         task=new,
     )
+
+
+class Acted(Written):
+    """A commit that runs hook actions: what they need to take effect afterwards (a
+    plain class: see `orange.store.events.Change`).  ``untrusted``: a human's cancel
+    of a task whose definition is untrusted."""
+
+    __slots__ = ("before", "hooks", "messages", "untrusted", "workflow")
+
+    def __init__(
+        self,
+        *,
+        before: Task,
+        workflow: Workflow,
+        hooks: tuple[HookSpec, ...],
+        messages: tuple[str, ...] = (),
+        untrusted: bool = False,
+        **written: Unpack[WrittenArgs],
+    ) -> None:
+        super().__init__(**written)
+        self.before, self.workflow, self.hooks = before, workflow, hooks
+        self.messages, self.untrusted = messages, untrusted

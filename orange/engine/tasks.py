@@ -11,12 +11,12 @@ from typing import TYPE_CHECKING, Any
 
 from orange.engine.caller import HUMAN, Caller
 from orange.engine.definitions import is_active, workflow_of, workflow_rev, workflow_writes
-from orange.engine.edits import check_branch_unique
 from orange.engine.records import Written, require
 from orange.errors import InvalidInput, NotPermitted
 from orange.home import host_name
 from orange.store import layout
 from orange.store.branches import check_branch_name
+from orange.store.listing import check_branch_unique
 from orange.store.store import Snapshot, TaskStore, now_iso
 from orange.store.task import Task, ordered
 

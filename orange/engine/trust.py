@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from functools import cache
 from importlib.util import find_spec
 from pathlib import Path
@@ -159,13 +159,7 @@ def _local_files() -> frozenset[str]:
     stamp = tuple((str(p), _stamp(p)) for p in paths)
     known = _memo.get(str(folder))
     if known is None or known[0] != stamp:
-        hashes = set()
-        for path in paths:
-            try:
-                hashes.add(definition_hash(path.read_text(encoding="utf-8")))
-            except (OSError, UnicodeDecodeError):
-                continue  # an unreadable file trusts nothing
-        known = (stamp, frozenset(hashes))
+        known = (stamp, file_hashes(paths))
         _memo[str(folder)] = known
     return known[1]
 
@@ -188,14 +182,28 @@ def _lines(name: str) -> list[str]:
 
 
 # --- Trust sets handed to the replay checker (`orange.engine.replay`) ----------------
+def file_hashes(paths: Iterable[Path]) -> frozenset[str]:
+    """The hashes of definition files, each read as Orange reads a definition it commits
+    (UTF-8 text, line endings as Python reads them), so a file trusts exactly the text
+    a task made from it carries, whichever line endings it was saved with.  An
+    unreadable file trusts nothing."""
+    hashes = set()
+    for path in paths:
+        try:
+            hashes.add(definition_hash(path.read_text(encoding="utf-8")))
+        except (OSError, UnicodeDecodeError):
+            continue
+    return frozenset(hashes)
+
+
 def directory_hashes(directory: Path) -> frozenset[str]:
-    """The hashes of the ``*.yml`` files of ``directory`` (bytes as stored: a file is
-    trusted exactly as written, never re-encoded).  A missing directory trusts none."""
+    """The hashes of the ``*.yml`` files of ``directory`` (`file_hashes`).  A missing
+    directory trusts none."""
     try:
         paths = sorted(directory.glob("*.yml"))
-        return frozenset(hashlib.sha256(path.read_bytes()).hexdigest() for path in paths)
     except OSError:
         return frozenset()
+    return file_hashes(paths)
 
 
 def trusting(extra: frozenset[str]) -> Callable[[str], bool]:

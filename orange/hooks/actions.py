@@ -18,24 +18,19 @@ from orange.engine.caller import ENGINE, ROLE_VARIABLE, TASK_VARIABLE
 from orange.engine.decide import worker_spawn_spec
 from orange.engine.definitions import Definitions
 from orange.errors import HookFailed, OrangeError
-from orange.home import host_name, orange_home
-from orange.hooks import bindings, snapshots, workcopy, workspace
+from orange.home import orange_home
+from orange.hooks import bindings, ready, workcopy, workspace
 from orange.hooks import harness as harnesses
 from orange.hooks import watcher as monitor
 from orange.hooks.ending import end
 from orange.hooks.git import git
 from orange.hooks.github import create_pr
 from orange.hooks.places import WORKER, reviewer_window
+from orange.hooks.pool_actions import AcquireWorkspace, ReleaseWorkspace, project_of
 from orange.hooks.tmux import Tmux
 from orange.hooks.workspace import PoolFull
-from orange.projects import Project
+from orange.store import listing
 from orange.store.task import Task
-
-
-def _project(ctx: HookContext) -> Project:
-    if ctx.engine.project is None:
-        raise HookFailed("this action needs a registered project")
-    return ctx.engine.project
 
 
 def _worktree(task: Task) -> Path:
@@ -72,74 +67,6 @@ def agent_env(task: Task, agent_role: str) -> dict[str, str]:
     if bin_dir not in path.split(os.pathsep):
         env["PATH"] = os.pathsep.join(p for p in (bin_dir, path) if p)
     return env
-
-
-class AcquireWorkspace(Action):
-    name = "acquire_workspace"
-
-    def prepare(self, ctx: HookContext) -> dict[str, Any]:
-        project = _project(ctx)
-        task = ctx.task
-        assert ctx.snapshot is not None
-        if task.project != project.name:
-            raise HookFailed(f"task {task.id} names project {task.project!r}, not {project.name}")
-        choice = workspace.choose(ctx.snapshot, project, task)
-        workspace.ensure_worktree(project, choice.path)
-        workspace.checkout_branch(project, choice.path, task.branch, ctx.messages)
-        excludes = (workcopy.COPY, workcopy.ALT_COPY, *harnesses.EXCLUDES)
-        workspace.add_excludes(project, excludes)
-        bound = task.with_fields(workspace=choice.name, host=host_name())
-        workcopy.write_fresh(bound, choice.path)
-        if workcopy.copy_name(choice.path) != workcopy.COPY:
-            ctx.say(
-                f"note: {project.name} tracks its own TASK.md; Orange's task file in "
-                f"{choice.name} is {workcopy.ALT_COPY}"
-            )
-        for name in {task.str_field("harness"), task.str_field("review_harness")} - {""}:
-            try:
-                harnesses.resolve(name).setup(choice.path)
-            except OrangeError:
-                pass  # spawning reports a missing harness with its own clear error
-        # Recorded before the commit, under the store's lock, so the next task's choice
-        # sees the worktree taken; a move that is then not committed leaves a record
-        # the ref does not agree with, which counts for nothing (`bindings`).
-        bindings.record(task.project, task.id, workspace=choice.name)
-        return {"workspace": choice.name, "host": host_name()}
-
-
-class ReleaseWorkspace(Action):
-    """Unbind the worktree; never spawns; never loses work (DESIGN §5)."""
-
-    name = "release_workspace"
-
-    def prepare(self, ctx: HookContext) -> dict[str, Any]:
-        # Only a worktree this host bound: a `workspace` from the ref alone is never
-        # reset (the field is cleared, nothing on disk is touched).
-        path = bindings.workspace_of(ctx.before)
-        if path is None or not path.is_dir():
-            return {"workspace": None} if ctx.before.str_field("workspace") else {}
-
-        project = _project(ctx)
-        unsaved = snapshots.unsaved_work(project, path, ctx.before.branch)
-        if unsaved:
-            if not ctx.options.get("force"):
-                raise HookFailed(
-                    f"task {ctx.before.id} has unsaved work in {path}: {unsaved}",
-                    hint="commit and merge or push it, or pass --force to save it under "
-                    f"refs/orange/snapshots/{ctx.before.id}/ first",
-                )
-            ref = snapshots.save(project, path, ctx.before)
-            ctx.say(
-                f"saved the work of task {ctx.before.id} as {ref} "
-                f"(restore it with `orange task restore {ctx.before.id}`)"
-            )
-        return {"workspace": None}
-
-    def apply(self, ctx: HookContext) -> None:
-        path = bindings.workspace_of(ctx.before)
-        if path is not None and path.is_dir():
-            workspace.reset(_project(ctx), path)
-        bindings.record(ctx.before.project, ctx.before.id, workspace="")
 
 
 class SpawnAgent(Action):
@@ -232,7 +159,12 @@ def start_agent(
     effort_key = "review_effort" if role == "reviewer" else "effort"
     effort = task.str_field(effort_key) or None
     argv = harness.command(prompt, role=role, effort=effort)  # type: ignore[arg-type]
-    tmux.start(session, window, argv, cwd=worktree, env=agent_env(task, agent_role))
+    env = agent_env(task, agent_role)
+    project = ctx.engine.project
+    port = None if project is None else ready.port_of(project, worktree.name)
+    if port is not None:
+        env["ORANGE_PORT"] = str(port)  # the slot's port, as its setup commands saw it
+    tmux.start(session, window, argv, cwd=worktree, env=env)
 
     monitor.install_tmux_hooks()
     monitor.ensure_running()
@@ -296,12 +228,12 @@ class SpawnNext(Action):
     def apply(self, ctx: HookContext) -> None:
 
         engine = ctx.engine
-        project = _project(ctx)
+        project = project_of(ctx)
         snap = engine.store.snapshot()
         known = Definitions(snap)
         pending = [
             t
-            for t in snap.tasks()
+            for t in listing.tasks(snap)
             if isinstance(t, Task)
             and t.project == project.name
             and t.id != ctx.task.id
@@ -327,7 +259,7 @@ class PushBranch(Action):
     name = "push_branch"
 
     def apply(self, ctx: HookContext) -> None:
-        project = _project(ctx)
+        project = project_of(ctx)
         if not workspace.has_origin(project.path):
             raise HookFailed("no remote named origin to push to")
         git("push", "--quiet", "origin", f"refs/heads/{ctx.task.branch}", cwd=project.path)
@@ -337,7 +269,7 @@ class DeleteRemoteBranch(Action):
     name = "delete_remote_branch"
 
     def apply(self, ctx: HookContext) -> None:
-        project = _project(ctx)
+        project = project_of(ctx)
         branch = ctx.task.branch
         if not workspace.has_origin(project.path):
             return
@@ -351,7 +283,7 @@ class CreatePr(Action):
 
     def apply(self, ctx: HookContext) -> None:
 
-        url = create_pr(_project(ctx), ctx.task)
+        url = create_pr(project_of(ctx), ctx.task)
         ctx.engine.set_fields(ctx.task.id, {"pr_url": url}, "task.updated", "pr_url")
         ctx.say(f"opened {url}")
 

@@ -20,6 +20,7 @@ from orange.hooks import bindings
 from orange.hooks.places import pool_path
 from orange.hooks.tmux import Tmux
 from orange.projects import Project
+from orange.store import listing
 from orange.store.store import Snapshot, TaskStore, now_iso
 from orange.store.task import Task
 
@@ -60,7 +61,7 @@ def _adoptable(snap: Snapshot, project: str, live: set[str]) -> list[Task]:
     recorded = bindings.all_records(project)
     taken = {r.workspace for r in recorded} | {r.session for r in recorded}
     found = []
-    for task in snap.tasks():
+    for task in listing.tasks(snap):
         if not isinstance(task, Task) or task.project != project:
             continue
         if task.str_field("host") not in ("", me) or not known.task_is_active(task):

@@ -50,7 +50,7 @@ def create_pr(project: Project, task: Task) -> str:
         "--head",
         task.branch,
         "--base",
-        project.default_branch,
+        workspace.base_of(project, task),
         cwd=project.path,
     )
     url = out.splitlines()[-1].strip() if out else ""

@@ -4,7 +4,8 @@ The engine calls `DetachedNotifier.send` right after the commit that made a task
 for a human (or set its ``attention``).  Each (commit, event) is claimed once in a
 local record, ``$ORANGE_HOME/notify/sent/<commit>.<event>`` (one empty file each,
 created exclusively, so the CLI, the monitor and a git hook racing on the same commit
-notify once between them), then sent from a detached child process
+notify once between them; only the newest `KEEP` records are kept), then sent from a
+detached child process
 (``python -m orange.hooks.notices BODY``): a slow or hanging webhook never delays a
 move, and nothing a channel does can fail one.
 
@@ -22,6 +23,7 @@ import os
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 from typing import NamedTuple
 
 from orange.engine.ports import Notice
@@ -30,6 +32,11 @@ from orange.home import load_config, orange_home
 from orange.store.task import Task
 
 WEBHOOK_TIMEOUT = 10.0  # seconds the detached child gives a webhook
+# Records of sent notifications kept: a commit is announced again only by drivers
+# racing on it (seconds apart), so the newest thousand are plenty.  The folder is
+# pruned back to KEEP once it holds PRUNE_AT: each claim lists it, one in a hundred prunes.
+KEEP = 1000
+PRUNE_AT = 1100
 
 
 class Settings(NamedTuple):
@@ -96,7 +103,24 @@ def claim(commit: str, event: str) -> bool:
         os.close(os.open(folder / f"{commit}.{event}", os.O_CREAT | os.O_EXCL | os.O_WRONLY))
     except FileExistsError:
         return False
+    prune(folder)
     return True
+
+
+def prune(folder: Path) -> None:
+    """Remove all but the newest `KEEP` records once the folder holds `PRUNE_AT`."""
+    with os.scandir(folder) as found:
+        entries = list(found)
+    if len(entries) < PRUNE_AT:
+        return
+    ages = []
+    for entry in entries:
+        try:
+            ages.append((entry.stat().st_mtime_ns, entry.name))
+        except FileNotFoundError:  # pruned meanwhile by another claim
+            continue
+    for _, name in sorted(ages)[: max(len(ages) - KEEP, 0)]:
+        (folder / name).unlink(missing_ok=True)
 
 
 def dispatch(payload: Message) -> None:

@@ -21,13 +21,14 @@ import shutil
 import signal
 import subprocess
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
+from orange.engine.caller import ROLE_VARIABLE
 from orange.errors import InvalidInput, OrangeError
-from orange.hooks.git import git
-from orange.projects import Project, check_glob
+from orange.hooks.git import git, no_git_env
+from orange.project_setup import check_glob
+from orange.projects import Project
 from orange.store.taskfile import parse_header
 
 REPO_FILE = ".orange/worktree.yml"
@@ -39,8 +40,7 @@ class SetupFailed(OrangeError):
     """A setup command exited non-zero or ran past its timeout."""
 
 
-@dataclass(frozen=True)
-class Settings:
+class Settings(NamedTuple):  # not a dataclass: built on a move's path (engine.workflow)
     """What to do to a worktree: the project's local settings, merged with the
     repository file's (its commands only when trusted)."""
 
@@ -51,8 +51,7 @@ class Settings:
     port_stride: int = 10
 
 
-@dataclass(frozen=True)
-class RepoFile:
+class RepoFile(NamedTuple):  # not a dataclass: as Settings
     """``.orange/worktree.yml`` as read from a checkout."""
 
     text: str
@@ -193,7 +192,7 @@ def run_commands(
             process = subprocess.Popen(
                 ["sh", "-c", command],
                 cwd=cwd,
-                env={**os.environ, **env},
+                env=_command_env(env),
                 stdin=subprocess.DEVNULL,
                 stdout=out,
                 stderr=subprocess.STDOUT,
@@ -201,9 +200,11 @@ def run_commands(
             )
             try:
                 status = process.wait(timeout=timeout)
-            except subprocess.TimeoutExpired:
+            except BaseException as exc:  # a timeout, or the user's Ctrl-C: stop it all
                 os.killpg(process.pid, signal.SIGKILL)
                 process.wait()
+                if not isinstance(exc, subprocess.TimeoutExpired):
+                    raise
                 raise SetupFailed(
                     f"{what} command {command!r} ran past {timeout:g} s and was stopped",
                     hint=f"see {log}",
@@ -212,3 +213,12 @@ def run_commands(
             raise SetupFailed(
                 f"{what} command {command!r} exited with status {status}", hint=f"see {log}"
             )
+
+
+def _command_env(extra: Mapping[str, str]) -> dict[str, str]:
+    """Orange's environment for a setup command, without what would make it act as
+    someone else: git's hook variables (a move made from a git hook) and an agent's
+    role (a move an agent made that started the next task's setup)."""
+    env = no_git_env(extra)
+    env.pop(ROLE_VARIABLE, None)
+    return env

@@ -13,8 +13,11 @@ from orange.store.snapshots import add_snapshot, list_snapshots
 from orange.store.task import Task
 
 
-def unsaved_work(project: Project, worktree: Path, branch: str, *, commits: bool = True) -> str:
-    """A description of what releasing the worktree would lose, or ``""``."""
+def unsaved_work(
+    project: Project, worktree: Path, branch: str, *, commits: bool = True, base: str = ""
+) -> str:
+    """A description of what releasing the worktree would lose, or ``""`` (commits
+    count when on no remote branch and not in the default branch, nor in ``base``)."""
     problems = []
     status = git("status", "--porcelain", cwd=worktree)
     if status:
@@ -26,11 +29,13 @@ def unsaved_work(project: Project, worktree: Path, branch: str, *, commits: bool
             "rev-parse", "--verify", "--quiet", f"refs/heads/{project.default_branch}", cwd=worktree
         ):
             exclude.append(f"refs/heads/{project.default_branch}")
+        if base and git_ok("rev-parse", "--verify", "--quiet", f"refs/heads/{base}", cwd=worktree):
+            exclude.append(f"refs/heads/{base}")
         count = int(git("rev-list", "--count", "HEAD", "--not", *exclude, cwd=worktree))
         if count:
             problems.append(
                 f"{count} commit{'s' if count != 1 else ''} on {branch} neither merged into "
-                f"{project.default_branch} nor pushed"
+                f"{base or project.default_branch} nor pushed"
             )
     return " and ".join(problems)
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from orange.errors import HookFailed, OrangeError
-from orange.hooks import bindings, snapshots, workspace
+from orange.hooks import bindings, ready, snapshots, workspace
 from orange.hooks.git import git
 from orange.hooks.places import pool_path
 from orange.hooks.tmux import Tmux
@@ -59,6 +59,9 @@ def release_local(project: Project, task: Task, *, force: bool = False) -> list[
             tmux.kill_session(rec.session)
             said.append(f"killed tmux session {rec.session}")
     if path is not None:
+        failed = ready.tear_down(project, task.id, path)  # the host's own settings' teardown
+        if failed:
+            said.append(f"warning: {failed}")
         workspace.reset(project, path)
         said.append(f"released workspace {path.name}")
     bindings.record(project.name, task.id, workspace="", session="", run="")

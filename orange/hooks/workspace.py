@@ -13,11 +13,13 @@ from pathlib import Path
 from typing import NamedTuple
 
 from orange.engine.definitions import Definitions
-from orange.errors import HookFailed
-from orange.hooks import bindings, workcopy
+from orange.errors import HookFailed, InvalidInput
+from orange.hooks import bindings, settingup, workcopy
 from orange.hooks.git import GitFailed, git, git_ok
 from orange.hooks.places import pool_name, workspace_path
 from orange.projects import Project
+from orange.store import listing
+from orange.store.branches import check_branch_name
 from orange.store.store import Snapshot
 from orange.store.task import Task
 
@@ -26,7 +28,7 @@ def holders(snap: Snapshot, project: str) -> dict[str, str]:
     """Workspace name → id of the active task this host bound it to."""
     held: dict[str, str] = {}
     known = Definitions(snap)
-    for task in snap.tasks():
+    for task in listing.tasks(snap):
         if not isinstance(task, Task) or task.project != project:
             continue
         if not task.str_field("workspace") or not known.task_is_active(task):
@@ -34,6 +36,8 @@ def holders(snap: Snapshot, project: str) -> dict[str, str]:
         path = bindings.workspace_of(task)
         if path is not None:
             held[path.name] = task.id
+    for mark in settingup.live(project):  # a slot being set up, its move not committed yet
+        held.setdefault(mark.workspace, mark.task)
     return held
 
 
@@ -48,9 +52,10 @@ def choose(snap: Snapshot, project: Project, task: Task) -> Choice:
     if current is not None:
         return Choice(current.name, current)
     held = holders(snap, project.name)
-    for n in range(1, project.pool_size + 1):
-        name = pool_name(project.name, n)
-        if name not in held:
+    names = [pool_name(project.name, n) for n in range(1, project.pool_size + 1)]
+    # The slot this task's own setup is readying first (the move computed again).
+    for name in sorted(names, key=lambda name: held.get(name) != task.id):
+        if held.get(name) in (None, task.id):
             return Choice(name, workspace_path(name))
     taken = ", ".join(f"{name} (task {task_id})" for name, task_id in sorted(held.items()))
     raise PoolFull(
@@ -78,9 +83,42 @@ def ensure_worktree(project: Project, path: Path) -> None:
     git("worktree", "add", "--detach", str(path), base, cwd=project.path)
 
 
-def checkout_branch(project: Project, path: Path, branch: str, say: list[str]) -> None:
+def base_of(project: Project, task: Task) -> str:
+    """The branch ``task`` starts from and merges into: its ``base`` (set at creation
+    with ``--base``; checked again here, since the ref is shared data), else the
+    project's default branch."""
+    base = task.str_field("base")
+    if not base:
+        return project.default_branch
+    try:
+        return check_branch_name(base)
+    except InvalidInput as exc:
+        raise HookFailed(f"task {task.id} has a bad base: {exc.message}") from None
+
+
+def check_base(project: Project, base: str, say: list[str]) -> None:
+    """At ``task create --base``: the branch exists here or on origin (fetched first)."""
+    check_branch_name(base)
+    if has_origin(project.path):
+        try:
+            git("fetch", "--quiet", "origin", cwd=project.path)
+        except GitFailed as exc:
+            say.append(f"warning: could not fetch origin ({exc.message}); using local refs")
+    if not (
+        _has_ref(project.path, f"refs/heads/{base}")
+        or _has_ref(project.path, f"refs/remotes/origin/{base}")
+    ):
+        raise InvalidInput(
+            f"no branch {base!r} in {project.name}, here or on origin",
+            hint="give an existing branch to --base (see `git branch -a`)",
+        )
+
+
+def checkout_branch(
+    project: Project, path: Path, branch: str, say: list[str], base: str | None = None
+) -> None:
     """Put ``branch`` in the worktree: the local branch, else the remote one, else a new
-    branch from the up-to-date default branch."""
+    branch from the up-to-date ``base`` (default: the default branch)."""
     current = git("symbolic-ref", "--quiet", "--short", "HEAD", cwd=path, check=False)
     if current == branch:
         return
@@ -112,23 +150,23 @@ def checkout_branch(project: Project, path: Path, branch: str, say: list[str]) -
         elif remote and _has_ref(project.path, f"refs/remotes/origin/{branch}"):
             git("checkout", "--quiet", "-b", branch, "--track", f"origin/{branch}", cwd=path)
         else:
-            base = _fresh_base(project, remote)
-            git("checkout", "--quiet", "--no-track", "-b", branch, base, cwd=path)
+            start = _fresh_base(project, remote, base or project.default_branch)
+            git("checkout", "--quiet", "--no-track", "-b", branch, start, cwd=path)
     except GitFailed as exc:
         raise HookFailed(f"could not check out {branch} in {path.name}: {exc.message}") from None
 
 
-def _fresh_base(project: Project, remote: bool) -> str:
-    """Where a new branch starts: the default branch as up to date as it gets here.
+def _fresh_base(project: Project, remote: bool, base: str) -> str:
+    """Where a new branch starts: ``base`` as up to date as it gets here.
 
-    ``origin/<default>`` when the local branch is missing or only behind it (someone
+    ``origin/<base>`` when the local branch is missing or only behind it (someone
     else pushed); the local branch when it has commits of its own (ahead or diverged),
     which a new task must not silently leave out.
     """
-    local = f"refs/heads/{project.default_branch}"
-    tracking = f"refs/remotes/origin/{project.default_branch}"
+    local = f"refs/heads/{base}"
+    tracking = f"refs/remotes/origin/{base}"
     if not remote or not _has_ref(project.path, tracking):
-        return project.default_branch
+        return base
     if not _has_ref(project.path, local):
         return tracking
     if git_ok("merge-base", "--is-ancestor", local, tracking, cwd=project.path):

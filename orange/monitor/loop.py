@@ -41,6 +41,7 @@ from orange.hooks.bindings import session_of
 from orange.hooks.places import agent_window
 from orange.hooks.tmux import PaneInfo, Tmux
 from orange.hooks.watcher import lock_path, write_status
+from orange.store import listing
 from orange.store.lock import attempt
 from orange.store.store import Snapshot, TaskStore, now_iso
 from orange.store.task import Task
@@ -135,7 +136,7 @@ def verify_forgeries(name: str, store: TaskStore) -> None:
 
 def _local_active(snap: Snapshot, known: Definitions, project: str) -> Iterator[tuple[Task, str]]:
     """The project's active tasks whose agent this host started, with its session."""
-    for task in snap.tasks():
+    for task in listing.tasks(snap):
         if not isinstance(task, Task) or task.project != project:
             continue
         if not task.str_field("tmux_session") or not known.task_is_active(task):

@@ -1,7 +1,8 @@
-"""Claude Code's stop hook for Orange (seed 003): ``python -P -m orange.ops.claude_stop``.
+"""The stop hook of Claude Code and codex for Orange (seed 003):
+``python -P -m orange.ops.claude_stop``.
 
-`orange install --harness claude` registers a two-line shell shim that execs this
-module.  When the agent stops, it reads ``.orange-task`` in the project directory
+`orange install --harness claude` (or ``codex``) registers a two-line shell shim that
+execs this module.  When the agent stops, it reads ``.orange-task`` in the project directory
 (``{"id": ..., "outcome": "passed"|"stuck", "reason": ...}``) and reports the outcome:
 ``orange task complete ID`` or ``orange task stuck ID --reason ...``, with the id and
 reason as arguments, never through a shell.  After a successful report the outcome is
@@ -11,13 +12,17 @@ In the self-review workflow the outcome file is the agent's artifact (seed 003):
 Orange's worker of such a task is ``working``, a stop with the file missing or invalid,
 or with a report Orange refused, exits with Claude Code's "keep going" status (2: the
 stop is blocked and stderr is shown to the agent; https://code.claude.com/docs/en/hooks)
-and one message saying exactly what is missing.  Any other stop exits 0: a session
+and one message saying exactly what is missing.  Codex treats a Stop hook's exit 2 the
+same way: the stop is blocked and stderr becomes the agent's next prompt
+(https://developers.openai.com/codex/hooks; codex-rs/hooks/src/events/stop.rs).  Claude
+Code names the project in ``CLAUDE_PROJECT_DIR``; codex runs the hook in the session's
+directory, which is the worktree.  Any other stop exits 0: a session
 that is not an Orange worker (no ``ORANGE_TASK_ID``/``ORANGE_AGENT_ROLE=worker``), a
 task of another workflow (its worker stops between turns and waits for a
 notification), or a task that has already left ``working``.  A failure of the hook
 itself never keeps the agent running.
 
-It imports nothing of Orange: it runs on every stop of every Claude session.
+It imports nothing of Orange: it runs on every stop of every Claude Code or codex session.
 """
 
 from __future__ import annotations
@@ -29,7 +34,7 @@ import sys
 from pathlib import Path
 
 STATE_FILE = ".orange-task"
-KEEP_GOING = 2  # Claude Code: exit 2 from a Stop hook blocks the stop
+KEEP_GOING = 2  # Claude Code and codex: exit 2 from a Stop hook blocks the stop
 # Design choice: the workflows whose worker reports through the outcome file are named
 # here, since this hook runs outside Orange and reads only `orange task show --json`.
 # A user workflow that follows seed 003 under another name gets no blocking stop.

@@ -1,8 +1,9 @@
 """``orange install``: teach the installed coding agents Orange's protocol.
 
 For each harness it writes two skills (the task protocol for workers and reviewers, and
-the orchestrator's) where that agent looks for user skills, and for Claude Code also
-allows the ``orange`` command and registers the seed-003 stop hook.  Every write is
+the orchestrator's) where that agent looks for user skills; for Claude Code it also
+allows the ``orange`` command, and for Claude Code and codex it registers the seed-003
+stop hook.  Every write is
 idempotent: a file whose content is already right is reported "unchanged" and not
 touched; JSON settings are merged, never replaced.
 
@@ -22,6 +23,14 @@ Claude Code settings (``~/.claude/settings.json``): ``permissions.allow`` gets
 ``Bash(orange:*)`` (https://code.claude.com/docs/en/permissions), and ``hooks.Stop``
 gets ``{"hooks": [{"type": "command", "command": ...}]}`` (no matcher: Stop does not
 use one; https://code.claude.com/docs/en/hooks).
+
+codex (``~/.codex/hooks.json``, https://developers.openai.com/codex/hooks): ``hooks.Stop``
+gets the same group.  Codex runs a command hook as ``$SHELL -lc COMMAND`` in the
+session's directory with the event as JSON on stdin, and a Stop hook that exits 2 with
+a message on stderr blocks the stop and hands the message to the agent as its next
+prompt (codex-rs/hooks/src/engine/command_runner.rs and src/events/stop.rs).  Codex
+runs a hook it does not manage only once a person has trusted it in ``/hooks`` (trust
+is kept per hook definition, which Orange keeps byte-stable).
 """
 
 from __future__ import annotations
@@ -46,6 +55,24 @@ SKILL_DIRS: dict[str, str] = {
     "codex": ".agents/skills",
 }
 STOP_HOOK = "orange-stop.sh"
+# Where each harness with a stop hook keeps Orange's shim and its hook settings file.
+STOP_HOOKS: dict[str, tuple[str, str]] = {
+    "claude": (".claude/hooks", ".claude/settings.json"),
+    "codex": (".codex/hooks", ".codex/hooks.json"),
+}
+TOOL_NAMES = {"claude": "Claude Code", "codex": "codex"}
+CODEX_TRUST = (
+    "codex runs Orange's stop hook only once you trust it: open /hooks in codex and "
+    "trust orange-stop.sh (once; again only if the hook changes)"
+)
+
+
+def notes(results: list[tuple[Path, Outcome]]) -> list[str]:
+    """What a person still has to do after ``results``: trusting a newly written
+    codex hook in codex itself (https://developers.openai.com/codex/hooks)."""
+    codex = Path(STOP_HOOKS["codex"][1]).parts
+    written = [path for path, outcome in results if outcome == "written"]
+    return [CODEX_TRUST] if any(path.parts[-2:] == codex for path in written) else []
 
 
 def _orange_bin() -> str:
@@ -53,12 +80,12 @@ def _orange_bin() -> str:
     return str(beside) if beside.exists() else "orange"
 
 
-def stop_hook_script() -> str:
-    """The shell shim Claude Code runs on stop: it execs `orange.ops.claude_stop` with
+def stop_hook_script(harness: str = "claude") -> str:
+    """The shell shim ``harness`` runs on stop: it execs `orange.ops.claude_stop` with
     this Python and this ``orange``."""
     return (
         "#!/bin/sh\n"
-        "# Orange stop hook for Claude Code (seed 003); installed by `orange install`.\n"
+        f"# Orange stop hook for {TOOL_NAMES[harness]} (seed 003); installed by `orange install`.\n"
         "# Reports the outcome in .orange-task: see orange/ops/claude_stop.py.\n"
         f"exec {shlex.quote(sys.executable)} -P -m orange.ops.claude_stop "
         f"{shlex.quote(_orange_bin())} || exit 0\n"
@@ -90,23 +117,27 @@ def install(harness: str | None = None, *, home: Path | None = None) -> list[tup
         skills = home / SKILL_DIRS[name]
         for skill in SKILLS:
             results.append(_write_skill(skills / skill.name / "SKILL.md", skill))
-        if name == "claude":
-            results.extend(_install_claude(home))
+        if name in STOP_HOOKS:
+            results.extend(_install_stop_hook(home, name))
     return results
 
 
-def _install_claude(home: Path) -> list[tuple[Path, Outcome]]:
-    script = home / ".claude" / "hooks" / STOP_HOOK
-    results = [_write(script, stop_hook_script(), mode=0o755)]
-    settings = home / ".claude" / "settings.json"
+def _install_stop_hook(home: Path, harness: str) -> list[tuple[Path, Outcome]]:
+    """The stop hook's shim and its entry under ``hooks.Stop`` in the harness's settings
+    (for Claude Code also the permission to run ``orange``), merged, never replaced."""
+    folder, settings_file = STOP_HOOKS[harness]
+    script = home / folder / STOP_HOOK
+    results = [_write(script, stop_hook_script(harness), mode=0o755)]
+    settings = home / settings_file
     data = _read_json(settings)
     before = json.dumps(data, sort_keys=True)
-    permissions = _mapping(data, "permissions", settings)
-    allow = permissions.setdefault("allow", [])
-    if not isinstance(allow, list):
-        raise InvalidInput(f"{settings}: permissions.allow: must be a list")
-    if ORANGE_PERMISSION not in allow:
-        allow.append(ORANGE_PERMISSION)
+    if harness == "claude":
+        permissions = _mapping(data, "permissions", settings)
+        allow = permissions.setdefault("allow", [])
+        if not isinstance(allow, list):
+            raise InvalidInput(f"{settings}: permissions.allow: must be a list")
+        if ORANGE_PERMISSION not in allow:
+            allow.append(ORANGE_PERMISSION)
     hooks = _mapping(data, "hooks", settings)
     stop = hooks.setdefault("Stop", [])
     if not isinstance(stop, list):

@@ -17,7 +17,7 @@ from orange.engine.engine import Engine
 from orange.engine.tasks import create_task, initial_status
 from orange.errors import InvalidInput, OrangeError
 from orange.hooks import harness as harnesses
-from orange.hooks.workspace import PoolFull
+from orange.hooks.workspace import PoolFull, check_base
 from orange.store.task import Task
 
 
@@ -52,14 +52,18 @@ def create_and_spawn(
     status: str | None = None,
     agents: Harnesses = Harnesses(),
     spawn: bool = True,
+    base: str | None = None,
 ) -> Launch:
-    """Create a task in ``engine``'s project, then start its agent (``spawn``)."""
+    """Create a task in ``engine``'s project, then start its agent (``spawn``); its
+    branch starts from ``base`` (checked to exist, after a fetch) when given."""
     if engine.project is None:
         raise InvalidInput("a task is created in a registered project")
     workflow = load_named(engine.project.workflow)
     will_spawn = spawn and can_start(workflow, initial_status(workflow, status, summary))
     worker, reviewer = _check_harnesses(agents, will_spawn)
-    extra = {"effort": agents.effort, "review_effort": agents.review_effort}
+    if base is not None:
+        check_base(engine.project, base, [])  # a fetch that fails: the local refs decide
+    extra = {"effort": agents.effort, "review_effort": agents.review_effort, "base": base}
     task = create_task(
         engine.store,
         engine.project,

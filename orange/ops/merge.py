@@ -46,11 +46,11 @@ def merge_task(
     if task.str_field("pr_url") and not local:
         messages = _merged_on_github(project, task.str_field("pr_url"))
     else:
-        messages = [merge_locally(project, task.branch, strategy)]
+        into = workspace.base_of(project, task)  # the task's base, else the default branch
+        messages = [merge_locally(project, task.branch, strategy, into)]
         if workspace.has_origin(project.path):
-            ref = f"refs/heads/{project.default_branch}"
-            git("push", "--quiet", "origin", ref, cwd=project.path)
-            messages.append(f"pushed {project.default_branch} to origin")
+            git("push", "--quiet", "origin", f"refs/heads/{into}", cwd=project.path)
+            messages.append(f"pushed {into} to origin")
     outcome = requests.finish(engine, task.id, options={"force": force})
     outcome.messages[:0] = messages
     return outcome
@@ -104,15 +104,17 @@ def _try_fetch(project: Project, messages: list[str]) -> None:
         messages.append(f"warning: could not fetch origin: {exc.message}")
 
 
-def merge_locally(project: Project, branch: str, strategy: str | None) -> str:
-    """Merge ``branch`` into the default branch; returns what was done."""
+def merge_locally(
+    project: Project, branch: str, strategy: str | None, into: str | None = None
+) -> str:
+    """Merge ``branch`` into ``into`` (the default branch); returns what was done."""
     repo = project.path
-    default = project.default_branch
+    default = into or project.default_branch
     if not git_ok("rev-parse", "--verify", "--quiet", f"refs/heads/{branch}", cwd=repo):
         raise InvalidInput(f"branch {branch} does not exist here", hint="nothing to merge")
     target = f"refs/heads/{default}"
     if not git_ok("rev-parse", "--verify", "--quiet", target, cwd=repo):
-        raise InvalidInput(f"the default branch {default} does not exist here")
+        raise InvalidInput(f"the branch to merge into, {default}, does not exist here")
     old = git("rev-parse", target, cwd=repo)
     tip = git("rev-parse", f"refs/heads/{branch}", cwd=repo)
     if git_ok("merge-base", "--is-ancestor", tip, old, cwd=repo):

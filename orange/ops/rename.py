@@ -12,6 +12,7 @@ from orange.hooks import bindings
 from orange.hooks.git import git, git_ok
 from orange.hooks.tmux import Tmux
 from orange.store.branches import check_branch_name
+from orange.store.listing import check_branch_unique
 from orange.store.store import TaskStore
 from orange.store.task import Task
 
@@ -48,7 +49,14 @@ def rename_branch(
     if old_session and new_session:
         changes["tmux_session"] = new_session
     try:
-        updated = update_fields(store, task.id, changes, copies=copies, caller=caller)
+        updated = update_fields(
+            store,
+            task.id,
+            changes,
+            copies=copies,
+            caller=caller,
+            check=lambda snap, current: check_branch_unique(snap, current.project, new, current.id),
+        )
     except Exception:
         if renamed_git and worktree is not None:
             git("branch", "-m", new, task.branch, cwd=worktree, check=False)

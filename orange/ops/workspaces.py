@@ -9,11 +9,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from orange.hooks import places, workcopy, workspace
+from orange.hooks import places, ready, settingup, workcopy, workspace
 from orange.hooks.adopt import ensure_adopted
 from orange.hooks.git import git
 from orange.hooks.snapshots import save, unsaved_work
 from orange.projects import Project
+from orange.store import listing
 from orange.store.store import TaskStore
 from orange.store.task import Task
 
@@ -49,7 +50,8 @@ def pool_status(project: Project) -> list[dict[str, Any]]:
     snap = TaskStore(project.repo()).snapshot()
     ensure_adopted(project, snap)
     held = workspace.holders(snap, project.name)
-    branches = {t.id: t.branch for t in snap.tasks() if isinstance(t, Task)}
+    branches = {t.id: t.branch for t in listing.tasks(snap) if isinstance(t, Task)}
+    setting_up = {mark.workspace for mark in settingup.live(project.name)}
     return [
         {
             "name": name,
@@ -57,6 +59,8 @@ def pool_status(project: Project) -> list[dict[str, Any]]:
             "exists": (path / ".git").exists(),
             "task": held.get(name),
             "branch": branches.get(held.get(name, "")),
+            "port": ready.port_of(project, name),
+            "setting_up": name in setting_up,
         }
         for name, path in _members(project)
     ]
@@ -99,3 +103,21 @@ def _owner(path: Path) -> Task | None:
         return Task.parse(copy.read_text(), where=str(copy))
     except Exception:
         return None
+
+
+def local_facts(project: Project, task: Task) -> dict[str, Any]:
+    """What `task show` adds from this host: the bound slot's port, whether its worktree
+    is being set up, and the log of its setup and teardown commands."""
+    facts: dict[str, Any] = {}
+    mark = settingup.read(project.name, task.id)
+    name = task.str_field("workspace") or (mark.workspace if mark else "")
+    if name and places.pool_path(project.name, name) is not None:
+        port = ready.port_of(project, name)
+        if port is not None:
+            facts["port"] = port
+    if mark is not None and not mark.ready:
+        facts["setting_up"] = True
+    log = ready.log_path(project.name, task.id)
+    if log.is_file():
+        facts["setup_log"] = str(log)
+    return facts

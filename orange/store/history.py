@@ -18,12 +18,16 @@ import re
 import sqlite3
 from collections.abc import Iterator
 from contextlib import closing
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import pygit2
 
-from orange.store import events
+from orange.store import events, layout
+
+if TYPE_CHECKING:
+    from orange.store.store import TaskStore
 
 # Bumped when the tables change: an index of another version is dropped and rebuilt.
 _VERSION = 2
@@ -37,6 +41,48 @@ CREATE INDEX IF NOT EXISTS commits_task ON commits (task, seq);
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
 _TASKS = b"tasks"
+
+
+class HistoryEntry(NamedTuple):  # not a dataclass: see `orange.store.task.Task`
+    commit: str
+    event: str
+    subject: str
+    actor: str
+    at: str
+    from_status: str | None
+    to_status: str | None
+    trailers: dict[str, str]
+
+
+_GIT = ("git.commit", "git")  # event and actor of a plain-git commit
+
+
+def task_history(store: TaskStore, task_id: str) -> list[HistoryEntry]:
+    """The commits about one task, oldest first, from the index (`commits_of`)."""
+    ref = store.pygit.references.get(layout.TASKS_REF)
+    if ref is None:
+        return []
+    db_path = store.repo.orange_dir() / "history.sqlite3"
+    out: list[HistoryEntry] = []
+    for row in commits_of(db_path, store.pygit, str(ref.target), task_id):
+        trailers = events.parse_trailers(row.message) if row.own else {}
+        # A commit that is not Orange's record of this task (a plain-git commit in a
+        # tasks checkout): actor ``git``, its status change read from the file; a sync
+        # merge (``Orange-Merge``) is the sync's.
+        other = ("sync.merge", "sync") if "\nOrange-Merge: " in row.message else _GIT
+        out.append(
+            HistoryEntry(
+                commit=row.commit,
+                event=trailers.get("Orange-Event", "" if row.own else other[0]),
+                subject=row.message.split("\n", 1)[0],
+                actor=trailers.get("Orange-Actor", "" if row.own else other[1]),
+                at=datetime.fromtimestamp(row.time, UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+                from_status=trailers.get("Orange-From") if row.own else row.from_status,
+                to_status=trailers.get("Orange-To") if row.own else row.to_status,
+                trailers=trailers,
+            )
+        )
+    return out
 
 
 class Row(NamedTuple):

@@ -2,9 +2,17 @@
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from hashlib import sha1
+else:
+    try:  # CPython's own SHA-1: importing hashlib loads OpenSSL, 1 % of an agent's update
+        from _sha1 import sha1
+    except ImportError:  # another Python
+        from hashlib import sha1
 
 TASKS_REF = "refs/orange/tasks"
 SNAPSHOTS_PREFIX = "refs/orange/snapshots"
@@ -32,7 +40,7 @@ def new_task_id() -> str:
 
 
 def shard(task_id: str) -> str:
-    return hashlib.sha1(task_id.encode()).hexdigest()[:2]
+    return sha1(task_id.encode()).hexdigest()[:2]
 
 
 def task_dir(task_id: str) -> str:

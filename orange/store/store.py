@@ -9,23 +9,20 @@ compare-and-swap under a flock, retrying with jittered back-off when another wri
 from __future__ import annotations
 
 import os
-import random
 import time
-from collections.abc import Callable
-from dataclasses import replace
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 import pygit2
 
 from orange.errors import BrokenTaskFile, InvalidInput, NotFound, RefConflict, SchemaTooNew
-from orange.store import cache, events, layout, taskfile
-from orange.store.history import commits_of
+from orange.store import events, layout, taskfile
 from orange.store.lock import exclusive
 from orange.store.repo import GitRepo, open_repo
-from orange.store.task import BrokenTask, Task, checked_fields
-from orange.store.tree import apply_writes, read_blob
+from orange.store.task import BrokenTask, Task
+from orange.store.tree import apply_writes, read_blob, read_tree
 
 if TYPE_CHECKING:
     import os
@@ -33,19 +30,7 @@ if TYPE_CHECKING:
     import pygit2
 
 _MAX_ATTEMPTS = 100
-_GIT = ("git.commit", "git")  # event and actor of a plain-git commit
 C = TypeVar("C", bound="events.Change | None")
-
-
-class HistoryEntry(NamedTuple):  # not a dataclass: see `orange.store.task.Task`
-    commit: str
-    event: str
-    subject: str
-    actor: str
-    at: str
-    from_status: str | None
-    to_status: str | None
-    trailers: dict[str, str]
 
 
 class Snapshot:
@@ -73,32 +58,26 @@ class Snapshot:
             raise BrokenTaskFile(f"{path}: id {task.id!r} does not match its directory")
         return task
 
-    def entries(self) -> list[cache.Entry]:
+    def task_dirs(self) -> Iterator[tuple[str, str]]:
+        """(folder, name) of every task folder, ``tasks/<shard>/<name>``, whatever it holds."""
+        shards = read_tree(self.tree, "tasks")
+        for shard in shards or ():
+            if isinstance(shard, pygit2.Tree):
+                for folder in shard:
+                    if isinstance(folder, pygit2.Tree):
+                        yield f"tasks/{shard.name}/{folder.name}", str(folder.name)
 
-        tasks_tree = None
-        if self.tree is not None and "tasks" in self.tree:
-            obj = self.tree / "tasks"
-            tasks_tree = obj if isinstance(obj, pygit2.Tree) else None
-        db_path = self.store.repo.orange_dir() / "cache.sqlite3"
-        return cache.list_entries(db_path, tasks_tree, _parse_for_cache)
-
-    def tasks(self) -> list[Task | BrokenTask]:
-        """Every task in the ref (frontmatter only: bodies are not loaded)."""
-        out: list[Task | BrokenTask] = []
-        for entry in self.entries():
-            if entry.fields is not None:
-                out.append(Task(fields=entry.fields, body="", blob_id=entry.blob))
-            else:
-                name = entry.task_dir.rsplit("/", 1)[-1]
-                out.append(
-                    BrokenTask(
-                        path=f"{entry.task_dir}/TASK.md",
-                        error=entry.error or "unreadable",
-                        blob_id=entry.blob,
-                        id=name,
-                    )
-                )
-        return out
+    def misplaced_reason(self, task_dir: str) -> str:
+        """Why the task folder ``task_dir`` holds no task of its name."""
+        path = f"{task_dir}/TASK.md"
+        blob = read_blob(self.tree, path)
+        if blob is None:
+            return f"{path}: TASK.md is missing"
+        try:
+            task = Task.parse(_decode(blob.data, path), where=path, blob_id=str(blob.id))
+        except BrokenTaskFile as exc:
+            return exc.message if exc.message.startswith(path) else f"{path}: {exc.message}"
+        return f"{path}: id {task.id!r} does not match its directory"
 
     def schema(self) -> int:
         raw = self.read(layout.SCHEMA_PATH)
@@ -136,11 +115,9 @@ class TaskStore:
             raise InvalidInput("no task id given", hint="pass a task id (see `orange task list`)")
         if layout.valid_task_id(prefix) and snap.read(layout.task_path(prefix)) is not None:
             return prefix
-        matches = sorted(
-            entry.task_dir.rsplit("/", 1)[-1]
-            for entry in snap.entries()
-            if entry.task_dir.rsplit("/", 1)[-1].startswith(prefix)
-        )
+        # A prefix: the names of the task folders, without reading a file (a single
+        # task's command never loads the listing cache, `orange.store.listing`).
+        matches = sorted({name for _dir, name in snap.task_dirs() if name.startswith(prefix)})
         if not matches:
             raise NotFound(f"no task {prefix!r}", hint="see `orange task list --all`")
         if len(matches) > 1:
@@ -153,50 +130,16 @@ class TaskStore:
         task_id = self.resolve(prefix, snap)
         task = snap.task(task_id)
         if task is None:  # listed, but not where its id says: a misplaced or broken file
-            for entry in snap.entries():
-                if entry.task_dir.rsplit("/", 1)[-1] == task_id:
-                    reason = entry.error or "it is not in the folder its id belongs in"
-                    if not reason.startswith(entry.task_dir):
-                        reason = f"{entry.task_dir}/TASK.md: {reason}"
-                    raise BrokenTaskFile(reason)
+            for task_dir, name in snap.task_dirs():
+                if name == task_id:
+                    raise BrokenTaskFile(snap.misplaced_reason(task_dir))
             raise NotFound(f"no task {prefix!r}")
         return task
-
-    def tasks(self) -> list[Task | BrokenTask]:
-        return self.snapshot().tasks()
 
     def body_of(self, task: Task | BrokenTask) -> str:
         if not task.blob_id or task.blob_id.startswith("missing:"):
             return ""
         return _decode(self.pygit[task.blob_id].read_raw(), task.blob_id)
-
-    def history(self, task_id: str) -> list[HistoryEntry]:
-        """The commits about one task, oldest first (indexed, see `history`)."""
-
-        ref = self.pygit.references.get(layout.TASKS_REF)
-        if ref is None:
-            return []
-        db_path = self.repo.orange_dir() / "history.sqlite3"
-        out: list[HistoryEntry] = []
-        for row in commits_of(db_path, self.pygit, str(ref.target), task_id):
-            trailers = events.parse_trailers(row.message) if row.own else {}
-            # A commit that is not Orange's record of this task (a plain-git commit in a
-            # tasks checkout): actor ``git``, its status change read from the file; a
-            # sync merge (``Orange-Merge``) is the sync's.
-            other = ("sync.merge", "sync") if "\nOrange-Merge: " in row.message else _GIT
-            out.append(
-                HistoryEntry(
-                    commit=row.commit,
-                    event=trailers.get("Orange-Event", "" if row.own else other[0]),
-                    subject=row.message.split("\n", 1)[0],
-                    actor=trailers.get("Orange-Actor", "" if row.own else other[1]),
-                    at=_iso(row.time),
-                    from_status=trailers.get("Orange-From") if row.own else row.from_status,
-                    to_status=trailers.get("Orange-To") if row.own else row.to_status,
-                    trailers=trailers,
-                )
-            )
-        return out
 
     # Writing -------------------------------------------------------------------------
     def _wake(self) -> None:
@@ -243,13 +186,18 @@ class TaskStore:
                 _keep_reflog(self.repo.common_dir)
                 if _move_ref(repo, ref, new, change.subject):
                     self._wake()
-                    return replace(change, commit=str(new))
+                    return change.with_commit(str(new))
                 _clear_stale_ref_lock(self.repo.common_dir)
-                time.sleep(random.uniform(0.001, 0.005) * min(attempt + 1, 10))
+                time.sleep(_jitter() * min(attempt + 1, 10))
         raise RefConflict(
             f"{layout.TASKS_REF} kept moving; gave up after {_MAX_ATTEMPTS} attempts",
             hint="try again",
         )
+
+
+def _jitter() -> float:
+    """1 to 5 ms, from the OS's random source (``random`` is not worth its import here)."""
+    return 0.001 + 0.004 * int.from_bytes(os.urandom(2), "big") / 0xFFFF
 
 
 def _touch(path: Path) -> None:
@@ -325,23 +273,9 @@ def _decode(data: bytes, where: str) -> str:
         raise BrokenTaskFile(f"{where}: not UTF-8 text ({exc.reason})") from None
 
 
-def _parse_for_cache(data: bytes, path: str) -> tuple[dict[str, Any] | None, str | None]:
-    """A blob's frontmatter for the cache.  Whether its id fits its folder is checked
-    per entry (`cache._placed`): the same blob may sit in several folders."""
-    try:
-        fields = checked_fields(taskfile.frontmatter(_decode(data, path), where=path), path)
-    except BrokenTaskFile as exc:
-        return None, exc.message
-    return fields, None
-
-
-def _iso(timestamp: int) -> str:
-    return datetime.fromtimestamp(timestamp, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
 def now_iso() -> str:
     """UTC with milliseconds, so "newest activity first" orders quick successive writes."""
     return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-__all__ = ["HistoryEntry", "Snapshot", "TaskStore", "now_iso", "taskfile"]
+__all__ = ["Snapshot", "TaskStore", "now_iso", "taskfile"]

@@ -66,3 +66,14 @@ def read_blob(tree: pygit2.Tree | None, path: str) -> pygit2.Blob | None:
     except KeyError:
         return None
     return obj if isinstance(obj, pygit2.Blob) else None
+
+
+def read_tree(tree: pygit2.Tree | None, path: str) -> pygit2.Tree | None:
+    """The tree at ``path`` in ``tree``, or None."""
+    if tree is None:
+        return None
+    try:
+        obj = tree[path]
+    except KeyError:
+        return None
+    return obj if isinstance(obj, pygit2.Tree) else None

@@ -6,6 +6,7 @@ server) — sent by a detached child, so a hanging webhook never delays a move."
 from __future__ import annotations
 
 import json
+import shutil
 import socket
 import subprocess
 import threading
@@ -20,6 +21,7 @@ from orange import projects
 from orange.compose import build_engine
 from orange.engine.notices import announce
 from orange.home import orange_home
+from orange.store.history import task_history
 from tests.conftest import Cli, orange_bin
 from tests.helpers import retry_until
 from tests.processes import wait_gone
@@ -157,7 +159,7 @@ def test_the_same_commit_handled_twice_notifies_once(
     project = projects.get("proj")
     monitor = build_engine(project, actor="monitor")  # another driver, same commit
     task = monitor.store.get(task_id)
-    entry = monitor.store.history(task_id)[-1]
+    entry = task_history(monitor.store, task_id)[-1]
     assert entry.to_status == "reviewing"
     before = task.with_fields(status="agent-review")
     announce(monitor, monitor.workflow(task), before, task, entry.commit)
@@ -233,3 +235,39 @@ def test_notify_test_says_what_failed(cli: Cli, tmp_path: Path) -> None:
     result = cli("notify", "--test")
     assert (result.code, result.err.count("\n")) == (1, 1)
     assert "notify.desktop must be true or false" in result.err
+
+
+@pytest.fixture
+def mac_desktop(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """As on macOS: a fake ``osascript`` logging its argv, and no ``notify-send``
+    anywhere on PATH (which holds only it and git)."""
+    folder = tmp_path / "macbin"
+    folder.mkdir()
+    (folder / "git").symlink_to(shutil.which("git") or "/usr/bin/git")
+    log = folder / "osascript.log"
+    script = folder / "osascript"
+    script.write_text(f'#!/bin/sh\nprintf "%s|" "$@" >> "{log}"\necho >> "{log}"\n')
+    script.chmod(0o755)
+    monkeypatch.setenv("PATH", str(folder))
+    return log
+
+
+def test_osascript_shows_it_where_notify_send_is_absent(
+    cli: Cli, repo: Path, mac_desktop: Path, tmp_path: Path
+) -> None:
+    tested = cli.ok("notify", "--test", "--json").json()["channels"][0]
+    assert (tested["state"], tested["detail"]) == ("sent", "sent with osascript")
+    cli.ok("project", "add", cwd=repo)
+    summary = 'Quote "this" and C:\\temp'
+    args = ("feat", summary, "--status", "agent-review", "--no-spawn", "--json")
+    task_id = str(cli.ok("task", "create", *args).json()["id"])
+    cli.ok("task", "edit", task_id, "--section", "Review", "--file", "-", stdin=REVIEW_PASS)
+    cli.ok("task", "update", task_id, "--status", "reviewing")
+    retry_until(lambda: len(calls(mac_desktop)) == 2)
+    settled(tmp_path)
+    quoted = 'Quote \\"this\\" and C:\\\\temp'  # an AppleScript string literal
+    assert calls(mac_desktop)[1] == [
+        "-e",
+        f'display notification "task {task_id} ({quoted}) is reviewing: waits for a human '
+        f'in reviewing" with title "Orange"',
+    ]

@@ -6,6 +6,7 @@ import pytest
 
 from orange.store import layout
 from orange.store.events import Change
+from orange.store.listing import all_tasks
 from orange.store.store import TaskStore
 from tests.conftest import Cli, git, run_orange
 
@@ -209,12 +210,12 @@ def test_unexpected_errors_exit_3_with_a_log(
     cli: Cli, project: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from orange.home import orange_home
-    from orange.store import store as store_mod
+    from orange.store import listing
 
-    def explode(self: object) -> object:
+    def explode(snap: object) -> object:
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(store_mod.Snapshot, "tasks", explode)
+    monkeypatch.setattr(listing, "tasks", explode)
     result = cli("task", "list")
     assert result.code == 3
     assert "internal error" in result.err and "Traceback" not in result.err
@@ -248,7 +249,7 @@ def test_fast_json_listing_equals_the_task_objects(cli: Cli, project: Path) -> N
     store.commit(lambda snap: Change(task.id, "test", "ws", {path: task.render().encode()}))
     listed = cli.ok("task", "list", "--json").json()["tasks"]
     expected = sorted(
-        (task_object(t) for t in store.tasks() if isinstance(t, Task)),
+        (task_object(t) for t in all_tasks(store) if isinstance(t, Task)),
         key=lambda o: o["updated_at"],
         reverse=True,
     )

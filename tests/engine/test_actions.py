@@ -26,6 +26,8 @@ from orange.errors import HookFailed, WorkflowError
 from orange.home import orange_home
 from orange.hooks.actions import RUNTIME_ACTIONS
 from orange.hooks.registry import full_registry
+from orange.store.history import task_history
+from orange.store.listing import all_tasks
 from orange.store.task import Task
 from tests.engine.conftest import Env
 from tests.helpers import retry_until
@@ -86,7 +88,7 @@ def test_field_changes_are_in_the_one_transition_commit(env: Env) -> None:
             {"action": "set_field", "field": "phase", "value": "build"},
         ],
     )
-    history = env.store.history(outcome.task.id)
+    history = task_history(env.store, outcome.task.id)
     assert [h.event for h in history] == ["task.created", "status.changed"]
     fields = history[-1].trailers["Orange-Fields"]
     assert "attempts" in fields and "phase" in fields
@@ -130,10 +132,12 @@ def test_a_hook_on_an_engine_field_never_moves_the_task(env: Env) -> None:
     hooks = [{"action": "set_field", "field": "workflow_rev", "value": "0"}]
     with pytest.raises((WorkflowError, HookFailed)):
         move(env, hooks)
-    statuses = {t.status for t in env.store.tasks() if isinstance(t, Task)}
+    statuses = {t.status for t in all_tasks(env.store) if isinstance(t, Task)}
     assert statuses <= {"pending"}
     assert all(
-        h.event != "status.changed" for t in env.store.tasks() for h in env.store.history(t.id)
+        h.event != "status.changed"
+        for t in all_tasks(env.store)
+        for h in task_history(env.store, t.id)
     )
 
 
@@ -360,7 +364,7 @@ def test_failing_run_command_keeps_the_move_and_sets_attention(
     after = env.get(outcome.task.id)
     assert after.status == "working"  # never rolled back
     assert says in after.str_field("attention")
-    assert [h.event for h in env.store.history(after.id)][-2:] == [
+    assert [h.event for h in task_history(env.store, after.id)][-2:] == [
         "status.changed",
         "hook.failed",
     ]

@@ -11,6 +11,7 @@ from orange.engine.catalog import load_named
 from orange.engine.engine import Engine
 from orange.engine.monitoring import handle_dead_session
 from orange.store import layout
+from orange.store.history import task_history
 from orange.store.task import Task
 from tests.conftest import git
 from tests.engine.conftest import Env
@@ -184,11 +185,11 @@ def test_worker_crashing_twice_escalates_to_stuck(env: Env, workflow: str) -> No
     assert stuck.status == "stuck"
     assert stuck.int_field("crash_count") == 0  # reset by the move
     assert stuck.str_field("attention") == ""
-    escalation = env.store.history(task.id)[-1]
+    escalation = task_history(env.store, task.id)[-1]
     assert (escalation.event, escalation.actor) == ("status.changed", "monitor")
     if workflow == "minimal":  # no working -> stuck transition: the monitor-only move
         assert escalation.trailers.get("Orange-Escalation") == "yes"
-    assert [h.event for h in env.store.history(task.id)][-4:] == [
+    assert [h.event for h in task_history(env.store, task.id)][-4:] == [
         "agent.crashed",
         "agent.respawned",
         "agent.crashed",

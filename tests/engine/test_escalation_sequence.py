@@ -21,6 +21,7 @@ from orange.engine.tasks import create_task
 from orange.errors import GuardFailed, IllegalTransition
 from orange.store import layout
 from orange.store.events import parse_trailers
+from orange.store.history import task_history
 from tests.conftest import git
 from tests.engine.conftest import Env
 
@@ -80,7 +81,7 @@ def test_three_deaths_after_a_handoff_escalate_to_stuck(env: Env) -> None:
         ("agent.crashed", "", "", ""),  # death 4: no verdict, crash 2 = stuck_after
         ("status.changed", "agent-review", "stuck", "yes"),  # the crash rule's move
     ]
-    history = env.store.history(task_id)
+    history = task_history(env.store, task_id)
     crashes = [e for e in history if e.event == "agent.crashed"]
     assert [e.trailers.get("Orange-Fields") for e in crashes] == [
         "dead_run, crash_count",

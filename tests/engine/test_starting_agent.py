@@ -16,6 +16,7 @@ from orange.engine.engine import Engine
 from orange.engine.fields import DEAD_FIELD
 from orange.engine.monitoring import BUSY, handle_dead_session
 from orange.engine.tasks import create_task
+from orange.store.history import task_history
 from orange.store.store import TaskStore
 from orange.store.task import Task
 from tests.engine.conftest import Env
@@ -68,5 +69,5 @@ def test_monitor_between_commit_and_spawn_sees_a_starting_agent(env: Env) -> Non
     after = env.store.get(task.id)
     assert after.int_field("crash_count") == 0
     assert DEAD_FIELD not in after.fields or not after.fields[DEAD_FIELD]
-    assert [h.event for h in env.store.history(task.id)] == ["task.created", "agent.spawned"]
+    assert [h.event for h in task_history(env.store, task.id)] == ["task.created", "agent.spawned"]
     assert "spawn_reviewer" in recorder.applied()

@@ -21,6 +21,7 @@ from orange.engine.trust import trusted_here
 from orange.githooks import checkout as taskscheckout
 from orange.githooks import impl as hookimpl
 from orange.store import layout
+from orange.store.history import task_history
 from orange.store.repo import open_repo
 from orange.store.store import TaskStore
 from orange.store.task import Task
@@ -288,7 +289,7 @@ def test_plain_git_move_is_followed_by_at_most_one_orange_commit(env: Env) -> No
     assert outcome is not None and not outcome.hook_errors
     after = git(env.checkout, "log", "--format=%H", f"{mine}..refs/orange/tasks").split()
     assert len(after) == 1
-    history = env.store.history(task.id)
+    history = task_history(env.store, task.id)
     assert [(h.commit, h.actor) for h in history[-2:]] == [(mine, "git"), (after[0], "cli")]
     current = env.store.get(task.id)
     assert current.status == "planning" and current.str_field("workspace") == "proj--1"

@@ -322,3 +322,23 @@ def test_update_ref_forgery_is_noticed_by_the_monitor(
     assert after.status == "pending"
     assert f"forged change in commit {forged[:10]}" in after.str_field("attention")
     assert PLAN.strip() in after.body
+
+
+def test_a_trusted_definition_saved_with_crlf_line_endings_is_still_trusted(
+    cli: Cli, engine: Engine, repo: Path, hub: Path, tmp_path: Path
+) -> None:
+    # The same file on the workstation and the server, saved with Windows line endings:
+    # Orange commits the text as it reads it, and the server must trust that text.
+    crlf = PERMISSIVE.replace("\n", "\r\n").encode()
+    local = tmp_path / "anything.yml"
+    local.write_bytes(crlf)
+    assert engine.project is not None
+    workflow = load_workflow(local.read_text(encoding="utf-8"), str(local))
+    create_task(engine.store, engine.project, workflow, summary="mine")
+    trusted = tmp_path / "server-workflows"
+    trusted.mkdir()
+    (trusted / "anything.yml").write_bytes(crlf)
+    cli.ok("hooks", "install", "--server", str(hub), "--trusted-workflows", str(trusted))
+    result = push(repo)
+    assert result.returncode == 0, result.stderr
+    assert tip(hub) == tip(repo)

@@ -80,6 +80,16 @@ def test_commands_run_in_order_with_their_environment_and_a_log(tmp_path: Path) 
     assert "port=4010" in log.read_text() and "$ echo two >> order" in log.read_text()
 
 
+def test_a_command_does_not_act_as_the_agent_or_git_hook_whose_move_started_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ORANGE_AGENT_ROLE", "worker")
+    monkeypatch.setenv("GIT_DIR", "/somewhere/else")
+    log = tmp_path / "setup.log"
+    run_commands(['echo "role=${ORANGE_AGENT_ROLE-none} git=${GIT_DIR-none}"'], tmp_path, {}, log)
+    assert "role=none git=none\n" in log.read_text()
+
+
 def test_a_failing_command_stops_the_rest_and_names_itself(tmp_path: Path) -> None:
     log = tmp_path / "setup.log"
     with pytest.raises(SetupFailed) as failed:

@@ -119,6 +119,8 @@ def test_named_harness_only(agents: Path, hermetic: Path) -> None:
     assert {p.relative_to(hermetic).as_posix() for p, _ in results} == {
         ".agents/skills/orange-task/SKILL.md",
         ".agents/skills/orange-orchestrator/SKILL.md",
+        ".codex/hooks/orange-stop.sh",
+        ".codex/hooks.json",
     }
     with pytest.raises(InvalidInput, match='unknown harness "nope"'):
         install("nope")
@@ -175,3 +177,75 @@ def test_cli_command_prints_each_file(agents: Path, capsys: pytest.CaptureFixtur
     assert len(lines) == 2 and all(line.startswith("written") for line in lines)
     command(harness="opencode")
     assert all(line.startswith("unchanged") for line in capsys.readouterr().out.splitlines())
+
+
+# Plays `orange` for the hook: `task show` says the task is a self-review worker's,
+# still working; `task complete` / `task stuck` are recorded.
+FAKE_ORANGE = """#!__PYTHON__
+import json, sys
+if sys.argv[1:3] == ["task", "show"]:
+    print(json.dumps({"id": sys.argv[3], "workflow": "self-review", "status": "working"}))
+else:
+    json.dump(sys.argv[1:], open(__CALLS__, "w"))
+"""
+
+
+def test_codex_stop_hook_keeps_codex_going_until_the_outcome_is_written(
+    agents: Path, hermetic: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`orange install --harness codex` registers a Stop hook in ~/.codex/hooks.json
+    (merged with the user's own hooks); run as codex runs it (`$SHELL -lc COMMAND` in the
+    session's directory, the event as JSON on stdin), it exits 2 with what is missing
+    on stderr, codex's "continue with this prompt", until the outcome is reported."""
+    calls = tmp_path / "calls.json"
+    fake_orange = tmp_path / "fake-orange"
+    fake_orange.write_text(
+        FAKE_ORANGE.replace("__PYTHON__", sys.executable).replace("__CALLS__", repr(str(calls)))
+    )
+    fake_orange.chmod(0o755)
+    monkeypatch.setattr(install_module, "_orange_bin", lambda: str(fake_orange))
+    hooks_json = hermetic / ".codex" / "hooks.json"
+    hooks_json.parent.mkdir()
+    mine = {"hooks": [{"type": "command", "command": "npm test"}]}
+    hooks_json.write_text(json.dumps({"hooks": {"Stop": [mine]}, "other": 1}))
+    install("codex")
+    data = json.loads(hooks_json.read_text())
+    script = hermetic / ".codex" / "hooks" / "orange-stop.sh"
+    ours = {"hooks": [{"type": "command", "command": str(script)}]}
+    assert data == {"hooks": {"Stop": [mine, ours]}, "other": 1}
+    assert {p.name: o for p, o in install("codex")}["hooks.json"] == "unchanged"
+
+    worktree = tmp_path / "worktree"
+    worktree.mkdir()
+    env = {**os.environ, "ORANGE_TASK_ID": "abc", "ORANGE_AGENT_ROLE": "worker"}
+    event = {"hook_event_name": "Stop", "cwd": str(worktree), "stop_hook_active": False}
+
+    def stop() -> subprocess.CompletedProcess[str]:
+        shell = os.environ.get("SHELL") or "/bin/sh"
+        return subprocess.run(
+            [shell, "-lc", str(ours["hooks"][0]["command"])],
+            cwd=worktree, env=env, input=json.dumps(event), capture_output=True, text=True,
+        )  # fmt: skip
+
+    first = stop()
+    assert first.returncode == 2 and not calls.exists()
+    assert first.stderr.startswith(
+        f"Orange: task abc has no outcome: {worktree}/.orange-task is missing or holds no"
+    )
+    (worktree / ".orange-task").write_text('{"id": "abc", "outcome": "passed"}')
+    event["stop_hook_active"] = True
+    second = stop()
+    assert (second.returncode, second.stderr) == (0, "")
+    assert json.loads(calls.read_text()) == ["task", "complete", "abc"]
+
+
+def test_cli_says_codex_must_trust_its_new_hook(
+    agents: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from orange.cli.install import install as command
+
+    command(harness="codex", json_out=True)
+    first = json.loads(capsys.readouterr().out)
+    assert first["notes"] == [install_module.CODEX_TRUST]
+    command(harness="codex")  # nothing new to trust
+    assert "note:" not in capsys.readouterr().out

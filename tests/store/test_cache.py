@@ -7,6 +7,7 @@ import pytest
 
 from orange.store import cache, layout
 from orange.store.events import Change
+from orange.store.listing import all_tasks, entries
 from orange.store.store import Snapshot, TaskStore
 from orange.store.task import BrokenTask, Task
 from tests.conftest import git
@@ -14,7 +15,7 @@ from tests.store.helpers import put_task, set_field
 
 
 def _summaries(store: TaskStore) -> dict[str, str]:
-    return {t.id: t.summary for t in store.tasks() if isinstance(t, Task)}
+    return {t.id: t.summary for t in all_tasks(store) if isinstance(t, Task)}
 
 
 def test_listing_follows_update_ref_by_plain_git(repo: Path) -> None:
@@ -58,9 +59,9 @@ def test_cache_is_incremental_by_shard(repo: Path, monkeypatch: object) -> None:
     store = TaskStore.open(repo)
     for n in range(40):
         put_task(store, f"t{n:03d}")
-    store.tasks()
+    all_tasks(store)
     parsed: list[str] = []
-    from orange.store import store as store_mod
+    from orange.store import listing as store_mod
 
     original = store_mod._parse_for_cache
 
@@ -97,7 +98,7 @@ def test_a_cold_cache_lists_missing_and_broken_task_files(repo: Path) -> None:
     for path in (repo / ".git" / "orange").glob("cache.sqlite3*"):
         path.unlink()
     for _cold_then_warm in range(2):
-        listed = {t.id: t for t in store.tasks()}
+        listed = {t.id: t for t in all_tasks(store)}
         assert set(listed) == {"good01", "nofile", "broken", "broken2"}
         assert isinstance(listed["good01"], Task)
         assert listed["good01"].summary == "fine"
@@ -128,10 +129,10 @@ def test_a_cold_cache_is_built_without_a_query_per_shard_or_a_read_back(
     monkeypatch.setattr(cache, "_connect", traced)
     for path in (repo / ".git" / "orange").glob("cache.sqlite3*"):
         path.unlink()
-    cold = store.snapshot().entries()
+    cold = entries(store.snapshot())
     reads = [s for s in statements if s.lstrip().upper().startswith("SELECT")]
     statements.clear()
-    warm = store.snapshot().entries()
+    warm = entries(store.snapshot())
     assert cold == warm  # the same entries, in the same order, as the cache gives back
     assert len(cold) == 30
     assert any("JOIN" in s for s in statements)  # the warm listing reads them back

@@ -15,6 +15,7 @@ import pygit2
 import pytest
 
 from orange.store import layout
+from orange.store.listing import all_tasks
 from orange.store.store import TaskStore
 from orange.store.task import Task
 from tests.conftest import REPO_ROOT, git
@@ -57,7 +58,7 @@ def test_eight_writers_fifty_updates_each_lose_nothing(repo: Path, same_task: bo
     assert sorted(introduced) == sorted(
         (f"w_p{p}", n) for p in range(PROCS) for n in range(UPDATES)
     )
-    tasks = {t.id: t for t in store.tasks() if isinstance(t, Task)}
+    tasks = {t.id: t for t in all_tasks(store) if isinstance(t, Task)}
     for p in range(PROCS):
         task = tasks[ids[0] if same_task else ids[p]]
         assert task.fields[f"w_p{p}"] == UPDATES - 1  # no lost field

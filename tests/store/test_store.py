@@ -8,6 +8,8 @@ import pytest
 from orange.errors import BrokenTaskFile, SchemaTooNew
 from orange.store import layout
 from orange.store.events import Change
+from orange.store.history import task_history
+from orange.store.listing import all_tasks
 from orange.store.store import TaskStore
 from orange.store.task import BrokenTask, Task
 from tests.conftest import git
@@ -35,7 +37,7 @@ def test_commit_has_readable_subject_and_trailers(repo: Path) -> None:
     assert "Orange-Event: task.updated" in message
     assert "Orange-Actor: cli" in message
     assert "Orange-Fields: summary" in message
-    history = store.history("abc123")
+    history = task_history(store, "abc123")
     assert [h.event for h in history] == ["task.created", "task.updated"]
 
 
@@ -61,7 +63,7 @@ def test_works_from_linked_worktree_and_subdirectory(repo: Path, tmp_path: Path)
     (repo / "sub" / "deeper").mkdir(parents=True)
     put_task(TaskStore.open(wt), "fromwt")
     put_task(TaskStore.open(repo / "sub" / "deeper"), "fromsub")
-    ids = {t.id for t in TaskStore.open(repo).tasks()}
+    ids = {t.id for t in all_tasks(TaskStore.open(repo))}
     assert ids == {"fromwt", "fromsub"}
     assert TaskStore.open(wt).repo.common_dir == TaskStore.open(repo).repo.common_dir
 
@@ -108,7 +110,7 @@ def test_broken_task_is_listed_with_its_path_and_others_still_list(repo: Path) -
         )
 
     store.commit(corrupt)
-    listed = store.tasks()
+    listed = all_tasks(store)
     good = [t for t in listed if isinstance(t, Task)]
     broken = [t for t in listed if isinstance(t, BrokenTask)]
     assert [t.id for t in good] == ["good01"]
@@ -138,7 +140,7 @@ def test_identical_broken_files_each_name_their_own_path(repo: Path) -> None:
         )
 
     store.commit(corrupt)
-    broken = {t.path: t.error for t in store.tasks() if isinstance(t, BrokenTask)}
+    broken = {t.path: t.error for t in all_tasks(store) if isinstance(t, BrokenTask)}
     assert set(broken) == set(paths)
     for path, error in broken.items():
         assert error.startswith(f"{path}: ")
@@ -157,7 +159,7 @@ def test_a_broken_file_in_the_wrong_folder_is_shown_with_its_path(repo: Path) ->
         )
 
     store.commit(corrupt)
-    assert [t.path for t in store.tasks() if isinstance(t, BrokenTask)] == [path]
+    assert [t.path for t in all_tasks(store) if isinstance(t, BrokenTask)] == [path]
     with pytest.raises(BrokenTaskFile, match=f"^{path}: frontmatter is not valid YAML"):
         store.get("misplaced")
 
@@ -167,17 +169,17 @@ def test_history_index_follows_new_commits_rewinds_and_corruption(repo: Path) ->
     put_task(store, "hist01")
     put_task(store, "other1")
     set_field(store, "hist01", "summary", "one")
-    assert [h.event for h in store.history("hist01")] == ["task.created", "task.updated"]
+    assert [h.event for h in task_history(store, "hist01")] == ["task.created", "task.updated"]
     rewind_to = git(repo, "rev-parse", layout.TASKS_REF).strip()
     set_field(store, "hist01", "summary", "two", subject="task hist01: second update")
-    history = store.history("hist01")  # extended incrementally
+    history = task_history(store, "hist01")  # extended incrementally
     assert [h.subject for h in history][-1] == "task hist01: second update"
-    assert [h.event for h in store.history("other1")] == ["task.created"]
+    assert [h.event for h in task_history(store, "other1")] == ["task.created"]
     git(repo, "update-ref", layout.TASKS_REF, rewind_to)  # moved back by plain git
-    assert [h.event for h in store.history("hist01")] == ["task.created", "task.updated"]
+    assert [h.event for h in task_history(store, "hist01")] == ["task.created", "task.updated"]
     db = repo / ".git" / "orange" / "history.sqlite3"
     db.write_bytes(b"garbage" * 50)
-    assert len(store.history("hist01")) == 2  # rebuilt silently
+    assert len(task_history(store, "hist01")) == 2  # rebuilt silently
 
 
 def test_the_tasks_ref_keeps_a_reflog_of_orange_writes(repo: Path) -> None:

@@ -11,7 +11,7 @@ import pytest
 from orange.engine.forgery import verify_new
 from orange.engine.replay import check_history
 from orange.engine.trust import trusted_here
-from orange.store import layout
+from orange.store import layout, listing
 from orange.store.store import TaskStore
 from orange.store.task import Task
 from orange.sync import remote as git_remote
@@ -23,7 +23,7 @@ Clones = Callable[[int], list[Clone]]
 
 def _every_task_parses(path: Path) -> list[Task]:
     store = TaskStore.open(path)
-    tasks = store.tasks()
+    tasks = listing.all_tasks(store)
     assert all(isinstance(task, Task) for task in tasks)
     return [store.get(task.id) for task in tasks]
 

@@ -16,7 +16,7 @@ from orange import compose
 from orange.engine.catalog import load_named
 from orange.engine.replay import check_history
 from orange.engine.trust import trusted_here
-from orange.store import layout
+from orange.store import layout, listing
 from orange.store.store import TaskStore
 from orange.store.task import Task
 from tests.conftest import Cli, git
@@ -37,7 +37,7 @@ WORKFLOW = load_named("default")
 
 
 def _step(clone: Clone, kind: str, choice: int, n: int) -> None:
-    ids = [t.id for t in TaskStore.open(clone.path).tasks()]
+    ids = [t.id for t in listing.all_tasks(TaskStore.open(clone.path))]
     if kind == "create" or (not ids and kind != "sync"):
         clone.create(f"task {n}")
         return
@@ -89,8 +89,8 @@ def test_three_clones_converge(
     hub_commits = set(git(hub, "rev-list", layout.TASKS_REF).split())
     assert set().union(*(c.commits() for c in clones)) <= hub_commits
     store = TaskStore.open(hub)
-    assert all(isinstance(task, Task) for task in store.tasks())
-    for task in store.tasks():
+    assert all(isinstance(task, Task) for task in listing.all_tasks(store))
+    for task in listing.all_tasks(store):
         store.get(task.id)  # body and all
     tip = git(hub, "rev-parse", layout.TASKS_REF).strip()
     merges = git(hub, "rev-list", "--merges", "--count", layout.TASKS_REF).strip()

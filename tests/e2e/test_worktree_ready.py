@@ -1,0 +1,91 @@
+"""Two tasks in two slots of a pool with copy, setup and teardown settings and ports:
+each worktree gets the copied file, its setup runs before its agent, each slot has its
+own port, the agent sees it, teardown runs when the worktree is released (a failing one sets
+attention and releases anyway), and the freed slot is made ready again for the next
+pending task (issue 14).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from orange.home import orange_home
+from tests.conftest import git
+from tests.e2e.conftest import World, wait_for
+
+
+def test_two_slots_are_made_ready_with_their_own_ports(world: World, tmp_path: Path) -> None:
+    events = tmp_path / "events"
+    (world.repo / ".gitignore").write_text(".env\n")
+    git(world.repo, "add", ".gitignore")
+    git(world.repo, "commit", "-q", "-m", "ignore local settings")
+    (world.repo / ".env").write_text("SECRET=1\n")
+    world.ok(
+        "project", "update", "--copy", ".env", "--port-base", "4100",
+        "--setup", f"echo setup $ORANGE_TASK_ID $ORANGE_PORT $(cat .env) >> {events}",
+        "--teardown", f"echo teardown $ORANGE_TASK_ID $ORANGE_PORT >> {events}",
+        "--teardown", "exit 4",
+    )  # fmt: skip
+    agent = f"echo agent $ORANGE_TASK_ID $ORANGE_PORT >> {events}; exec sleep 600"
+    world.set_harness("port", ["sh", "-c", agent, "{prompt}"])
+    first = world.create("first", "First", "--harness", "port")
+    second = world.create("second", "Second", "--harness", "port")
+
+    def lines() -> list[str]:
+        return events.read_text().splitlines() if events.exists() else []
+
+    wait_for(lambda: len(lines()) == 4, what="two setups and two agents")
+    assert sorted(lines()) == sorted(
+        [
+            f"setup {first} 4100 SECRET=1",
+            f"agent {first} 4100",
+            f"setup {second} 4110 SECRET=1",
+            f"agent {second} 4110",
+        ]
+    )
+    assert lines().index(f"setup {first} 4100 SECRET=1") < lines().index(f"agent {first} 4100")
+    assert lines().index(f"setup {second} 4110 SECRET=1") < lines().index(f"agent {second} 4110")
+    slots = world.ok("workspace", "list", "--json").json()["workspaces"]
+    assert [(s["task"], s["port"]) for s in slots] == [(first, 4100), (second, 4110)]
+    listed = world.ok("workspace", "list").out.splitlines()
+    assert listed[1] == f"proj--2\ttask {second} (second)\tport 4110"
+    assert world.ok("task", "show", second, "--json").json()["port"] == 4110
+
+    third = world.create("third", "Third", "--harness", "port")  # queued: the pool is full
+    assert world.status(third) == "pending"
+
+    world.ok("task", "cancel", first, "--yes")
+    wait_for(lambda: len(lines()) == 5, what="the teardown")
+    assert lines()[-1] == f"teardown {first} 4100"
+    assert world.status(third) == "pending"  # a cancel starts nothing: a finished task does
+
+    # A task that finishes starts the next pending one (spawn_next) in the freed slot,
+    # which is made ready again.
+    git(world.repo, "branch", "shipped", "main")
+    shipped = world.create("shipped", "Shipped", "--status", "reviewing", "--no-spawn")
+    world.ok("task", "merge", shipped)
+    wait_for(lambda: len(lines()) == 7, what="the next task's setup and agent")
+    assert lines()[5:] == [f"setup {third} 4100 SECRET=1", f"agent {third} 4100"]
+    # The failing teardown is reported on the task and does not keep the worktree.
+    cancelled = world.task(first)
+    assert cancelled.status == "cancelled"
+    assert "teardown command 'exit 4' exited with status 4" in cancelled.str_field("attention")
+    slots = world.ok("workspace", "list", "--json").json()["workspaces"]
+    assert [s["task"] for s in slots] == [third, second]
+    log = orange_home() / "logs" / "worktrees" / "proj" / f"{first}.log"
+    assert "teardown of task" in log.read_text()
+
+
+def test_a_task_branch_starts_from_its_base(world: World) -> None:
+    git(world.repo, "checkout", "-q", "-b", "release")
+    (world.repo / "RELEASE").write_text("1.0\n")
+    git(world.repo, "add", "RELEASE")
+    git(world.repo, "commit", "-q", "-m", "release 1.0")
+    git(world.repo, "checkout", "-q", "main")
+    world.set_harness("hold", ["sh", "-c", "exec sleep 600", "{prompt}"])
+    task_id = world.create("fix", "Fix", "--harness", "hold", "--base", "release")
+    task = world.task(task_id)
+    assert task.str_field("base") == "release"
+    worktree = Path(world.ok("task", "show", task_id, "--json").json()["workspace_path"])
+    assert git(worktree, "rev-parse", "HEAD") == git(world.repo, "rev-parse", "release")
+    assert (worktree / "RELEASE").is_file()

@@ -37,6 +37,7 @@ class Project(NamedTuple):  # not a dataclass: see `orange.store.task.Task`
     teardown: tuple[str, ...] = ()  # commands run when it is released
     port_base: int | None = None  # slot i gets port_base + i * port_stride
     port_stride: int = 10
+    sync_interval: int = 0  # seconds between automatic syncs by the monitor; 0: off
 
     def repo(self) -> GitRepo:
         return open_repo(self.path)
@@ -75,6 +76,7 @@ def load_all() -> list[Project]:
                     teardown=_strings(entry.get("teardown")),
                     port_base=None if entry.get("port_base") is None else int(entry["port_base"]),
                     port_stride=int(entry.get("port_stride") or 10),
+                    sync_interval=int(entry.get("sync_interval") or 0),
                 )
             )
         except (KeyError, TypeError, ValueError):
@@ -197,6 +199,7 @@ def update(
     pool_size: int | None = None,
     workflow: str | None = None,
     setup: Callable[[Project], Project] | None = None,
+    sync_interval: int | None = None,
 ) -> Project:
     """Change a project's pool size and workflow; ``setup`` changes its worktree
     settings (`orange.project_setup.SetupChange.applied`)."""
@@ -210,10 +213,24 @@ def update(
                     workflow=project.workflow if workflow is None else workflow,
                 )
                 changed = setup(changed) if setup is not None else changed
+                if sync_interval is not None:
+                    changed = changed._replace(sync_interval=sync_interval)
                 check_ports(changed)
                 projects[index] = changed
                 return changed
     raise NotFound(f"no project named {name!r}", hint="see `orange project list`")
+
+
+def parse_interval(text: str) -> int:
+    """``30s``, ``5m`` or ``off`` as seconds (0: off)."""
+    match = re.fullmatch(r"\s*(?:(off)|([1-9][0-9]{0,5})([sm]))\s*", text)
+    if match is None:
+        raise InvalidInput(
+            f"sync interval {text!r} is not Ns, Nm or off", hint="e.g. --sync-interval 30s"
+        )
+    if match.group(1):
+        return 0
+    return int(match.group(2)) * (60 if match.group(3) == "m" else 1)
 
 
 def remove(name: str) -> Project:

@@ -14,6 +14,7 @@ from typing import Any
 
 from orange.engine.actions import Action, HookContext, Registry
 from orange.errors import HookFailed
+from orange.home import host_name
 from orange.hooks.actions import RUNTIME_ACTIONS
 from orange.hooks.registry import full_registry
 
@@ -59,7 +60,7 @@ class _Recorded(Action):
         self._record("prepare", ctx)
         task = ctx.task
         if self.name == "acquire_workspace" and not task.str_field("workspace"):
-            return {"workspace": f"{task.project}--1"}
+            return {"workspace": f"{task.project}--1", "host": host_name()}
         if self.name == "release_workspace":
             return {"workspace": None}
         if self.name in ("spawn_agent", "spawn_reviewer"):

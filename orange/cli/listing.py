@@ -10,8 +10,9 @@ from orange import projects
 from orange.cli.context import current_project
 from orange.cli.output import broken_object, emit_json, task_object, task_table
 from orange.engine.definitions import Definitions
+from orange.engine.elsewhere import running_elsewhere
 from orange.errors import InvalidInput
-from orange.home import orange_home
+from orange.home import host_name, orange_home
 from orange.hooks import settingup
 from orange.projects import open_store
 from orange.store import listing
@@ -40,6 +41,7 @@ def list_tasks(
         return
     rows: list[tuple[Task | BrokenTask, str | None]] = []
     untrusted: set[str] = set()
+    notes: dict[str, str] = {}  # this host's: running elsewhere, setting up here
     busy: set[str] = set()
     for proj in scope:
         busy |= setting_up(proj.name)
@@ -55,6 +57,7 @@ def list_tasks(
                 rows.append((task, text))
                 if not shown.known.task_trusted(task):
                     untrusted.add(task.id)
+                _note_elsewhere(task, shown.known.is_active(task.workflow, rev, task.status), notes)
             elif status is None:  # a broken task has no status to match a filter
                 rows.append((task, None))
     if not rows and status is not None:
@@ -67,8 +70,14 @@ def list_tasks(
             [t for t, _ in rows],
             show_project=len(scope) > 1,
             untrusted=frozenset(untrusted),
-            setting_up=frozenset(busy),
+            notes={**notes, **dict.fromkeys(busy, "(setting up)")},
         )
+
+
+def _note_elsewhere(task: Task, active: bool, notes: dict[str, str]) -> None:
+    host = running_elsewhere(task, active=active, here=host_name())
+    if host is not None:
+        notes[task.id] = f"running on {host}"
 
 
 def _object(

@@ -29,6 +29,7 @@ def build_app() -> typer.Typer:
         notify,
         project,
         runtime,
+        sync,
         task,
         tasks_checkout,
         workflow,
@@ -56,6 +57,7 @@ def build_app() -> typer.Typer:
     app.command("demo")(demo.demo)
     app.command("install")(install.install)
     app.command("notify")(notify.notify)
+    app.command("sync")(sync.sync_command)
     app.add_typer(_group(githooks.HELP, githooks.COMMANDS), name="hooks")
     app.add_typer(_group(tasks_checkout.HELP, tasks_checkout.COMMANDS), name="tasks")
     app.command("hook-impl", hidden=True)(githooks.hook_impl)

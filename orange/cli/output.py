@@ -69,10 +69,10 @@ def task_table(
     *,
     show_project: bool,
     untrusted: frozenset[str] = frozenset(),
-    setting_up: frozenset[str] = frozenset(),
+    notes: Mapping[str, str] | None = None,
 ) -> None:
     """``untrusted``: ids of tasks whose definition this host does not trust (marked);
-    ``setting_up``: ids of tasks whose worktree's setup runs here now."""
+    ``notes``: this host's word on a task, by id (setting up, running on HOST)."""
     # rich: for what people read; `--json`, which agents read, never loads it.
     from rich.console import Console
     from rich.markup import escape
@@ -102,8 +102,8 @@ def task_table(
         summary = cell(task.summary) if task.summary else "[dim](no summary)[/dim]"
         if task.str_field("attention"):
             summary += f"\n[yellow]attention: {cell(task.str_field('attention'))}[/yellow]"
-        if task.id in setting_up:
-            status = f"{status} [cyan](setting up)[/cyan]"
+        if notes and task.id in notes:
+            status = f"{status} [cyan]{cell(notes[task.id])}[/cyan]"
         if task.id in untrusted:
             status = f"{status} [red]untrusted[/red]"
             summary += f"\n[red]{cell(untrusted_note(task))}[/red]"
@@ -116,7 +116,14 @@ def task_table(
         console.print(table)
 
 
-def print_task(task: Task, body: str, history: list[HistoryEntry], *, trusted: bool = True) -> None:
+def print_task(
+    task: Task,
+    body: str,
+    history: list[HistoryEntry],
+    *,
+    trusted: bool = True,
+    elsewhere: str | None = None,
+) -> None:
     # rich: for what people read; `--json`, which agents read, never loads it.
     from rich.console import Console
     from rich.markup import escape
@@ -133,6 +140,10 @@ def print_task(task: Task, body: str, history: list[HistoryEntry], *, trusted: b
         style = "yellow" if key == "attention" else ""
         text = shown(str(value))
         console.print(f"  {key}: [{style}]{text}[/{style}]" if style else f"  {key}: {text}")
+    if elsewhere:
+        console.print(
+            f"  [cyan]running on {shown(elsewhere)}[/cyan] (never started or stopped here)"
+        )
     if not trusted:
         console.print(f"  [red]{shown(untrusted_note(task))}[/red]")
     if body.strip():

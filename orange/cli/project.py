@@ -16,6 +16,7 @@ from orange.errors import InvalidInput, OrangeError
 from orange.githooks.shims import install_hooks
 from orange.hooks.adopt import ensure_adopted
 from orange.project_setup import SetupChange
+from orange.sync import setup as sync_setup
 
 HELP = "Register and configure projects."
 
@@ -46,11 +47,22 @@ def add(
         hooks_note = "git hooks installed"
     except OrangeError as exc:
         hooks_note = f"git hooks not installed: {exc} (run `orange hooks install`)"
+    sync_note = _share(project)
     if json_out:
         emit_json(project._asdict())
     else:
         typer.echo(f"registered {project.name} ({project.path}, branch {project.default_branch})")
         typer.echo(hooks_note)
+        if sync_note:
+            typer.echo(sync_note)
+
+
+def _share(project: projects.Project) -> str | None:
+    """With a remote: its fetch refspec added and its tasks brought in."""
+    remote = sync_setup.setup(project)
+    if remote is None:
+        return None
+    return sync_setup.bring_in(project, projects.open_store(project), remote)
 
 
 def list_(
@@ -72,19 +84,13 @@ def list_(
 
 def update(
     name: Annotated[str | None, typer.Argument(help="Project (default: this one).")] = None,
-    pool_size: Annotated[
-        int | None, typer.Option("--pool-size", help="Worktrees in the pool.")
-    ] = None,
-    workflow: Annotated[
-        str | None, typer.Option("--workflow", help="Workflow for new tasks.")
-    ] = None,
+    pool_size: Annotated[int | None, typer.Option("--pool-size", help=_POOL)] = None,
+    workflow: Annotated[str | None, typer.Option("--workflow", help=_WORKFLOW)] = None,
     copy: Annotated[list[str] | None, typer.Option("--copy", help=_COPY)] = None,
     setup: Annotated[list[str] | None, typer.Option("--setup", help=_SETUP)] = None,
     teardown: Annotated[list[str] | None, typer.Option("--teardown", help=_TEARDOWN)] = None,
     port_base: Annotated[int | None, typer.Option("--port-base", help=_PORTS)] = None,
-    port_stride: Annotated[
-        int | None, typer.Option("--port-stride", help="Ports between slots (default 10).")
-    ] = None,
+    port_stride: Annotated[int | None, typer.Option("--port-stride", help=_STRIDE)] = None,
     clear_copy: Annotated[
         bool, typer.Option("--clear-copy", help="Forget the copy globs.")
     ] = False,
@@ -95,6 +101,7 @@ def update(
         bool, typer.Option("--clear-teardown", help="Forget the teardown commands.")
     ] = False,
     clear_ports: Annotated[bool, typer.Option("--clear-ports", help="No ports.")] = False,
+    sync_interval: Annotated[str | None, typer.Option(help=_SYNC_INTERVAL)] = None,
     json_out: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
     """Change a project's pool size, workflow, or how its worktrees are made ready."""
@@ -109,18 +116,27 @@ def update(
         port_stride=port_stride,
         clear_ports=clear_ports,
     )
-    if pool_size is None and workflow is None and not change.changes_anything():
+    interval = None if sync_interval is None else projects.parse_interval(sync_interval)
+    if (pool_size, workflow, interval) == (None,) * 3 and not change.changes_anything():
         raise InvalidInput("nothing to update", hint=_WHAT_CAN_CHANGE)
     _check_workflow(workflow)
     target = name or projects.infer().name
-    project = projects.update(target, pool_size=pool_size, workflow=workflow, setup=change.applied)
+    project = projects.update(
+        target, pool_size=pool_size, workflow=workflow, setup=change.applied, sync_interval=interval
+    )
     if json_out:
         emit_json(project._asdict())
     else:
         typer.echo(f"updated {project.name}: {_settings(project)}")
 
 
-_WHAT_CAN_CHANGE = "give --pool-size, --workflow, --copy, --setup, --teardown or --port-base"
+_WHAT_CAN_CHANGE = (
+    "give --pool-size, --workflow, --copy, --setup, --teardown, --port-base or --sync-interval"
+)
+_SYNC_INTERVAL = "Sync tasks with the remote every Ns or Nm from the monitor (off: never)."
+_POOL = "Worktrees in the pool."
+_WORKFLOW = "Workflow for new tasks."
+_STRIDE = "Ports between slots (default 10)."
 _COPY = "Copy files matching GLOB from the main checkout into new worktrees (repeatable)."
 _SETUP = "Run CMD in a worktree when it is bound to a task, before the agent (repeatable)."
 _TEARDOWN = "Run CMD in a worktree when it is released (repeatable)."
@@ -135,6 +151,8 @@ def _settings(project: projects.Project) -> str:
     parts += [f"teardown: {command}" for command in project.teardown]
     if project.port_base is not None:
         parts.append(f"ports={project.port_base}+{project.port_stride}n")
+    if project.sync_interval:
+        parts.append(f"sync every {project.sync_interval}s")
     return " ".join(parts)
 
 
@@ -144,6 +162,7 @@ def remove(
 ) -> None:
     """Forget a project (its repository and tasks are left alone)."""
     project = projects.remove(name)
+    sync_setup.teardown(project)
     if json_out:
         emit_json(project._asdict())
     else:

@@ -20,11 +20,13 @@ from orange.cli.listing import list_tasks
 from orange.cli.output import emit_json, history_object, print_task, task_object, visible
 from orange.cli.update import update_task
 from orange.compose import process_caller, runtime
-from orange.engine.definitions import trusted
+from orange.engine.definitions import is_active, trusted
+from orange.engine.elsewhere import running_elsewhere
 from orange.engine.gates import section as get_section
 from orange.engine.sections import edit_section
 from orange.engine.tasks import check_deletable, delete_task
 from orange.errors import InvalidInput, NotFound
+from orange.home import host_name
 from orange.ops.launch import Harnesses
 from orange.store.history import task_history
 
@@ -132,7 +134,9 @@ def show(
     ref = locate(task, project)
     current = ref.store.get(ref.task_id)
     history = task_history(ref.store, ref.task_id)
-    is_trusted = trusted(ref.store.snapshot(), current)  # a local mark, never committed
+    snap = ref.store.snapshot()
+    is_trusted = trusted(snap, current)  # a local mark, never committed
+    elsewhere = running_elsewhere(current, active=is_active(snap, current), here=host_name())
     # The pool's modules only for `show`: `task update` and `list` never load them.
     from orange.ops.workspaces import local_facts
 
@@ -141,11 +145,13 @@ def show(
         obj = task_object(current, body=current.body) | facts
         if not is_trusted:
             obj["trusted"] = False
+        if elsewhere:
+            obj["running_on"] = elsewhere
         obj["history"] = [history_object(h) for h in history]
         emit_json(obj)
     else:
         shown = current.with_fields(**facts) if facts else current
-        print_task(shown, current.body, history, trusted=is_trusted)
+        print_task(shown, current.body, history, trusted=is_trusted, elsewhere=elsewhere)
 
 
 def log(

@@ -33,6 +33,7 @@ import pygit2
 
 from orange.engine.definitions import committed_workflow_text, parse_committed
 from orange.engine.fields import BASELINE_FIELD, DEAD_FIELD, IDENTITY_FIELDS
+from orange.engine.merging import plan_merge
 from orange.engine.steps import GUARDED, check_created, check_step, guarded, move_hooks
 from orange.engine.workflow import HookSpec, Workflow
 from orange.errors import OrangeError
@@ -74,7 +75,12 @@ class Checker:
     def open(self) -> list[Violation]:
         """What the walked history still holds at its end: every untrusted definition
         and every forgery no later commit repaired."""
-        return [v for v in self.found if v.untrusted or self.tainted.get(v.path, (None,))[0] is v]
+        found = self.found
+        return [
+            v
+            for v in found
+            if v.untrusted or not v.path or self.tainted.get(v.path, (None,))[0] is v
+        ]
 
     def run(self, new: str, old: str | None = None) -> Checker:
         """Check the commits reachable from ``new`` but not from ``old`` (all if None)."""
@@ -88,7 +94,9 @@ class Checker:
         return self
 
     def check_commit(self, commit: pygit2.Commit) -> None:
-        # A merge (sharing) is checked against its first parent like any other commit.
+        if len(commit.parents) > 1:
+            self._check_merge(commit)
+            return
         parent = commit.parents[0] if commit.parents else None
         for path, old, new in changed_files(
             self.repo, parent.tree if parent else None, commit.tree
@@ -224,6 +232,24 @@ class Checker:
             current = previous
         return None
 
+    def _check_merge(self, commit: pygit2.Commit) -> None:
+        """A merge commit (sharing) holds exactly the sync merge of its two parents."""
+        parents = commit.parents
+        if len(parents) > 2:
+            reason = "a merge of more than two histories is never Orange's"
+            self.found.append(Violation(str(commit.id), layout.TASKS_REF, reason, ""))
+            return
+        actual = {p: new for p, _old, new in changed_files(self.repo, parents[0].tree, commit.tree)}
+        expected = plan_merge(self.repo, parents[0], parents[1]).writes
+        for path in sorted(actual.keys() | expected.keys()):
+            if actual.get(path, _ABSENT) == expected.get(path, _ABSENT) or path in self.tainted:
+                continue
+            task_id = path.split("/")[2] if path.count("/") >= 3 else path
+            reason = f"merge commit differs from Orange's merge of its parents at {path}"
+            violation = Violation(str(commit.id), task_id, reason, path)
+            self.found.append(violation)
+            self.tainted[path] = (violation, _read(parents[0].tree, path))
+
     def _try_repair(self, path: str, new: bytes | None) -> None:
         violation, legal = self.tainted[path]
         if _restores(path, legal, new):
@@ -282,6 +308,16 @@ def _version(data: bytes) -> int:
         return int(data.decode().strip())
     except ValueError:
         return 10**6
+
+
+_ABSENT = object()
+
+
+def _read(tree: pygit2.Tree, path: str) -> bytes | None:
+    try:
+        return bytes(tree[path].read_raw())
+    except KeyError:
+        return None
 
 
 def _blob_id(tree: pygit2.Tree, path: str) -> str | None:

@@ -24,7 +24,8 @@ from typing import TYPE_CHECKING
 import pygit2
 
 from orange.errors import InvalidInput, NotFound
-from orange.githooks.shims import install_hooks
+from orange.githooks import mergedriver
+from orange.githooks.shims import install_hooks, orange_executable
 from orange.hooks.git import git, merge_file
 from orange.store import layout
 from orange.store.repo import GitRepo, open_repo
@@ -84,6 +85,7 @@ def checkout(repo: GitRepo, directory: Path) -> Path:
         raise InvalidInput(f"{target} already exists and is not empty")
     top = repo.main_workdir or repo.workdir or repo.common_dir
     install_hooks(top)
+    mergedriver.install(repo.common_dir, orange_executable())  # plain `git merge` = sync's
     git("worktree", "add", "--no-checkout", "--detach", str(target), tip, cwd=top)
     git("symbolic-ref", "HEAD", layout.TASKS_REF, cwd=target)
     git("reset", "-q", "--hard", cwd=target)

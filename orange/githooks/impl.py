@@ -39,7 +39,7 @@ from orange.engine.forgery import verify_new
 from orange.engine.trust import trusted_here
 from orange.errors import NotPermitted, OrangeError
 from orange.githooks import checkout as taskscheckout
-from orange.githooks import server
+from orange.githooks import mergedriver, server
 from orange.hooks import watcher as monitor
 from orange.hooks.git import git
 from orange.projects import find_for_repo
@@ -70,6 +70,7 @@ def run(name: str, args: Sequence[str], cwd: Path | None = None) -> int:
         "post-commit": post_commit,
         "reference-transaction": reference_transaction,
         "update": server.update,
+        "merge-driver": mergedriver.merge_driver,
     }
     handler = handlers.get(name)
     if handler is None:

@@ -45,6 +45,7 @@ from orange.store import listing
 from orange.store.lock import attempt
 from orange.store.store import Snapshot, TaskStore, now_iso
 from orange.store.task import Task
+from orange.sync.auto import auto_sync
 
 DEFAULT_POLL = 30
 TICK = 1.0
@@ -79,6 +80,9 @@ def run_pass(task_filter: str | None = None) -> PassReport:
         except OrangeError:
             continue
         verify_forgeries(project.name, store)  # before anything acts on the ref
+        if project.sync_interval:
+            polls.append(max(1, int(auto_sync(project, store, log))))
+            verify_forgeries(project.name, store)  # what a sync brought in
         engine: Engine | None = None
         snap = store.snapshot()
         ensure_adopted(project, snap)

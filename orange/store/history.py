@@ -54,6 +54,9 @@ class HistoryEntry(NamedTuple):  # not a dataclass: see `orange.store.task.Task`
     trailers: dict[str, str]
 
 
+_GIT = ("git.commit", "git")  # event and actor of a plain-git commit
+
+
 def task_history(store: TaskStore, task_id: str) -> list[HistoryEntry]:
     """The commits about one task, oldest first, from the index (`commits_of`)."""
     ref = store.pygit.references.get(layout.TASKS_REF)
@@ -64,13 +67,15 @@ def task_history(store: TaskStore, task_id: str) -> list[HistoryEntry]:
     for row in commits_of(db_path, store.pygit, str(ref.target), task_id):
         trailers = events.parse_trailers(row.message) if row.own else {}
         # A commit that is not Orange's record of this task (a plain-git commit in a
-        # tasks checkout): actor ``git``, its status change read from the file.
+        # tasks checkout): actor ``git``, its status change read from the file; a sync
+        # merge (``Orange-Merge``) is the sync's.
+        other = ("sync.merge", "sync") if "\nOrange-Merge: " in row.message else _GIT
         out.append(
             HistoryEntry(
                 commit=row.commit,
-                event=trailers.get("Orange-Event", "" if row.own else "git.commit"),
+                event=trailers.get("Orange-Event", "" if row.own else other[0]),
                 subject=row.message.split("\n", 1)[0],
-                actor=trailers.get("Orange-Actor", "" if row.own else "git"),
+                actor=trailers.get("Orange-Actor", "" if row.own else other[1]),
                 at=datetime.fromtimestamp(row.time, UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
                 from_status=trailers.get("Orange-From") if row.own else row.from_status,
                 to_status=trailers.get("Orange-To") if row.own else row.to_status,

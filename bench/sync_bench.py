@@ -1,0 +1,121 @@
+"""Figures of `orange sync` (bench/README.md, "What `sync_bench.py` measures").
+
+1. a sync of two clones that each changed 1,000 tasks, one commit per change, 100 of
+   them the same tasks (summaries changed on both sides: 100 conflicts): the merge alone
+   (in-process), and a whole ``orange sync`` process against a bare hub (fetch, merge
+   commit, push); target <= 2 s;
+2. bytes one transition sends to a hub holding 10,000 tasks: the thin pack ``git push``
+   builds for it (``git pack-objects --thin`` over the new objects); target <= 4 KB.
+
+    .venv/bin/python bench/sync_bench.py [--quick]
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from store_bench import QUICK, Bench, Plan
+
+
+def _changes(repo: Path, ids: list[str], tag: str) -> None:
+    """One commit per task: its summary set to ``tag`` (as `task update` writes it)."""
+    from orange.store.events import Change
+    from orange.store.store import Snapshot, TaskStore
+
+    store = TaskStore.open(repo)
+    for task_id in ids:
+
+        def compute(snap: Snapshot, task_id: str = task_id) -> Change:
+            task = snap.task(task_id)
+            assert task is not None
+            data = task.with_fields(summary=f"{tag} {task_id}").render().encode()
+            return Change(task_id, "task.updated", f"task {task_id}: {tag}", {task.path: data})
+
+        store.commit(compute)
+
+
+def sync_figure(bench: Bench, per_side: int, shared: int) -> tuple[float, float, int]:
+    hub = bench.root / "hub.git"
+    bench.git(bench.root, "init", "-q", "--bare", str(hub))
+    repo, ids = bench.project("syncbench", 2 * per_side)
+    bench.git(repo, "remote", "add", "origin", str(hub))
+    bench.git(repo, "push", "-q", "origin", "main")
+    bench.run([bench.orange, "sync", "--setup"], repo)
+    bench.run([bench.orange, "sync"], repo)
+    other = bench.root / "other"
+    bench.git(bench.root, "clone", "-q", str(hub), str(other))
+    bench.run([bench.orange, "project", "add", "--name", "syncbench-2"], other)
+    _changes(repo, ids[:per_side], "ours")
+    _changes(other, ids[per_side - shared : 2 * per_side - shared], "theirs")
+    bench.run([bench.orange, "sync"], other)
+    bench.git(repo, "fetch", "-q", "origin")
+
+    import pygit2
+
+    from orange.engine.merging import plan_merge
+
+    git = pygit2.Repository(str(repo))
+    ours = git.references["refs/orange/tasks"].peel(pygit2.Commit)
+    theirs = git.references["refs/orange/remotes/origin/tasks"].peel(pygit2.Commit)
+    start = time.perf_counter()
+    plan = plan_merge(git, ours, theirs)
+    in_process = time.perf_counter() - start
+    start = time.perf_counter()
+    bench.run([bench.orange, "sync"], repo)
+    whole = time.perf_counter() - start
+    return in_process, whole, len(plan.conflicts)
+
+
+def wire_figure(bench: Bench, tasks: int) -> int:
+    hub = bench.root / "hub-big.git"
+    bench.git(bench.root, "init", "-q", "--bare", str(hub))
+    repo, ids = bench.project("wirebench", tasks)
+    bench.git(repo, "remote", "add", "origin", str(hub))
+    bench.run([bench.orange, "sync"], repo)
+    old = bench.git(repo, "rev-parse", "refs/orange/tasks")
+    bench.run([bench.orange, "task", "update", ids[-1], "--summary", "one transition"], repo)
+    new = bench.git(repo, "rev-parse", "refs/orange/tasks")
+    pack = subprocess.run(
+        ["git", "pack-objects", "--stdout", "--thin", "-q", "--revs"],
+        cwd=repo, input=f"{new}\n^{old}\n".encode(), capture_output=True, check=True,
+        env=bench.env,
+    ).stdout  # fmt: skip
+    return len(pack)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--quick", action="store_true", help="100 tasks per side, 1,000 in the hub")
+    args = parser.parse_args(argv)
+    per_side, shared, hub_tasks = (100, 10, 1000) if args.quick else (1000, 100, 10_000)
+    with tempfile.TemporaryDirectory(prefix="orange-sync-bench-") as tmp:
+        bench = Bench(Path(tmp), QUICK if args.quick else Plan())
+        merge_s, sync_s, conflicts = sync_figure(bench, per_side, shared)
+        wire = wire_figure(bench, hub_tasks)
+    rows = [
+        (f"merge of {per_side} changed tasks per side ({conflicts} conflicts), in-process",
+         f"{merge_s:.2f} s", ""),
+        ("`orange sync` of the same, whole process", f"{sync_s:.2f} s",
+         f"<= 2 s {_verdict(sync_s <= 2)}"),
+        (f"bytes pushed for one transition, hub of {hub_tasks} tasks", f"{wire} B",
+         f"<= 4096 B {_verdict(wire <= 4096)}"),
+    ]  # fmt: skip
+    print("| figure | value | target |\n| --- | --- | --- |")
+    for row in rows:
+        print("| " + " | ".join(row) + " |")
+    return 0
+
+
+def _verdict(ok: bool) -> str:
+    return "ok" if ok else "MISSED"
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

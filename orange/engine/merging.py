@@ -1,0 +1,57 @@
+"""The workflow's part of the sync merge (DESIGN §7): which statuses are terminal and
+which fields follow a task's status, handed to the store's pure merge.
+
+A definition read here only says which statuses are terminal, from the text committed
+in either side's tree; it decides nothing that runs on this host (DESIGN §8).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pygit2
+
+from orange.engine.definitions import definition_text, parse_committed
+from orange.engine.fields import BASELINE_FIELD, DEAD_FIELD, RUN_FIELD
+from orange.engine.steps import BINDING_FIELDS, COUNTED
+from orange.errors import OrangeError
+from orange.store.merge import Plan, plan
+from orange.store.task import Task
+from orange.store.taskmerge import Rules
+
+FOLLOW_STATUS = frozenset({*COUNTED, BASELINE_FIELD, RUN_FIELD, DEAD_FIELD})
+
+
+def rules_for(trees: Sequence[pygit2.Tree]) -> Rules:
+    """The merge's rules, reading definitions from ``trees`` (the first that has one)."""
+    views = [_View(tree) for tree in trees]
+
+    def terminal(task: Task) -> bool:
+        for view in views:
+            try:
+                text = definition_text(view, task.workflow, task.str_field("workflow_rev"))
+                if text is not None:
+                    return parse_committed(text, task.workflow).is_terminal(task.status)
+            except (OrangeError, UnicodeDecodeError):
+                continue
+        return False
+
+    return Rules(terminal=terminal, follow_status=FOLLOW_STATUS, binding=BINDING_FIELDS)
+
+
+def plan_merge(repo: pygit2.Repository, ours: pygit2.Commit, theirs: pygit2.Commit) -> Plan:
+    """How ``theirs`` merges into ``ours``: the same answer on every host."""
+    return plan(repo, ours, theirs, rules_for((ours.tree, theirs.tree)))
+
+
+class _View:
+    """Reads files of one tree (what `definition_text` needs)."""
+
+    def __init__(self, tree: pygit2.Tree) -> None:
+        self.tree = tree
+
+    def read(self, path: str) -> bytes | None:
+        try:
+            return bytes(self.tree[path].read_raw())
+        except KeyError:
+            return None

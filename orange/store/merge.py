@@ -1,0 +1,167 @@
+"""The sync merge of two tips of the tasks ref (DESIGN §7): a pure function of the
+commits (base, ours, theirs), so every clone and the server compute the same tree.
+
+Files changed on one side only take that side; a task changed on both sides is merged
+by `orange.store.taskmerge`; a ``meta/workflows/<name>.yml`` committed with different
+texts keeps the text with the smaller SHA-1 under its name and the other as
+``<name>@<rev>.yml`` (``rev``: its SHA-1's first ten digits, as Orange names a later
+definition, so a task recording that revision still finds it); any other file keeps the
+larger content.  The result is a `Plan`: the writes over ``ours`` that give the merged
+tree (also how the checker verifies a merge commit without writing objects), and what
+came in, went out and conflicted, by task id.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator
+from typing import NamedTuple
+
+import pygit2
+
+from orange.store import layout
+from orange.store.history import _changed_tasks, _Listings
+from orange.store.taskmerge import Rules, Side, merge_task
+
+VERSION = "1"  # the ``Orange-Merge`` trailer: the version of these rules
+
+
+class Plan(NamedTuple):
+    writes: dict[str, bytes | None]  # over ours: path → content (None deletes)
+    incoming: tuple[str, ...]  # tasks changed on their side since the base
+    outgoing: tuple[str, ...]  # tasks changed on our side since the base
+    conflicts: dict[str, tuple[str, ...]]  # task id → what needed a rule
+
+    def subject(self, remote: str) -> str:
+        came, went, n = len(self.incoming), len(self.outgoing), len(self.conflicts)
+        return (
+            f"sync with {remote}: {came} task{'' if came == 1 else 's'} in, {went} out, "
+            f"{n} conflict{'' if n == 1 else 's'}"
+        )
+
+
+def merge_base(
+    repo: pygit2.Repository, ours: pygit2.Oid, theirs: pygit2.Oid
+) -> pygit2.Commit | None:
+    base = repo.merge_base(ours, theirs)
+    return None if base is None else repo[base].peel(pygit2.Commit)
+
+
+def plan(repo: pygit2.Repository, ours: pygit2.Commit, theirs: pygit2.Commit, rules: Rules) -> Plan:
+    """How ``theirs`` merges into ``ours`` against their merge base."""
+    base = merge_base(repo, ours.id, theirs.id)
+    base_tree = base.tree if base is not None else None
+    mine = dict(_changed(base_tree, ours.tree))  # path → blob id now (None: deleted)
+    yours = dict(_changed(base_tree, theirs.tree))
+    both = sorted(p for p in mine.keys() & yours.keys() if mine[p] != yours[p])
+    task_paths = [p for p in both if p.startswith("tasks/")]
+    sides = (
+        last_touches(repo, ours, base, task_paths),
+        last_touches(repo, theirs, base, task_paths),
+    )
+    # Changed on their side only: ours still holds the base's, so theirs differs from it.
+    writes = {p: _data(repo, yours[p]) for p in yours.keys() - mine.keys()}
+    merged_writes: dict[str, bytes | None] = {}
+    conflicts: dict[str, tuple[str, ...]] = {}
+    for path in both:
+        old, one, two = (
+            _read(repo, base_tree, path),
+            _data(repo, mine[path]),
+            _data(repo, yours[path]),
+        )
+        if path.startswith("tasks/"):
+            merged = merge_task(old, one, two, (sides[0][path], sides[1][path]), rules, path)
+            merged_writes[path] = merged.data
+            if merged.conflicts:
+                conflicts[_task_of(path)] = merged.conflicts
+        else:
+            merged_writes.update(_merge_other(path, one, two))
+    writes.update((p, d) for p, d in merged_writes.items() if _read(repo, ours.tree, p) != d)
+    # A task changed on both sides came in and went out (its conflicts are flagged).
+    incoming = sorted({_task_of(p) for p in yours if p.startswith("tasks/")})
+    outgoing = sorted({_task_of(p) for p in mine if p.startswith("tasks/")})
+    return Plan(dict(sorted(writes.items())), tuple(incoming), tuple(outgoing), conflicts)
+
+
+def arrival(repo: pygit2.Repository, theirs: pygit2.Commit) -> Plan:
+    """What comes in when there was no local ref: every task of ``theirs``."""
+    tasks = sorted({_task_of(p) for p, _ in _changed(None, theirs.tree) if p.startswith("tasks/")})
+    return Plan({}, tuple(tasks), (), {})
+
+
+def _task_of(path: str) -> str:
+    return path.split("/")[2] if path.count("/") >= 3 else path
+
+
+def _merge_other(path: str, ours: bytes | None, theirs: bytes | None) -> dict[str, bytes | None]:
+    texts = sorted((t for t in (ours, theirs) if t is not None), key=_sha1)
+    if not texts:
+        return {path: None}
+    prefix = f"{layout.WORKFLOWS_DIR}/"
+    if path.startswith(prefix) and "@" not in path and path.endswith(".yml") and len(texts) == 2:
+        name = path.removeprefix(prefix).removesuffix(".yml")
+        variant = layout.workflow_path(f"{name}@{_sha1(texts[1])[:10]}")
+        return {path: texts[0], variant: texts[1]}
+    return {path: max(texts)}
+
+
+def _sha1(data: bytes) -> str:
+    return hashlib.sha1(data).hexdigest()
+
+
+def _changed(old: pygit2.Tree | None, new: pygit2.Tree) -> Iterator[tuple[str, pygit2.Oid | None]]:
+    """(path, blob id now or None) of each file that differs from ``old``."""
+    diff = new.diff_to_tree(swap=True) if old is None else old.diff_to_tree(new)
+    for delta in diff.deltas:
+        if delta.status == pygit2.enums.DeltaStatus.DELETED:
+            yield delta.old_file.path, None
+        else:
+            yield delta.new_file.path, delta.new_file.id
+
+
+def _data(repo: pygit2.Repository, blob: pygit2.Oid | None) -> bytes | None:
+    return None if blob is None else bytes(repo[blob].read_raw())
+
+
+def _read(repo: pygit2.Repository, tree: pygit2.Tree | None, path: str) -> bytes | None:
+    if tree is None:
+        return None
+    try:
+        return bytes(tree[path].read_raw())
+    except KeyError:
+        return None
+
+
+def last_touches(
+    repo: pygit2.Repository, tip: pygit2.Commit, base: pygit2.Commit | None, paths: list[str]
+) -> dict[str, Side]:
+    """For each task file, the newest commit from ``tip`` (not reachable from ``base``)
+    whose task folder differs from its first parent's, in git's topological order.  The
+    task history's diff (`orange.store.history`) reads only the shards that changed."""
+    found: dict[str, Side] = {}
+    left = {_task_of(path): path for path in paths}
+    if not left:
+        return found
+    sort = pygit2.enums.SortMode.TOPOLOGICAL | pygit2.enums.SortMode.TIME
+    walker = repo.walk(tip.id, sort)
+    if base is not None:
+        walker.hide(base.id)
+    listed = _Listings(repo)
+    for commit in walker:
+        parent = commit.parent_ids[0].raw if commit.parent_ids else None
+        for task, _old, _new in _changed_tasks(
+            parent_tree(repo, parent), commit.tree_id.raw, listed
+        ):
+            if task in left:
+                found[left.pop(task)] = Side(str(commit.id), commit.commit_time)
+        if not left:
+            break
+    for path in left.values():  # not changed since the base on this side (cannot happen)
+        found[path] = Side(str(tip.id), tip.commit_time)
+    return found
+
+
+def parent_tree(repo: pygit2.Repository, parent: bytes | None) -> bytes | None:
+    if parent is None:
+        return None
+    return repo[parent.hex()].peel(pygit2.Commit).tree_id.raw

@@ -1,0 +1,100 @@
+"""One ``orange sync``: fetch, bring in, push; a push that lost a race is retried
+after fetching and merging again (bounded, jittered)."""
+
+from __future__ import annotations
+
+import random
+import time
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import pygit2
+
+from orange.engine.merging import plan_merge
+from orange.errors import RefConflict
+from orange.projects import Project, open_store
+from orange.store import layout
+from orange.store.integrate import integrate
+from orange.store.store import TaskStore
+from orange.sync import remote as git_remote
+from orange.sync.effects import release_ended
+
+ATTEMPTS = 6
+
+
+class Synced(NamedTuple):
+    """What one sync did, for people and for ``--json``."""
+
+    remote: str
+    incoming: tuple[str, ...]  # tasks changed there, now here
+    outgoing: tuple[str, ...]  # tasks changed here, now there
+    conflicts: dict[str, tuple[str, ...]]  # task id → what needed a rule
+    merges: tuple[str, ...]  # merge commits written
+    pushed: bool
+    local: tuple[str, ...] = ()  # what this host did about tasks that ended elsewhere
+
+    def as_json(self) -> dict[str, Any]:
+        data = self._asdict()
+        data["conflicts"] = {k: list(v) for k, v in self.conflicts.items()}
+        return data
+
+
+def sync_project(project: Project, remote: str) -> Synced:
+    """`sync`, then the local effects of what came in (`orange.sync.effects`)."""
+    store = open_store(project)
+    result = sync(store, remote)
+    return result._replace(local=tuple(release_ended(project, store, result.incoming)))
+
+
+def sync(store: TaskStore, remote: str) -> Synced:
+    """Exchange tasks with ``remote`` until both hold the same tip (or a bound is hit)."""
+    cwd = _cwd(store)
+    git_remote.require_remote(cwd, remote)
+    incoming: set[str] = set()
+    outgoing: set[str] = set()
+    conflicts: dict[str, tuple[str, ...]] = {}
+    merges: list[str] = []
+    for attempt in range(ATTEMPTS):
+        theirs = git_remote.fetch(cwd, remote)
+        local = _local_tip(store)
+        if theirs is not None:
+            outcome = integrate(store, theirs, remote, plan_merge)
+            if outcome.plan is not None:
+                incoming.update(outcome.plan.incoming)
+                conflicts.update(outcome.plan.conflicts)
+            if outcome.kind == "merge" and outcome.tip:
+                merges.append(outcome.tip)
+            local = outcome.tip
+        if local is None or local == theirs:
+            return Synced(remote, _s(incoming), _s(outgoing), conflicts, tuple(merges), False)
+        outgoing.update(_outgoing(store, local, theirs))
+        if git_remote.push(cwd, remote):
+            return Synced(remote, _s(incoming), _s(outgoing), conflicts, tuple(merges), True)
+        time.sleep(random.uniform(0.05, 0.2) * (attempt + 1))
+    raise RefConflict(
+        f"the tasks on {remote!r} kept moving; gave up after {ATTEMPTS} attempts",
+        hint="run `orange sync` again",
+    )
+
+
+def _s(items: set[str]) -> tuple[str, ...]:
+    return tuple(sorted(items))
+
+
+def _cwd(store: TaskStore) -> Path:
+    return store.repo.workdir or store.repo.common_dir
+
+
+def _local_tip(store: TaskStore) -> str | None:
+    ref = store.pygit.references.get(layout.TASKS_REF)
+    return None if ref is None else str(ref.target)
+
+
+def _outgoing(store: TaskStore, local: str, theirs: str | None) -> set[str]:
+    """The tasks the push carries: changed from the remote's tip to ours."""
+    repo = store.pygit
+    new = repo[local].peel(pygit2.Commit)
+    old = repo[theirs].peel(pygit2.Commit).tree if theirs is not None else None
+    diff = new.tree.diff_to_tree(swap=True) if old is None else old.diff_to_tree(new.tree)
+    paths = {d.new_file.path or d.old_file.path for d in diff.deltas}
+    return {p.split("/")[2] for p in paths if p.startswith("tasks/") and p.count("/") >= 3}

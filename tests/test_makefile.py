@@ -21,3 +21,19 @@ def test_each_target_the_readme_names_makes_the_environment(target: str, tmp_pat
     )
     assert dry.returncode == 0, dry.stderr
     assert "-m venv .venv" in dry.stdout and "pip install" in dry.stdout
+
+
+def test_every_package_is_in_the_distribution() -> None:
+    # `pip install -e` finds every package by path; a plain install takes only those
+    # pyproject.toml lists, so a package missing there is missing for users.
+    import tomllib
+
+    listed = set(
+        tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"]
+    )
+    found = {
+        ".".join(init.parent.relative_to(ROOT).parts)
+        for init in (ROOT / "orange").rglob("__init__.py")
+        if "__pycache__" not in init.parts
+    }
+    assert found - listed == set()

@@ -1,0 +1,77 @@
+"""The task table's columns and cells (Rich text; Textual's DataTable draws them)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from rich.text import Text
+
+from orange.dashboard.rows import Row, ago
+
+# (key, label): id, status and branch first, so an 80-column terminal shows them.
+COLUMNS = (
+    ("id", "id"),
+    ("status", "status"),
+    ("branch", "branch"),
+    ("agent", "agent"),
+    ("round", "rnd"),
+    ("attention", "!"),
+    ("crashes", "crash"),
+    ("activity", "activity"),
+    ("where", "where"),
+    ("summary", "summary"),
+)
+
+
+def status_style(row: Row) -> str:
+    """A status's colour, by what it means in its workflow (never by its name)."""
+    if row.broken:
+        return "bold red"
+    if not row.active:
+        return "dim"
+    if row.waits:
+        return "bold yellow"
+    return "cyan"
+
+
+def visible(text: str) -> str:
+    """Control characters made visible before they reach the terminal (DESIGN §8)."""
+    return "".join(c if c.isprintable() else f"\\x{ord(c):02x}" for c in text)
+
+
+def cells(row: Row, agent: str, now: datetime, multi: bool) -> list[Text | str]:
+    """The cells of ``row``, in `COLUMNS` order (``multi``: several projects shown)."""
+    branch = f"{row.project}/{row.branch}" if multi and row.branch else row.branch
+    if row.broken:
+        return [
+            Text(visible(row.id), style="red"),
+            Text("broken", style=status_style(row)),
+            "",
+            "-",
+            "",
+            Text("!", style="bold red"),
+            "",
+            "",
+            "",
+            Text(visible(row.broken)[:200], style="red"),
+        ]
+    return [
+        visible(row.id),
+        Text(visible(row.status), style=status_style(row)),
+        visible(branch),
+        _agent_cell(agent),
+        str(row.review_round) if row.review_round else "",
+        Text("!", style="bold red") if row.attention else "",
+        str(row.crash_count) if row.crash_count else "",
+        ago(row.activity, now),
+        f"running on {visible(row.host)}" if row.host else "",
+        visible(row.summary)[:200],
+    ]
+
+
+def _agent_cell(agent: str) -> Text | str:
+    if agent == "alive":
+        return Text("alive", style="green")
+    if agent.startswith("exited"):
+        return Text(agent, style="red")
+    return agent or "-"

@@ -32,6 +32,7 @@ CSS = """
 #filter { display: none; height: 3; }
 #filter.shown { display: block; }
 #message { height: 1; color: $warning; }
+#detail { height: 1; }
 #keys { height: 1; background: $primary-background; }
 .dialog { width: 80%; height: auto; max-height: 90%; border: round $accent;
           background: $surface; padding: 1 2; }
@@ -87,6 +88,7 @@ class Dashboard(App[None]):
         yield Input(
             placeholder="filter: id, branch or summary (Enter keeps, Esc clears)", id="filter"
         )
+        yield Static(id="detail")
         yield Static(id="message")
         yield Static(id="keys")
 
@@ -165,6 +167,7 @@ class Dashboard(App[None]):
         self.query_one("#header", Static).update(text)
 
     def show_keys(self) -> None:
+        self.show_detail()
         keys = self.offered()
         line = "  ".join(f"{_label(k.key)} {k.label}" for k in keys)
         self.query_one("#keys", Static).update(
@@ -190,8 +193,16 @@ class Dashboard(App[None]):
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         self.show_keys()
+
+    def show_detail(self) -> None:
+        """The selected task's summary, and why it needs a person (``attention``)."""
         row = self.selected()
-        self.say(f"{row.id}: {row.attention}" if row is not None and row.attention else "")
+        text = ""
+        if row is not None:
+            text = f" {row.id}: {row.broken or row.summary}"
+            if row.attention and not row.broken:
+                text += f"  ! {row.attention}"
+        self.query_one("#detail", Static).update(visible(text))
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         self.action_task("enter")

@@ -151,7 +151,7 @@ def create(app: Dashboard) -> None:
     feed = app.source.feeds[0]
     try:
         statuses = list(load_named(feed.project.workflow).initial_statuses)
-        harnesses = sorted(load_harnesses())
+        harnesses = [name for name, h in load_harnesses().items() if h.installed()]
     except OrangeError as error:
         app.say(f"error: {error}")
         return

@@ -77,7 +77,7 @@ def _int(value: object) -> int:
 
 def order(rows: Iterable[Row]) -> list[Row]:
     """Broken first (someone should look), then active, each newest activity first."""
-    return sorted(rows, key=lambda r: (bool(r.broken), r.active, r.activity), reverse=True)
+    return sorted(rows, key=lambda r: (bool(r.broken), r.active, r.activity, r.key), reverse=True)
 
 
 def shown(rows: Iterable[Row], view: str, text: str) -> list[Row]:

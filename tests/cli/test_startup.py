@@ -53,7 +53,8 @@ made = sorted(
     and value.__module__ == module.__name__
 )
 engine = "orange.engine.engine" in sys.modules
-print(json.dumps({"code": code, "dataclasses": made, "engine": engine}))
+ui = sorted(name for name in ("textual", "orange.dashboard") if name in sys.modules)
+print(json.dumps({"code": code, "dataclasses": made, "engine": engine, "ui": ui}))
 """
 
 
@@ -79,14 +80,14 @@ def test_hot_commands_build_no_dataclass_but_the_change_records(cli: Cli, repo: 
     records = ["orange.engine.records.Written", "orange.store.events.Change"]
 
     summary = _probe(repo, "task", "update", task_id, "--summary", "next")
-    assert summary == {"code": 0, "dataclasses": records, "engine": False}
+    assert summary == {"code": 0, "dataclasses": records, "engine": False, "ui": []}
 
     listing = _probe(repo, "task", "list", "--json")
-    assert listing["code"] == 0
+    assert listing["code"] == 0 and listing["ui"] == []  # the dashboard's textual: never
     assert listing["dataclasses"] == ["orange.store.events.Change"]  # the store's
 
     move = _probe(repo, "task", "update", task_id, "--status", "planning")
-    assert move["code"] == 0 and move["engine"] is True
+    assert move["code"] == 0 and move["engine"] is True and move["ui"] == []
     # The engine's results of a move (`Acted` extends Written) and the hook context:
     # engine files other work changes, left as they are.
     assert move["dataclasses"] == sorted(

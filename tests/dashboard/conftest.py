@@ -82,12 +82,14 @@ def project(cli: Cli, repo: Path) -> Path:
     """A registered project named ``proj`` (minimal workflow, pool of 2)."""
     cli.ok("project", "add", "--workflow", "minimal", "--pool-size", "2", cwd=repo)
     home = Path(os.environ["ORANGE_HOME"])
-    (home / "config.yml").write_text(yaml.safe_dump({"harnesses": {"fake": {"command": ["true", "{prompt}"]}}}))
+    (home / "config.yml").write_text(
+        yaml.safe_dump({"harnesses": {"fake": {"command": ["true", "{prompt}"]}}})
+    )
     return repo
 
 
 def app_for(repo: Path, **options: Any) -> Dashboard:
-    return make_app([projects.get("proj")], now=lambda: NOW, poll=False, **options)
+    return make_app([projects.get("proj")], now=lambda: NOW, **{"poll": False, **options})
 
 
 def drive(

@@ -1,0 +1,117 @@
+"""Live updates and the views of a task (Esc comes back from each)."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+from typing import Any
+
+from textual.widgets import DataTable, Markdown, Static
+
+from orange.dashboard.views import DiffView, PoolView, TaskFileView, TextView
+from orange.store.store import TaskStore
+from tests.conftest import Cli, git
+from tests.dashboard.conftest import app_for, drive, put_task, table_text
+
+
+async def _until(pilot: Any, check: Any, timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not check():
+        assert time.monotonic() < deadline, "condition not met in time"
+        await asyncio.sleep(0.05)
+        await pilot.pause()
+
+
+def test_a_task_created_from_the_cli_shows_without_a_restart(project: Path, cli: Cli) -> None:
+    app = app_for(project, poll=True)
+
+    async def script(pilot: Any) -> None:
+        assert table_text(app) == []
+        cli.ok("task", "create", "from-cli", "made elsewhere", "--no-spawn", cwd=project)
+        await _until(pilot, lambda: [r[2] for r in table_text(app)] == ["from-cli"])
+
+    drive(app, script)
+
+
+def test_one_changed_task_redraws_only_its_cells(project: Path) -> None:
+    put_task(project, "aaaa0001", status="working", summary="first")
+    put_task(project, "aaaa0002", status="working", updated_at="2026-01-02T10:00:00+00:00")
+    app = app_for(project)
+
+    async def script(pilot: Any) -> None:
+        before = app.source.feeds[0].rows["proj:" + _dir("aaaa0002")]
+        put_task(project, "aaaa0001", status="working", summary="renamed")
+        app.watch_refs()
+        assert table_text(app)[0][-1] == "renamed"
+        assert app.source.feeds[0].rows["proj:" + _dir("aaaa0002")] is before  # not rebuilt
+
+    drive(app, script)
+
+
+def _dir(task_id: str) -> str:
+    from orange.store.layout import task_path
+
+    return task_path(task_id).rsplit("/", 1)[0]
+
+
+def test_v_shows_task_md_and_l_its_history_and_esc_comes_back(project: Path) -> None:
+    put_task(project, "aaaa0001", status="working")
+    app = app_for(project)
+
+    async def script(pilot: Any) -> None:
+        await pilot.press("v")
+        assert isinstance(app.screen, TaskFileView)
+        assert app.screen.query_one(Markdown).source.startswith("## Context")
+        await pilot.press("escape", "l")
+        assert isinstance(app.screen, TextView)
+        assert "task aaaa0001: set up" in str(app.screen.query_one("#body", Static).render())
+        await pilot.press("escape")
+        assert app.screen.query_one("#table", DataTable) is not None
+
+    drive(app, script)
+
+
+def test_w_shows_the_pool_and_o_without_a_session_is_one_line(project: Path) -> None:
+    put_task(project, "aaaa0001", status="working")
+    app = app_for(project)
+
+    async def script(pilot: Any) -> None:
+        await pilot.press("o")
+        assert "has no tmux session on this host" in str(app.query_one("#message", Static).render())
+        await pilot.press("w")
+        assert isinstance(app.screen, PoolView)
+        rows = app.screen.query_one("#pool", DataTable)
+        assert [str(rows.get_row_at(i)[0]) for i in range(rows.row_count)] == ["proj--1", "proj--2"]
+        await pilot.press("escape")
+
+    drive(app, script)
+
+
+def test_diff_comments_on_two_hunks_go_as_one_request_changes(project: Path) -> None:
+    git(project, "checkout", "-q", "-b", "work")
+    (project / "a.py").write_text("".join(f"line {n}\n" for n in range(1, 30)))
+    git(project, "add", "a.py")
+    git(project, "commit", "-qm", "a")
+    git(project, "checkout", "-q", "main")
+    put_task(project, "aaaa0001", status="reviewing", branch="work", workflow="default")
+    app = app_for(project)
+
+    async def script(pilot: Any) -> None:
+        await pilot.press("D")
+        view = app.screen
+        assert isinstance(view, DiffView)
+        table = view.query_one("#diff", DataTable)
+        table.move_cursor(row=1)  # the hunk header: the whole hunk
+        await pilot.press("c", *"split this", "enter")
+        table.move_cursor(row=4)  # a line: "+line 3"
+        await pilot.press("c", *"rename", "enter", "s")
+        await pilot.pause()
+        assert "reviewing -> working" in str(view.query_one("#message", Static).render())
+
+    drive(app, script)
+    task = TaskStore.open(project).get("aaaa0001")
+    feedback = task.body.split("## Feedback", 1)[1]
+    assert feedback.count("- a.py:") == 2
+    assert "- a.py:1\n    > +line 1" in feedback and "split this" in feedback
+    assert "- a.py:3\n    > +line 3\n  rename" in feedback

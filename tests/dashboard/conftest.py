@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Awaitable, Callable
+import subprocess
+import uuid
+from collections.abc import Awaitable, Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -78,14 +80,18 @@ def add_workflow(name: str, text: str) -> None:
 
 
 @pytest.fixture
-def project(cli: Cli, repo: Path) -> Path:
-    """A registered project named ``proj`` (minimal workflow, pool of 2)."""
+def project(cli: Cli, repo: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A registered project named ``proj`` (minimal workflow, pool of 2), and a tmux
+    server of its own should anything start an agent (killed afterwards)."""
+    socket = f"orange-test-{uuid.uuid4().hex[:10]}"
+    monkeypatch.setenv("ORANGE_TMUX_SOCKET", socket)
     cli.ok("project", "add", "--workflow", "minimal", "--pool-size", "2", cwd=repo)
     home = Path(os.environ["ORANGE_HOME"])
     (home / "config.yml").write_text(
         yaml.safe_dump({"harnesses": {"fake": {"command": ["true", "{prompt}"]}}})
     )
-    return repo
+    yield repo
+    subprocess.run(["tmux", "-L", socket, "kill-server"], capture_output=True, check=False)
 
 
 def app_for(repo: Path, **options: Any) -> Dashboard:

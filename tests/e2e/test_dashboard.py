@@ -142,7 +142,7 @@ def test_outside_tmux_enter_suspends_attaches_and_resumes_on_detach(
     task_id = world.create("held", "a held task", "--harness", "hold")
     session = world.task(task_id).str_field("tmux_session")
     env = {k: v for k, v in os.environ.items() if k != "TMUX"}
-    dash = Terminal([orange_bin(), "dashboard"], {**env, "TERM": "xterm-256color"}, world.repo)
+    dash = Terminal([orange_bin()], {**env, "TERM": "xterm-256color"}, world.repo)
     terminals.append(dash)
     wait_for(lambda: b"alive" in dash.output, 30, "the dashboard to show the live agent")
     dash.type(b"\r")

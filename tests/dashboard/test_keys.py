@@ -167,3 +167,51 @@ def test_y_copies_the_id_and_help_lists_every_key(project: Path) -> None:
 
     drive(app, script)
     assert copied == ["aaaa0001"]
+
+
+# A workflow whose done state is reachable before any review.
+QUICK = """\
+name: quick
+version: 1
+description: Straight to done.
+initial_statuses: [pending]
+states:
+  pending: {terminal: false}
+  done: {terminal: true, role: done}
+  cancelled: {terminal: true, role: cancelled}
+transitions:
+  - {from: pending, to: done, by: [human], hooks: []}
+  - {from: pending, to: cancelled, by: [human], hooks: []}
+"""
+
+
+def test_m_asks_first_when_the_task_has_not_passed_review(project: Path) -> None:
+    add_workflow("quick", QUICK)
+    put_task(project, "aaaa0001", status="pending", workflow="quick", branch="ready")
+    git(project, "branch", "ready")
+    app = app_for(project)
+
+    async def script(pilot: Any) -> None:
+        await pilot.press("m")
+        assert "has not passed review" in str(app.screen.query_one("#question").render())
+        await pilot.press("n")
+        assert _status(project, "aaaa0001") == "pending"
+        await pilot.press("m", "y")
+        await pilot.pause()
+
+    drive(app, script)
+    assert _status(project, "aaaa0001") == "done"
+
+
+def test_enter_spawns_a_queued_task(project: Path) -> None:
+    put_task(project, "aaaa0001", status="pending", harness="fake")
+    app = app_for(project)
+
+    async def script(pilot: Any) -> None:
+        assert "Enter spawn" in _keys(app)
+        await pilot.press("enter")
+        await pilot.pause()
+        assert "pending -> working" in _message(app)
+
+    drive(app, script)
+    assert _status(project, "aaaa0001") == "working"

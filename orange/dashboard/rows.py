@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from datetime import datetime
-from typing import NamedTuple
+from operator import attrgetter
+from typing import Any, NamedTuple
 
 from orange.engine.definitions import Definitions
 from orange.store.cache import Entry
@@ -36,38 +37,59 @@ class Row(NamedTuple):  # not a dataclass: 10,000 of them are built at start-up
     broken: str
     blob: str
     task: Task | None
+    rank: tuple[bool, bool, str, str] = (False, False, "", "")  # `order` sorts on it
+    session: str = ""  # the tmux session the ref names, when bound on this host
+    bound: bool = False  # holds a workspace on this host (the ref says so)
 
 
 def build_row(entry: Entry, project: str, known: Definitions, here: str) -> Row:
     """The row of one cache entry of ``project``'s tasks ref."""
-    key = f"{project}:{entry.task_dir}"
-    fields = entry.fields
-    name = entry.task_dir.rsplit("/", 1)[-1]
+    return make_row(entry.task_dir, entry.blob, entry.fields, entry.error, project, known, here)
+
+
+def make_row(
+    task_dir: str,
+    blob: str,
+    fields: dict[str, Any] | None,
+    error: str | None,
+    project: str,
+    known: Definitions,
+    here: str,
+) -> Row:
+    """The row of the task in ``task_dir`` (``fields`` None: broken, for ``error``)."""
+    key = f"{project}:{task_dir}"
+    name = task_dir.rsplit("/", 1)[-1]
     if fields is None:
-        reason = entry.error or "unreadable"
+        reason = error or "unreadable"
         return Row(key, name, project, "", "broken", True, True, 0, reason, 0, "~", "", "",
-                   reason, entry.blob, None)  # fmt: skip
-    task = Task(fields=fields, body="", blob_id=entry.blob)
+                   reason, blob, None, (True, True, "~", key))  # fmt: skip
+    task = Task(fields=fields, body="", blob_id=blob)
     workflow = known.of(task)
     host = task.str_field("host")
-    bound_elsewhere = bool(host and host != here and task.str_field("workspace"))
+    here_too = host in ("", here)
+    bound_elsewhere = bool(not here_too and task.str_field("workspace"))
+    active = workflow is None or not workflow.is_terminal(task.status)
+    activity = task.str_field("updated_at") or task.str_field("created_at")
     return Row(
         key=key,
         id=task.id,
         project=task.project or project,
         branch=task.branch,
         status=task.status,
-        active=workflow is None or not workflow.is_terminal(task.status),
+        active=active,
         waits=workflow is not None and workflow.waits_for_human(task.status),
         review_round=_int(fields.get("review_round")),
         attention=task.str_field("attention"),
         crash_count=_int(fields.get("crash_count")),
-        activity=task.str_field("updated_at") or task.str_field("created_at"),
+        activity=activity,
         host=host if bound_elsewhere else "",
         summary=task.summary,
         broken="",
-        blob=entry.blob,
+        blob=blob,
         task=task,
+        rank=(False, active, activity, key),
+        session=task.str_field("tmux_session") if here_too else "",
+        bound=here_too and bool(task.str_field("workspace")),
     )
 
 
@@ -77,7 +99,10 @@ def _int(value: object) -> int:
 
 def order(rows: Iterable[Row]) -> list[Row]:
     """Broken first (someone should look), then active, each newest activity first."""
-    return sorted(rows, key=lambda r: (bool(r.broken), r.active, r.activity, r.key), reverse=True)
+    return sorted(rows, key=_RANK, reverse=True)
+
+
+_RANK = attrgetter("rank")
 
 
 def shown(rows: Iterable[Row], view: str, text: str) -> list[Row]:

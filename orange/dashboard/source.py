@@ -10,9 +10,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import NamedTuple
 
-from orange.dashboard.rows import Row, build_row
+import pygit2
+
+from orange.dashboard.rows import Row, build_row, make_row
 from orange.engine.definitions import Definitions
 from orange.engine.workflow import Workflow
+from orange.errors import OrangeError
 from orange.home import host_name
 from orange.hooks.bindings import session_of
 from orange.hooks.places import agent_window
@@ -20,8 +23,7 @@ from orange.hooks.tmux import Tmux
 from orange.hooks.watcher import read_status
 from orange.projects import Project, open_store
 from orange.store.layout import TASKS_REF
-from orange.store.store import TaskStore
-from orange.store.task import Task
+from orange.store.store import Snapshot, TaskStore
 
 
 class Header(NamedTuple):
@@ -32,13 +34,15 @@ class Header(NamedTuple):
 
 
 class _Feed:
-    """One project's store, the tip last read and its rows by key."""
+    """One project's store, the tip last read, its rows by key and the tree id of each
+    shard (``tasks/<xx>``) they were read from."""
 
     def __init__(self, project: Project) -> None:
         self.project = project
         self.store: TaskStore = open_store(project)
         self.tip = ""
         self.rows: dict[str, Row] = {}
+        self.shards: dict[str, str] = {}
         self.known: Definitions | None = None
 
     def tip_now(self) -> str:
@@ -53,18 +57,75 @@ class _Feed:
         if tip == self.tip and self.known is not None:
             return False
         snap = self.store.snapshot()
+        first = self.known is None
         self.known = Definitions(snap)
-        rows: dict[str, Row] = {}
-        for entry in snap.entries():
-            if entry.project and entry.project != self.project.name:
-                continue
-            key = f"{self.project.name}:{entry.task_dir}"
-            old = self.rows.get(key)
-            if old is None or old.blob != entry.blob:
-                old = build_row(entry, self.project.name, self.known, here)
-            rows[key] = old
-        self.rows, self.tip = rows, tip
+        shards = _shards(snap)
+        if first:  # everything, from the store's cache
+            for entry in snap.entries():
+                if not entry.project or entry.project == self.project.name:
+                    row = build_row(entry, self.project.name, self.known, here)
+                    self.rows[row.key] = row
+        else:  # only the shards whose tree changed, only the blobs that changed
+            for shard in set(shards) | set(self.shards):
+                if shards.get(shard) != self.shards.get(shard):
+                    self._reread(snap, shard, here)
+        self.shards, self.tip = shards, tip
         return True
+
+    def _reread(self, snap: Snapshot, shard: str, here: str) -> None:
+        prefix = f"{self.project.name}:tasks/{shard}/"
+        old = {key: row for key, row in self.rows.items() if key.startswith(prefix)}
+        for key in old:
+            del self.rows[key]
+        for name, blob in _task_blobs(_subtree(snap, "tasks", shard)):
+            key = f"{prefix}{name}"
+            row = old.get(key)
+            if row is None or row.blob != blob:
+                row = self._row(snap, f"tasks/{shard}/{name}", blob, here)
+            if row is not None:
+                self.rows[key] = row
+
+    def _row(self, snap: Snapshot, task_dir: str, blob: str, here: str) -> Row | None:
+        assert self.known is not None
+        name = task_dir.rsplit("/", 1)[-1]
+        try:
+            task = snap.task(name)
+            fields, error = (None, "no TASK.md") if task is None else (dict(task.fields), None)
+        except OrangeError as exc:
+            fields, error = None, exc.message
+        if fields is not None and fields.get("project") not in (None, "", self.project.name):
+            return None
+        return make_row(task_dir, blob, fields, error, self.project.name, self.known, here)
+
+
+def _subtree(snap: Snapshot, *names: str) -> pygit2.Tree | None:
+    tree = snap.tree
+    for name in names:
+        if tree is None or name not in tree:
+            return None
+        child = tree / name
+        tree = child if isinstance(child, pygit2.Tree) else None
+    return tree
+
+
+def _shards(snap: Snapshot) -> dict[str, str]:
+    """Shard name -> tree id of the tasks ref's ``tasks/`` folder."""
+    tasks = _subtree(snap, "tasks")
+    if tasks is None:
+        return {}
+    return {str(item.name): str(item.id) for item in tasks if isinstance(item, pygit2.Tree)}
+
+
+def _task_blobs(tree: pygit2.Tree | None) -> list[tuple[str, str]]:
+    """(task folder, TASK.md blob id) of each task in a shard's tree."""
+    if tree is None:
+        return []
+    out = []
+    for folder in tree:
+        if isinstance(folder, pygit2.Tree):
+            blob = next((c for c in folder if c.name == "TASK.md"), None)
+            out.append((str(folder.name), str(blob.id) if blob is not None else ""))
+    return out
 
 
 class Source:
@@ -107,7 +168,7 @@ class Source:
         }
         out: dict[str, str] = {}
         for row in self.rows():
-            if row.task is None or not row.active:
+            if not row.session or row.task is None or not row.active:
                 continue
             session = session_of(row.task)
             if not session:
@@ -126,14 +187,6 @@ class Source:
     def header(self) -> Header:
         names = ", ".join(feed.project.name for feed in self.feeds) or "no project"
         pool = sum(feed.project.pool_size for feed in self.feeds)
-        used = sum(
-            1
-            for row in self.rows()
-            if row.active and row.task is not None and _bound_here(row.task, self.here)
-        )
+        used = sum(1 for row in self.rows() if row.bound and row.active)
         running = read_status().get("running")
         return Header(names, used, pool, "monitor running" if running else "monitor off")
-
-
-def _bound_here(task: Task, here: str) -> bool:
-    return bool(task.str_field("workspace")) and task.str_field("host") in ("", here)

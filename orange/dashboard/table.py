@@ -39,39 +39,37 @@ def visible(text: str) -> str:
     return "".join(c if c.isprintable() else f"\\x{ord(c):02x}" for c in text)
 
 
-def cells(row: Row, agent: str, now: datetime, multi: bool) -> list[Text | str]:
-    """The cells of ``row``, in `COLUMNS` order (``multi``: several projects shown)."""
+def cells(row: Row, agent: str, now: datetime, multi: bool) -> list[Text]:
+    """The cells of ``row``, in `COLUMNS` order (``multi``: several projects shown).
+    Rich `Text` throughout: task data is never read as markup, and plain text is the
+    cheapest cell for the table to measure."""
     branch = f"{row.project}/{row.branch}" if multi and row.branch else row.branch
     if row.broken:
-        return [
-            Text(visible(row.id), style="red"),
-            Text("broken", style=status_style(row)),
-            "",
-            "-",
-            "",
-            Text("!", style="bold red"),
-            "",
-            "",
-            "",
-            Text(visible(row.broken)[:200], style="red"),
-        ]
+        red = Text(visible(row.broken)[:200], style="red")
+        return [Text(visible(row.id), style="red"), Text("broken", style=status_style(row)),
+                _EMPTY, _DASH, _EMPTY, _MARK, _EMPTY, _EMPTY, _EMPTY, red]  # fmt: skip
     return [
-        visible(row.id),
+        Text(visible(row.id)),
         Text(visible(row.status), style=status_style(row)),
-        visible(branch),
+        Text(visible(branch)),
         _agent_cell(agent),
-        str(row.review_round) if row.review_round else "",
-        Text("!", style="bold red") if row.attention else "",
-        str(row.crash_count) if row.crash_count else "",
-        ago(row.activity, now),
-        f"running on {visible(row.host)}" if row.host else "",
-        visible(row.summary)[:200],
+        Text(str(row.review_round) if row.review_round else ""),
+        _MARK if row.attention else _EMPTY,
+        Text(str(row.crash_count) if row.crash_count else ""),
+        Text(ago(row.activity, now)),
+        Text(f"running on {visible(row.host)}" if row.host else ""),
+        Text(visible(row.summary)[:200]),
     ]
 
 
-def _agent_cell(agent: str) -> Text | str:
+_EMPTY = Text("")
+_DASH = Text("-")
+_MARK = Text("!", style="bold red")
+
+
+def _agent_cell(agent: str) -> Text:
     if agent == "alive":
         return Text("alive", style="green")
     if agent.startswith("exited"):
         return Text(agent, style="red")
-    return agent or "-"
+    return Text(agent or "-")

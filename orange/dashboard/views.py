@@ -21,6 +21,7 @@ from orange.dashboard.table import visible
 from orange.errors import OrangeError
 from orange.hooks.bindings import session_of
 from orange.hooks.git import git
+from orange.hooks.places import agent_window
 from orange.hooks.tmux import Tmux
 from orange.ops.workspaces import pool_status
 
@@ -208,7 +209,10 @@ def _task_view(app: Dashboard, row: Row, view: str) -> View:
         session = session_of(task)
         if not session:
             raise OrangeError(f"task {row.id} has no tmux session on this host")
-        return OutputView(f"{title}  agent output", session, "worker")
+        workflow = app.source.workflow(row)
+        state = workflow.states.get(row.status) if workflow is not None else None
+        window = agent_window(task, state.agent if state is not None else "worker")
+        return OutputView(f"{title}  agent output ({window})", session, window)
     base = acts.project.default_branch
     text = git("diff", f"{base}...{task.branch}", "--", cwd=acts.project.path)
     return DiffView(f"{title}  diff against {base}", text, row, acts)

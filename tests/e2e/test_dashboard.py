@@ -124,6 +124,10 @@ def test_inside_tmux_a_cli_task_appears_enter_switches_and_x_y_cancels(
     task_id = world.create("live-one", "appears live", "--harness", "hold")
     wait_for(lambda: "live-one" in screen() and "alive" in screen(), 30, "the task, live")
     session = world.task(task_id).str_field("tmux_session")
+    world.tmux("send-keys", "-t", "=dash:", "o")  # the agent's live output
+    wait_for(lambda: "HOLDING" in screen() and "agent output (worker)" in screen(), 20, "o")
+    world.tmux("send-keys", "-t", "=dash:", "Escape")
+    wait_for(lambda: "appears live" in screen() and "HOLDING" not in screen(), 20, "Esc")
     world.tmux("send-keys", "-t", "=dash:", "Enter")
     wait_for(lambda: _clients(world) == [session], 20, "the client on the task's session")
     terminals[0].type(b"\x02L")  # prefix L: tmux's switch-client -l, as the footer says
@@ -153,3 +157,20 @@ def test_outside_tmux_enter_suspends_attaches_and_resumes_on_detach(
     wait_for(lambda: b"back from" in dash.output[mark:], 20, "the dashboard again")
     dash.type(b"q")
     assert dash.proc.wait(20) == 0
+
+
+def test_exit_on_attach_quits_once_the_user_comes_back(
+    hourly: World, terminals: list[Terminal]
+) -> None:
+    world = hourly
+    task_id = world.create("held", "a held task", "--harness", "hold")
+    session = world.task(task_id).str_field("tmux_session")
+    env = {k: v for k, v in os.environ.items() if k != "TMUX"}
+    argv = [orange_bin(), "dashboard", "--exit-on-attach"]
+    dash = Terminal(argv, {**env, "TERM": "xterm-256color"}, world.repo)
+    terminals.append(dash)
+    wait_for(lambda: b"alive" in dash.output, 30, "the dashboard to show the live agent")
+    dash.type(b"\r")
+    wait_for(lambda: _clients(world) == [session], 20, "tmux attach on the task's session")
+    dash.type(b"\x02d")
+    assert dash.proc.wait(20) == 0  # no q: it quit by itself

@@ -115,3 +115,32 @@ def test_diff_comments_on_two_hunks_go_as_one_request_changes(project: Path) -> 
     assert feedback.count("- a.py:") == 2
     assert "- a.py:1\n    > +line 1" in feedback and "split this" in feedback
     assert "- a.py:3\n    > +line 3\n  rename" in feedback
+
+
+def test_the_bell_rings_when_a_task_starts_waiting_for_a_human(project: Path) -> None:
+    put_task(project, "aaaa0001", status="working")
+    app = app_for(project)
+    rings: list[bool] = []
+    app.bell = lambda: rings.append(True)  # type: ignore[method-assign]
+
+    async def script(pilot: Any) -> None:
+        put_task(project, "aaaa0001", status="working", summary="still working")
+        app.watch_refs()
+        assert rings == []
+        put_task(project, "aaaa0001", status="reviewing")  # waits_for_human in minimal
+        app.watch_refs()
+        assert rings == [True]
+
+    drive(app, script)
+
+
+def test_p_shows_the_pull_request_of_a_task_that_has_one(project: Path) -> None:
+    put_task(project, "aaaa0001", status="reviewing", pr_url="https://example.com/pr/7")
+    app = app_for(project)
+
+    async def script(pilot: Any) -> None:
+        assert "p open PR" in str(app.query_one("#keys", Static).render())
+        await pilot.press("p")
+        assert "https://example.com/pr/7" in str(app.query_one("#message", Static).render())
+
+    drive(app, script)

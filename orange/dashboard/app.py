@@ -22,12 +22,14 @@ from orange.dashboard import commands
 from orange.dashboard.keys import Key, task_keys
 from orange.dashboard.rows import VIEWS, Row, order, shown
 from orange.dashboard.source import Source
+from orange.dashboard.stats import all_stats
 from orange.dashboard.table import COLUMNS, cells, visible
 from orange.hooks.tmuxclient import RETURN_KEY
 from orange.projects import Project
 
 POLL = 0.3  # seconds between looks at the tasks refs (one ref lookup per project)
 AGENTS_POLL = 2.0  # seconds between looks at the agents' panes
+BRANCHES_POLL = 15.0  # seconds between looks at the task branches (in a thread)
 
 CSS = """
 #header { height: 1; background: $primary-background; }
@@ -81,7 +83,8 @@ class Dashboard(App[None]):
         self.filter_text = ""
         self.agents: dict[str, str] = {}
         self.shown_rows: list[Row] = []
-        self.drawn: dict[str, tuple[Row, str]] = {}
+        self.drawn: dict[str, tuple[Row, str, str]] = {}
+        self.ahead: dict[str, str] = {}  # row key -> "3 +40 -2" (`watch_branches`)
         self.waiting: set[str] | None = None  # keys of tasks waiting for a human
 
     def compose(self) -> ComposeResult:
@@ -106,6 +109,8 @@ class Dashboard(App[None]):
         if self.poll:
             self.set_interval(POLL, self.watch_refs)
             self.set_interval(AGENTS_POLL, self.watch_agents)
+            self.set_interval(BRANCHES_POLL, self.watch_branches)
+            self.watch_branches()
 
     # -- live ------------------------------------------------------------------------
 
@@ -121,6 +126,28 @@ class Dashboard(App[None]):
             self.agents = agents
             self.redraw()
 
+    def watch_branches(self) -> None:
+        """Commits ahead and lines changed of the active tasks' branches, read in a
+        worker thread: input never waits for git."""
+        jobs = [
+            (feed.project.path, feed.project.default_branch,
+             [(r.key, r.branch) for r in order(feed.rows.values()) if r.active and r.branch])
+            for feed in self.source.feeds
+        ]  # fmt: skip
+
+        def work() -> None:
+            found: dict[str, str] = {}
+            for path, base, rows in jobs:
+                found.update(all_stats(path, base, rows))
+            self.call_from_thread(self._show_branches, found)
+
+        self.run_worker(work, thread=True, exclusive=True, group="branches")
+
+    def _show_branches(self, found: dict[str, str]) -> None:
+        if found != self.ahead:
+            self.ahead = found
+            self.redraw()
+
     def redraw(self) -> None:
         """Show the current rows: cells of changed rows only when the order stands,
         else the rows again (the table draws only what is on screen)."""
@@ -132,21 +159,21 @@ class Dashboard(App[None]):
         now = self.now()
         if keys == [row.key for row in self.shown_rows]:
             for row in rows:
-                agent = self.agents.get(row.key, "")
-                if self.drawn.get(row.key) != (row, agent):
+                seen = (row, self.agents.get(row.key, ""), self.ahead.get(row.key, ""))
+                if self.drawn.get(row.key) != seen:
                     for (column, _), value in zip(
-                        COLUMNS, cells(row, agent, now, multi), strict=True
+                        COLUMNS, cells(row, seen[1], now, multi, seen[2]), strict=True
                     ):
                         table.update_cell(row.key, column, value)
-                    self.drawn[row.key] = (row, agent)
+                    self.drawn[row.key] = seen
         else:
             selected = self.selected()
             table.clear()
             self.drawn = {}
             for row in rows:
-                agent = self.agents.get(row.key, "")
-                table.add_row(*cells(row, agent, now, multi), key=row.key)
-                self.drawn[row.key] = (row, agent)
+                seen = (row, self.agents.get(row.key, ""), self.ahead.get(row.key, ""))
+                table.add_row(*cells(row, seen[1], now, multi, seen[2]), key=row.key)
+                self.drawn[row.key] = seen
             if selected is not None and selected.key in keys:
                 table.move_cursor(row=keys.index(selected.key))
         self.shown_rows = rows

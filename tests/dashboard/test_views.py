@@ -144,3 +144,21 @@ def test_p_shows_the_pull_request_of_a_task_that_has_one(project: Path) -> None:
         assert "https://example.com/pr/7" in str(app.query_one("#message", Static).render())
 
     drive(app, script)
+
+
+def test_the_branch_column_shows_commits_ahead_and_lines_changed(project: Path) -> None:
+    git(project, "checkout", "-q", "-b", "work")
+    (project / "a.py").write_text("one\ntwo\n")
+    git(project, "add", "a.py")
+    git(project, "commit", "-qm", "a")
+    (project / "README.md").write_text("")
+    git(project, "commit", "-qam", "b")
+    git(project, "checkout", "-q", "main")
+    put_task(project, "aaaa0001", status="working", branch="work")
+    app = app_for(project)
+
+    async def script(pilot: Any) -> None:
+        app.watch_branches()
+        await _until(pilot, lambda: table_text(app)[0][7] == "2 +2 -1")
+
+    drive(app, script)

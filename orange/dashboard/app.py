@@ -44,6 +44,7 @@ CSS = """
 ModalScreen { align: center middle; }
 """
 
+_NONE = ("", "")
 FIXED_KEYS = "j/k move  f view  / filter  c create  y copy id  v l o D w views  ? help  q quit"
 
 
@@ -83,8 +84,8 @@ class Dashboard(App[None]):
         self.filter_text = ""
         self.agents: dict[str, str] = {}
         self.shown_rows: list[Row] = []
-        self.drawn: dict[str, tuple[Row, str, str]] = {}
-        self.ahead: dict[str, str] = {}  # row key -> "3 +40 -2" (`watch_branches`)
+        self.drawn: dict[str, tuple[Row, str, tuple[str, str]]] = {}
+        self.extra: dict[str, tuple[str, str]] = {}  # key -> ("3 +40 -2", "#7 open")
         self.waiting: set[str] | None = None  # keys of tasks waiting for a human
 
     def compose(self) -> ComposeResult:
@@ -130,22 +131,23 @@ class Dashboard(App[None]):
         """Commits ahead and lines changed of the active tasks' branches, read in a
         worker thread: input never waits for git."""
         jobs = [
-            (feed.project.path, feed.project.default_branch,
-             [(r.key, r.branch) for r in order(feed.rows.values()) if r.active and r.branch])
+            (feed.project, [(r.key, r.branch, r.task.str_field("pr_url"))
+                            for r in order(feed.rows.values())
+                            if r.active and r.branch and r.task is not None])
             for feed in self.source.feeds
         ]  # fmt: skip
 
         def work() -> None:
-            found: dict[str, str] = {}
-            for path, base, rows in jobs:
-                found.update(all_stats(path, base, rows))
+            found: dict[str, tuple[str, str]] = {}
+            for project, rows in jobs:
+                found.update(all_stats(project, rows))
             self.call_from_thread(self._show_branches, found)
 
         self.run_worker(work, thread=True, exclusive=True, group="branches")
 
-    def _show_branches(self, found: dict[str, str]) -> None:
-        if found != self.ahead:
-            self.ahead = found
+    def _show_branches(self, found: dict[str, tuple[str, str]]) -> None:
+        if found != self.extra:
+            self.extra = found
             self.redraw()
 
     def redraw(self) -> None:
@@ -159,7 +161,7 @@ class Dashboard(App[None]):
         now = self.now()
         if keys == [row.key for row in self.shown_rows]:
             for row in rows:
-                seen = (row, self.agents.get(row.key, ""), self.ahead.get(row.key, ""))
+                seen = (row, self.agents.get(row.key, ""), self.extra.get(row.key, _NONE))
                 if self.drawn.get(row.key) != seen:
                     for (column, _), value in zip(
                         COLUMNS, cells(row, seen[1], now, multi, seen[2]), strict=True
@@ -171,7 +173,7 @@ class Dashboard(App[None]):
             table.clear()
             self.drawn = {}
             for row in rows:
-                seen = (row, self.agents.get(row.key, ""), self.ahead.get(row.key, ""))
+                seen = (row, self.agents.get(row.key, ""), self.extra.get(row.key, _NONE))
                 table.add_row(*cells(row, seen[1], now, multi, seen[2]), key=row.key)
                 self.drawn[row.key] = seen
             if selected is not None and selected.key in keys:

@@ -18,6 +18,7 @@ COLUMNS = (
     ("attention", "!"),
     ("crashes", "crash"),
     ("ahead", "ahead"),
+    ("pr", "PR"),
     ("activity", "activity"),
     ("where", "where"),
     ("summary", "summary"),
@@ -40,15 +41,19 @@ def visible(text: str) -> str:
     return "".join(c if c.isprintable() else f"\\x{ord(c):02x}" for c in text)
 
 
-def cells(row: Row, agent: str, now: datetime, multi: bool, ahead: str = "") -> list[Text]:
-    """The cells of ``row``, in `COLUMNS` order (``multi``: several projects shown).
+def cells(
+    row: Row, agent: str, now: datetime, multi: bool, extra: tuple[str, str] = ("", "")
+) -> list[Text]:
+    """The cells of ``row``, in `COLUMNS` order (``multi``: several projects shown;
+    ``extra``: its branch's stats and its PR's state, `orange.dashboard.stats`).
     Rich `Text` throughout: task data is never read as markup, and plain text is the
     cheapest cell for the table to measure."""
     branch = f"{row.project}/{row.branch}" if multi and row.branch else row.branch
     if row.broken:
         red = Text(visible(row.broken)[:200], style="red")
         return [Text(visible(row.id), style="red"), Text("broken", style=status_style(row)),
-                _EMPTY, _DASH, _EMPTY, _MARK, _EMPTY, _EMPTY, _EMPTY, _EMPTY, red]  # fmt: skip
+                _EMPTY, _DASH, _EMPTY, _MARK, _EMPTY, _EMPTY, _EMPTY, _EMPTY, _EMPTY,
+                red]  # fmt: skip
     return [
         Text(visible(row.id)),
         Text(visible(row.status), style=status_style(row)),
@@ -57,7 +62,8 @@ def cells(row: Row, agent: str, now: datetime, multi: bool, ahead: str = "") -> 
         Text(str(row.review_round) if row.review_round else ""),
         _MARK if row.attention else _EMPTY,
         Text(str(row.crash_count) if row.crash_count else ""),
-        Text(ahead),
+        Text(extra[0]),
+        Text(visible(extra[1])),
         Text(ago(row.activity, now)),
         Text(f"running on {visible(row.host)}" if row.host else ""),
         Text(visible(row.summary)[:200]),

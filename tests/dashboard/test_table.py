@@ -24,7 +24,17 @@ def test_active_tasks_newest_first_with_their_fields(project: Path) -> None:
     async def script(pilot: Any) -> None:
         rows = table_text(app)
         assert [row[0] for row in rows] == ["aaaa0003", "aaaa0001"]  # active only, newest first
-        assert rows[0][1:9] == ["reviewing", "feature/aaaa0003", "-", "2", "!", "1", "", "2m ago"]
+        assert rows[0][1:10] == [
+            "reviewing",
+            "feature/aaaa0003",
+            "-",
+            "2",
+            "!",
+            "1",
+            "",
+            "",
+            "2m ago",
+        ]
         assert "proj  pool 0/2" in str(app.query_one("#header", Static).render())
 
     drive(app, script)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import time
 from pathlib import Path
 from typing import Any
@@ -160,5 +161,22 @@ def test_the_branch_column_shows_commits_ahead_and_lines_changed(project: Path) 
     async def script(pilot: Any) -> None:
         app.watch_branches()
         await _until(pilot, lambda: table_text(app)[0][7] == "2 +2 -1")
+
+    drive(app, script)
+
+
+def test_the_pr_column_shows_the_pull_requests_state(
+    project: Path, tmp_path: Path, monkeypatch: Any
+) -> None:
+    fakes = Path(__file__).parents[1] / "e2e" / "fakes"  # the fake gh of the e2e tests
+    monkeypatch.setenv("PATH", f"{fakes}:{os.environ['PATH']}")
+    monkeypatch.setenv("FAKE_GH_DIR", str(tmp_path))
+    (tmp_path / "state").write_text("MERGED\n")
+    put_task(project, "aaaa0001", status="reviewing", pr_url="https://github.com/o/p/pull/7")
+    app = app_for(project)
+
+    async def script(pilot: Any) -> None:
+        app.watch_branches()
+        await _until(pilot, lambda: table_text(app)[0][8] == "#7 merged")
 
     drive(app, script)

@@ -23,7 +23,7 @@ from orange.dashboard.keys import Key, task_keys
 from orange.dashboard.rows import VIEWS, Row, order, shown
 from orange.dashboard.source import Source
 from orange.dashboard.stats import all_stats
-from orange.dashboard.table import COLUMNS, cells, visible
+from orange.dashboard.table import COLUMNS, TaskTable, cells, visible
 from orange.hooks.tmuxclient import RETURN_KEY
 from orange.projects import Project
 
@@ -90,7 +90,7 @@ class Dashboard(App[None]):
 
     def compose(self) -> ComposeResult:
         yield Static(id="header")
-        table: DataTable[object] = DataTable(id="table", cursor_type="row", zebra_stripes=True)
+        table = TaskTable(id="table", cursor_type="row", zebra_stripes=True)
         yield table
         yield Input(
             placeholder="filter: id, branch or summary (Enter keeps, Esc clears)", id="filter"

@@ -6,7 +6,9 @@ from pathlib import Path
 from typing import Any
 
 from textual.widgets import DataTable, Static
+from textual.widgets.data_table import ColumnKey
 
+from orange.dashboard import table as table_module
 from tests.dashboard.conftest import app_for, drive, put_broken, put_task, table_text
 
 
@@ -84,3 +86,21 @@ def test_eighty_columns_still_show_id_status_and_branch(project: Path) -> None:
         assert table.size.width <= 80
 
     drive(app, script, size=(80, 24))
+
+
+def test_column_widths_come_from_the_first_rows_only(project: Path, monkeypatch: Any) -> None:
+    monkeypatch.setattr(table_module, "WIDTH_SAMPLE", 2)
+    put_task(
+        project, "aaaa0001", status="working", branch="b1", updated_at="2026-01-02T11:59:00+00:00"
+    )
+    put_task(
+        project, "aaaa0002", status="working", branch="b2", updated_at="2026-01-02T11:58:00+00:00"
+    )
+    put_task(project, "aaaa0003", status="working", branch="a-much-longer-branch-name")
+    app = app_for(project)
+
+    async def script(pilot: Any) -> None:
+        branch = app.query_one("#table", DataTable).columns[ColumnKey("branch")]
+        assert branch.content_width == len("branch")  # the header: wider than b1 and b2
+
+    drive(app, script)

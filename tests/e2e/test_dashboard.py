@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from orange.home import orange_home
-from tests.conftest import orange_bin
+from tests.conftest import git, orange_bin
 from tests.e2e.conftest import World, wait_for
 
 # An agent that stays alive (it prints, then sleeps) until its session is killed.
@@ -174,3 +174,92 @@ def test_exit_on_attach_quits_once_the_user_comes_back(
     wait_for(lambda: _clients(world) == [session], 20, "tmux attach on the task's session")
     dash.type(b"\x02d")
     assert dash.proc.wait(20) == 0  # no q: it quit by itself
+
+
+# A worker that stays alive through the review: the human's send-back notifies it.
+TALK = """\
+name: talk
+version: 1
+description: A worker that stays; a human reviews and sends it back.
+initial_statuses: [pending]
+states:
+  pending: {role: queue, terminal: false}
+  working: {terminal: false, respawn_prompt: worker}
+  reviewing: {terminal: false, waits_for_human: true}
+  done: {terminal: true, role: done}
+  cancelled: {terminal: true, role: cancelled}
+transitions:
+  - from: pending
+    to: working
+    by: [human, engine]
+    hooks:
+      - {action: acquire_workspace}
+      - {action: spawn_agent, prompt: worker, harness: task, permissions: full}
+  - {from: working, to: reviewing, by: [human], hooks: []}
+  - from: reviewing
+    to: working
+    by: [human]
+    hooks:
+      - {action: notify_worker, message: changes}
+  - {from: reviewing, to: done, by: [human], hooks: [{action: release_workspace}]}
+  - {from: working, to: cancelled, by: [human], hooks: [{action: kill_session}]}
+  - {from: reviewing, to: cancelled, by: [human], hooks: [{action: kill_session}]}
+prompts:
+  worker: "Work on {summary}"
+  changes: "CHANGES-REQUESTED: read the Feedback in TASK.md"
+"""
+
+DOWN = b"\x1b[B"
+
+
+def test_diff_comments_on_two_hunks_reach_the_worker_as_one_notification(
+    hourly: World, terminals: list[Terminal]
+) -> None:
+    world = hourly
+    (orange_home() / "workflows" / "talk.yml").write_text(TALK)
+    world.ok("project", "update", "proj", "--workflow", "talk")
+    task_id = world.create("talk", "two files", "--harness", "hold")
+    worktree = orange_home() / "workspaces" / "proj--1"
+    for name in ("a.py", "b.py"):
+        (worktree / name).write_text(f"{name} line\n")
+    git(worktree, "add", "a.py", "b.py")
+    git(worktree, "commit", "-qm", "two files")
+    world.ok("task", "update", task_id, "--status", "reviewing")
+    session = world.task(task_id).str_field("tmux_session")
+    env = {k: v for k, v in os.environ.items() if k != "TMUX"}
+    dash = Terminal([orange_bin(), "dashboard"], {**env, "TERM": "xterm-256color"}, world.repo)
+    terminals.append(dash)
+    wait_for(lambda: b"reviewing" in dash.output, 30, "the dashboard")
+    dash.type(b"D")
+    wait_for(lambda: b"diff against main" in dash.output, 20, "the diff view")
+    # Rows: a.py's header, its hunk, its line, b.py's header, its hunk, its line.
+    _comment(dash, DOWN, b"split a", 1)
+    _comment(dash, DOWN * 3, b"rename b", 2)
+    mark = len(dash.output)
+    dash.type(b"s")
+    try:
+        world.wait_status(task_id, "working", 30)
+    except AssertionError as error:
+        raise AssertionError(f"{error}\n{dash.output[mark:].decode(errors='replace')}") from None
+    feedback = world.task(task_id).body.split("## Feedback", 1)[1]
+    assert feedback.count("Review comments on the diff:") == 1  # one request-changes
+    assert "- a.py:1\n    > +a.py line\n  split a" in feedback  # each hunk quoted
+    assert "- b.py:1\n    > +b.py line\n  rename b" in feedback
+
+    def pane() -> str:
+        return world.tmux("capture-pane", "-p", "-J", "-t", f"={session}:=worker")
+
+    wait_for(lambda: "CHANGES-REQUESTED" in pane(), 20, "the worker notified")
+    assert pane().count("CHANGES-REQUESTED") == 1
+    dash.type(b"\x1bq")
+
+
+def _comment(dash: Terminal, keys: bytes, text: bytes, count: int) -> None:
+    """Move the diff's cursor with ``keys``, comment ``text`` there (the ``count``th)."""
+    mark = len(dash.output)
+    dash.type(keys + b"c")
+    wait_for(lambda: b"Comment on" in dash.output[mark:], 20, "the comment box")
+    dash.type(text)
+    wait_for(lambda: text in dash.output[mark:], 20, "the comment typed")
+    dash.type(b"\r")
+    wait_for(lambda: b"%d comment(s)" % count in dash.output[mark:], 20, "the comment kept")

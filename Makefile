@@ -28,13 +28,15 @@ check: $(STAMP)
 test: check
 	$(BIN)/pytest -n 2
 
+# Kept: its last line says how to look at its tasks in the dashboard (`orange`).
 demo: $(STAMP)
-	$(BIN)/orange demo
+	$(BIN)/orange demo --keep
 
 bench: $(STAMP)
 	$(BIN)/python bench/store_bench.py
 	$(BIN)/python bench/monitor_bench.py
 	$(BIN)/python bench/startup_bench.py
+	$(BIN)/python bench/dashboard_bench.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info

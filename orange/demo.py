@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -118,6 +119,7 @@ def run_demo(*, keep: bool = False) -> None:
                 f"kept: {root}  (ORANGE_HOME={os.environ['ORANGE_HOME']}, "
                 f"tmux -L {os.environ['ORANGE_TMUX_SOCKET']})"
             )
+            console.print(_look_command(project), markup=False, soft_wrap=True)
         else:
             monitor.stop()
             Tmux().kill_server()
@@ -125,6 +127,17 @@ def run_demo(*, keep: bool = False) -> None:
             while monitor.is_running() and time.monotonic() < deadline:
                 time.sleep(0.1)
             shutil.rmtree(root, ignore_errors=True)
+
+
+def _look_command(project: Path) -> str:
+    """The line that ends a kept demo: how to look at its tasks in the dashboard."""
+    orange = Path(sys.executable).with_name("orange")
+    env = " ".join(
+        f"{name}={shlex.quote(os.environ[name])}" for name in ("ORANGE_HOME", "ORANGE_TMUX_SOCKET")
+    )
+    where = shlex.quote(str(project))
+    command = shlex.quote(str(orange)) if orange.exists() else "orange"
+    return f"To look at the demo's tasks, run `orange` there: cd {where} && {env} {command}"
 
 
 def _task_ids(project: Path) -> list[str]:

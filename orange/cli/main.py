@@ -21,6 +21,7 @@ def build_app() -> typer.Typer:
     import typer
 
     from orange.cli import (
+        dashboard,
         demo,
         githooks,
         install,
@@ -54,6 +55,7 @@ def build_app() -> typer.Typer:
     app.add_typer(_group(workspace.HELP, workspace.COMMANDS), name="workspace")
     monitor_group = _group(monitor.HELP, monitor.COMMANDS, callback=monitor.CALLBACK)
     app.add_typer(monitor_group, name="monitor")
+    app.command("dashboard")(dashboard.dashboard)
     app.command("demo")(demo.demo)
     app.command("install")(install.install)
     app.command("notify")(notify.notify)
@@ -88,6 +90,8 @@ def _group(
 def run(argv: list[str] | None = None) -> int:
     """Entry point: run the command and map every outcome to an exit code."""
     args = _optional_values(list(sys.argv[1:] if argv is None else argv))
+    if not args and sys.stdin.isatty() and sys.stdout.isatty():
+        args = ["dashboard"]  # a person at a terminal; agents (no terminal) get help
     try:
         command = fast_command(args)
         if command is None:

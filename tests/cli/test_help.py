@@ -55,8 +55,8 @@ def test_monitor_stop_and_install_speak_json(cli: Cli, hermetic: Path) -> None:
 
 # Commands that print nothing a machine would read: `demo` narrates a throwaway run for
 # a person, `hook-impl` speaks git's hook protocol (exit status and stderr), and
-# `task attach` hands the terminal to tmux.
-NO_JSON = {"orange demo", "orange hook-impl", "orange task attach"}
+# `task attach` hands the terminal to tmux, `dashboard` is a full-screen application.
+NO_JSON = {"orange dashboard", "orange demo", "orange hook-impl", "orange task attach"}
 
 
 def test_every_command_that_prints_takes_json() -> None:

@@ -55,7 +55,7 @@ made = sorted(
 )
 engine = "orange.engine.engine" in sys.modules
 unused = ("sqlite3", "orange.store.cache", "orange.store.history", "subprocess", "random")
-unused += ("hashlib",)
+unused += ("hashlib", "textual", "orange.dashboard")
 loaded = [name for name in unused if name in sys.modules]
 print(json.dumps({"code": code, "dataclasses": made, "engine": engine, "loaded": loaded}))
 """
@@ -86,7 +86,9 @@ def test_hot_commands_build_no_dataclass(cli: Cli, repo: Path) -> None:
     listing = _probe(repo, "task", "list", "--json")
     assert listing["code"] == 0
     assert listing["dataclasses"] == []
+    assert "textual" not in str(listing["loaded"]) and "dashboard" not in str(listing["loaded"])
 
     move = _probe(repo, "task", "update", task_id, "--status", "planning")
     assert move["code"] == 0 and move["engine"] is True
     assert move["dataclasses"] == []
+    assert "textual" not in str(move["loaded"]) and "dashboard" not in str(move["loaded"])

@@ -1,0 +1,304 @@
+"""The dashboard application: the task table, live, with keys from the workflow.
+
+`make_app` is the factory the CLI and the tests call (STYLE §11).  Task actions run
+through `orange.dashboard.actions`; the keys shown for the selected task come from
+`orange.dashboard.keys`; views of a task live in `orange.dashboard.views`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import ClassVar
+
+# libtmux reads sys.stdout.encoding when first imported, and a running Textual app has
+# replaced sys.stdout with an object that has none: import it while the real one stands.
+import libtmux.server  # noqa: F401
+from textual.app import App, ComposeResult
+from textual.binding import Binding, BindingType
+from textual.widgets import DataTable, Input, Static
+
+from orange.dashboard import commands
+from orange.dashboard.keys import Key, task_keys
+from orange.dashboard.rows import VIEWS, Row, order, shown
+from orange.dashboard.source import Source
+from orange.dashboard.stats import all_stats
+from orange.dashboard.table import COLUMNS, TaskTable, cells, visible
+from orange.hooks.tmuxclient import RETURN_KEY
+from orange.projects import Project
+
+POLL = 0.3  # seconds between looks at the tasks refs (one ref lookup per project)
+AGENTS_POLL = 2.0  # seconds between looks at the agents' panes
+BRANCHES_POLL = 15.0  # seconds between looks at the task branches (in a thread)
+
+CSS = """
+#header { height: 1; background: $primary-background; }
+#table { height: 1fr; }
+#filter { display: none; height: 3; }
+#filter.shown { display: block; }
+#message { height: 1; color: $warning; }
+#detail { height: 1; }
+#keys { height: 1; background: $primary-background; }
+.dialog { width: 80%; height: auto; max-height: 90%; border: round $accent;
+          background: $surface; padding: 1 2; }
+ModalScreen { align: center middle; }
+"""
+
+_NONE = ("", "")
+FIXED_KEYS = "j/k move  f view  / filter  c create  y copy id  v l o D w views  ? help  q quit"
+
+
+class Dashboard(App[None]):
+    """Every task of the project (or projects), live."""
+
+    CSS = CSS
+    TITLE = "orange"
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("q", "quit", "quit"),
+        Binding("j", "down", show=False),
+        Binding("k", "up", show=False),
+        Binding("f", "cycle_view", "view"),
+        Binding("slash", "filter", "filter"),
+        Binding("escape", "clear_filter", show=False),
+        Binding("c", "create", "create"),
+        Binding("y", "copy_id", "copy id"),
+        Binding("question_mark", "help", "help"),
+        *(Binding(key, f"task('{action}')", show=False) for key, action in commands.TASK_KEYS),
+        *(Binding(key, f"view('{view}')", show=False) for key, view in commands.VIEW_KEYS),
+    ]
+
+    def __init__(
+        self,
+        source: Source,
+        *,
+        now: Callable[[], datetime] | None = None,
+        exit_on_attach: bool = False,
+        poll: bool = True,
+    ) -> None:
+        super().__init__()
+        self.source = source
+        self.now = now or (lambda: datetime.now(UTC))
+        self.exit_on_attach = exit_on_attach
+        self.poll = poll
+        self.view = VIEWS[0]
+        self.filter_text = ""
+        self.agents: dict[str, str] = {}
+        self.shown_rows: list[Row] = []
+        self.drawn: dict[str, tuple[Row, str, tuple[str, str]]] = {}
+        self.extra: dict[str, tuple[str, str]] = {}  # key -> ("3 +40 -2", "#7 open")
+        self.waiting: set[str] | None = None  # keys of tasks waiting for a human
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="header")
+        table = TaskTable(id="table", cursor_type="row", zebra_stripes=True)
+        yield table
+        yield Input(
+            placeholder="filter: id, branch or summary (Enter keeps, Esc clears)", id="filter"
+        )
+        yield Static(id="detail")
+        yield Static(id="message")
+        yield Static(id="keys")
+
+    def on_mount(self) -> None:
+        table = self.query_one("#table", DataTable)
+        for key, label in COLUMNS:
+            table.add_column(label, key=key)
+        self.source.refresh()
+        self.agents = self.source.agents()
+        self.redraw()
+        table.focus()
+        if self.poll:
+            self.set_interval(POLL, self.watch_refs)
+            self.set_interval(AGENTS_POLL, self.watch_agents)
+            self.set_interval(BRANCHES_POLL, self.watch_branches)
+            self.watch_branches()
+
+    # -- live ------------------------------------------------------------------------
+
+    def watch_refs(self) -> None:
+        """A look at the refs: redraw only when one moved (anyone's write)."""
+        if self.source.changed() and self.source.refresh():
+            self.agents = self.source.agents()
+            self.redraw()
+
+    def watch_agents(self) -> None:
+        agents = self.source.agents()
+        if agents != self.agents:
+            self.agents = agents
+            self.redraw()
+
+    def watch_branches(self) -> None:
+        """Commits ahead and lines changed of the active tasks' branches, read in a
+        worker thread: input never waits for git."""
+        jobs = [
+            (feed.project, [(r.key, r.branch, r.task.str_field("pr_url"))
+                            for r in order(feed.rows.values())
+                            if r.active and r.branch and r.task is not None])
+            for feed in self.source.feeds
+        ]  # fmt: skip
+
+        def work() -> None:
+            found: dict[str, tuple[str, str]] = {}
+            for project, rows in jobs:
+                found.update(all_stats(project, rows))
+            self.call_from_thread(self._show_branches, found)
+
+        self.run_worker(work, thread=True, exclusive=True, group="branches")
+
+    def _show_branches(self, found: dict[str, tuple[str, str]]) -> None:
+        if found != self.extra:
+            self.extra = found
+            self.redraw()
+
+    def redraw(self) -> None:
+        """Show the current rows: cells of changed rows only when the order stands,
+        else the rows again (the table draws only what is on screen)."""
+        rows = order(shown(self.source.rows(), self.view, self.filter_text))
+        self._ring_for_new_waits()
+        table = self.query_one("#table", DataTable)
+        keys = [row.key for row in rows]
+        multi = len(self.source.feeds) > 1
+        now = self.now()
+        if keys == [row.key for row in self.shown_rows]:
+            for row in rows:
+                seen = (row, self.agents.get(row.key, ""), self.extra.get(row.key, _NONE))
+                if self.drawn.get(row.key) != seen:
+                    for (column, _), value in zip(
+                        COLUMNS, cells(row, seen[1], now, multi, seen[2]), strict=True
+                    ):
+                        table.update_cell(row.key, column, value)
+                    self.drawn[row.key] = seen
+        else:
+            selected = self.selected()
+            table.clear()
+            self.drawn = {}
+            for row in rows:
+                seen = (row, self.agents.get(row.key, ""), self.extra.get(row.key, _NONE))
+                table.add_row(*cells(row, seen[1], now, multi, seen[2]), key=row.key)
+                self.drawn[row.key] = seen
+            if selected is not None and selected.key in keys:
+                table.move_cursor(row=keys.index(selected.key))
+        self.shown_rows = rows
+        self.show_header()
+        self.show_keys()
+
+    def _ring_for_new_waits(self) -> None:
+        """The terminal bell when a task starts waiting for a human."""
+        waiting = {row.key for row in self.source.rows() if row.waits and row.active}
+        if self.waiting is not None and waiting - self.waiting:
+            self.bell()
+        self.waiting = waiting
+
+    def show_header(self) -> None:
+        head = self.source.header()
+        count = len(self.shown_rows)
+        text = f" {head.project}  pool {head.used}/{head.pool}  {head.monitor}  "
+        text += f"{self.view}: {count} task{'s' if count != 1 else ''}"
+        if self.filter_text:
+            text += f"  filter: {visible(self.filter_text)}"
+        self.query_one("#header", Static).update(text)
+
+    def show_keys(self) -> None:
+        self.show_detail()
+        keys = self.offered()
+        line = "  ".join(f"{_label(k.key)} {k.label}" for k in keys)
+        self.query_one("#keys", Static).update(
+            f" {line}  |  {FIXED_KEYS}" if line else f" {FIXED_KEYS}"
+        )
+
+    def say(self, line: str) -> None:
+        self.query_one("#message", Static).update(visible(line))
+
+    # -- selection -------------------------------------------------------------------
+
+    def selected(self) -> Row | None:
+        table = self.query_one("#table", DataTable)
+        if not self.shown_rows or table.cursor_row < 0 or table.cursor_row >= len(self.shown_rows):
+            return None
+        return self.shown_rows[table.cursor_row]
+
+    def offered(self) -> list[Key]:
+        row = self.selected()
+        if row is None:
+            return []
+        return task_keys(self.source.workflow(row), row, self.agents.get(row.key, ""))
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        self.show_keys()
+
+    def show_detail(self) -> None:
+        """The selected task's summary, and why it needs a person (``attention``)."""
+        row = self.selected()
+        text = ""
+        if row is not None:
+            text = f" {row.id}: {row.broken or row.summary}"
+            if row.attention and not row.broken:
+                text += f"  ! {row.attention}"
+        self.query_one("#detail", Static).update(visible(text))
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        self.action_task("enter")
+
+    # -- fixed keys ------------------------------------------------------------------
+
+    def action_down(self) -> None:
+        self.query_one("#table", DataTable).action_cursor_down()
+
+    def action_up(self) -> None:
+        self.query_one("#table", DataTable).action_cursor_up()
+
+    def action_cycle_view(self) -> None:
+        self.view = VIEWS[(VIEWS.index(self.view) + 1) % len(VIEWS)]
+        self.redraw()
+
+    def action_filter(self) -> None:
+        box = self.query_one("#filter", Input)
+        box.add_class("shown")
+        box.focus()
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        if event.input.id == "filter":
+            self.filter_text = event.value
+            self.redraw()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        if event.input.id == "filter":
+            self.query_one("#table", DataTable).focus()
+
+    def action_clear_filter(self) -> None:
+        box = self.query_one("#filter", Input)
+        box.value = ""
+        box.remove_class("shown")
+        self.filter_text = ""
+        self.query_one("#table", DataTable).focus()
+        self.redraw()
+
+    def action_help(self) -> None:
+        commands.show_help(self, RETURN_KEY)
+
+    def action_create(self) -> None:
+        commands.create(self)
+
+    def action_copy_id(self) -> None:
+        commands.copy_id(self)
+
+    def action_task(self, action: str) -> None:
+        commands.run_task_key(self, action)
+
+    def action_view(self, view: str) -> None:
+        commands.open_view(self, view)
+
+
+def _label(key: str) -> str:
+    return "Enter" if key == "enter" else key
+
+
+def make_app(
+    projects: list[Project],
+    *,
+    now: Callable[[], datetime] | None = None,
+    exit_on_attach: bool = False,
+    poll: bool = True,
+) -> Dashboard:
+    """The dashboard over ``projects`` (the factory `orange dashboard` and tests call)."""
+    return Dashboard(Source(projects), now=now, exit_on_attach=exit_on_attach, poll=poll)

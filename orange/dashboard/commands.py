@@ -1,0 +1,207 @@
+"""What the dashboard's keys do: ask when a move deserves it, then act through
+`orange.dashboard.actions`; a refusal is one line in the app and changes nothing."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from orange.dashboard.actions import Actions
+from orange.dashboard.keys import passed_review
+from orange.dashboard.rows import Row
+from orange.dashboard.screens import ConfirmScreen, CreateScreen, HelpScreen, NewTask, TextPrompt
+from orange.engine.catalog import load_named
+from orange.errors import OrangeError
+from orange.hooks.harness import load_harnesses
+from orange.hooks.places import agent_window
+from orange.hooks.tmuxclient import TmuxClient
+
+if TYPE_CHECKING:
+    from orange.dashboard.app import Dashboard
+
+# Task keys (shown only where the selected task's workflow has the move) and views.
+TASK_KEYS = (
+    ("m", "merge"),
+    ("x", "cancel"),
+    ("r", "request_changes"),
+    ("a", "ack"),
+    ("d", "delete"),
+    ("p", "pr"),
+)
+VIEW_KEYS = (("v", "task"), ("l", "log"), ("o", "output"), ("D", "diff"), ("w", "pool"))
+
+
+def actions_for(app: Dashboard, row: Row) -> Actions:
+    feed = app.source.feed_of(row)
+    return Actions(feed.project, feed.store)
+
+
+def act(app: Dashboard, work: Callable[[], str]) -> None:
+    """Run one action: its line, or its one-line error; then show what changed."""
+    try:
+        app.say(work())
+    except OrangeError as error:
+        app.say(f"error: {error}")
+    app.watch_refs()
+
+
+def run_task_key(app: Dashboard, action: str) -> None:
+    """A task key: only where `keys.task_keys` offers it for the selected task."""
+    row = app.selected()
+    if row is None:
+        app.say("no task selected")
+        return
+    offered = {key.key if key.key == "enter" else key.action: key for key in app.offered()}
+    if action not in offered:
+        what = (
+            "nothing to start or attach" if action == "enter" else f"no {action.replace('_', ' ')}"
+        )
+        app.say(f"task {row.id} ({row.status}): {what} here")
+        return
+    action = offered[action].action
+    HANDLERS[action](app, row, actions_for(app, row))
+
+
+def _ask(app: Dashboard, question: str, then: Callable[[], None]) -> None:
+    def answered(yes: bool | None) -> None:
+        if yes:
+            then()
+        else:
+            app.say("nothing done")
+
+    app.push_screen(ConfirmScreen(question), answered)
+
+
+def _merge(app: Dashboard, row: Row, acts: Actions) -> None:
+    workflow = app.source.workflow(row)
+
+    def do() -> None:
+        act(app, lambda: acts.merge(row.id))
+
+    if workflow is not None and passed_review(workflow, row):
+        do()
+    else:
+        _ask(app, f"task {row.id} has not passed review ({row.status}). Merge anyway?", do)
+
+
+def _cancel(app: Dashboard, row: Row, acts: Actions) -> None:
+    _ask(
+        app, f"cancel task {row.id} ({row.summary})?", lambda: act(app, lambda: acts.cancel(row.id))
+    )
+
+
+def _delete(app: Dashboard, row: Row, acts: Actions) -> None:
+    _ask(
+        app, f"delete task {row.id} ({row.summary})?", lambda: act(app, lambda: acts.delete(row.id))
+    )
+
+
+def _request_changes(app: Dashboard, row: Row, acts: Actions) -> None:
+    def send(text: str | None) -> None:
+        if text is None:
+            app.say("nothing sent")
+        else:
+            act(app, lambda: acts.request_changes(row.id, text))
+
+    app.push_screen(TextPrompt(f"Changes to ask of task {row.id}:", "what to change"), send)
+
+
+def _attach(app: Dashboard, row: Row, acts: Actions) -> None:
+    """Show the agent's window: switch the client inside tmux on the same server, else
+    suspend the app and run ``tmux attach`` until the user detaches."""
+    try:
+        session = acts.session(row.id)
+        workflow = app.source.workflow(row)
+        state = workflow.states.get(row.status) if workflow is not None else None
+        window = agent_window(acts.store.get(row.id), state.agent if state else "worker")
+        tmux = TmuxClient()
+        if tmux.is_current():
+            tmux.switch_to(session, window)
+            app.say(f"switched to {session}; prefix L comes back here")
+        else:
+            with app.suspend():
+                tmux.attach_and_wait(session, window)
+            app.say(f"back from {session}")
+    except OrangeError as error:
+        app.say(f"error: {error}")
+        return
+    if app.exit_on_attach:
+        app.exit()
+
+
+HANDLERS: dict[str, Callable[[Dashboard, Row, Actions], None]] = {
+    "merge": _merge,
+    "cancel": _cancel,
+    "delete": _delete,
+    "request_changes": _request_changes,
+    "ack": lambda app, row, acts: act(app, lambda: acts.ack(row.id)),
+    "pr": lambda app, row, acts: act(app, lambda: acts.pr(row.id)),
+    "spawn": lambda app, row, acts: act(app, lambda: acts.spawn(row.id)),
+    "respawn": lambda app, row, acts: act(app, lambda: acts.respawn(row.id)),
+    "attach": _attach,
+}
+
+
+def create(app: Dashboard) -> None:
+    """The create form, for the (first) project shown."""
+    if not app.source.feeds:
+        app.say("no project: register one with `orange project add`")
+        return
+    feed = app.source.feeds[0]
+    try:
+        statuses = list(load_named(feed.project.workflow).initial_statuses)
+        harnesses = [name for name, h in load_harnesses().items() if h.installed()]
+    except OrangeError as error:
+        app.say(f"error: {error}")
+        return
+
+    def made(new: NewTask | None) -> None:
+        if new is None:
+            app.say("nothing created")
+            return
+        acts = Actions(feed.project, feed.store)
+        act(app, lambda: acts.create(**new._asdict()))
+
+    app.push_screen(CreateScreen(harnesses, statuses), made)
+
+
+def copy_id(app: Dashboard) -> None:
+    """The selected id to the clipboard: OSC 52 (works over ssh), and inside tmux
+    through its buffer, since tmux drops an application's OSC 52 by default."""
+    row = app.selected()
+    if row is None:
+        app.say("no task selected")
+        return
+    app.copy_to_clipboard(row.id)
+    if os.environ.get("TMUX"):
+        try:
+            TmuxClient().set_buffer(row.id)
+        except OrangeError as error:
+            app.say(f"copied {row.id} (tmux buffer: {error})")
+            return
+    app.say(f"copied {row.id}")
+
+
+def show_help(app: Dashboard, return_key: str) -> None:
+    lines = [
+        "Task keys (shown in the footer only where the task's workflow has the move):",
+        "  Enter  attach to the agent, respawn a dead one, or spawn",
+        f"         (inside tmux: {return_key} comes back; outside: detach, prefix d)",
+        "  m  merge (asks unless the task passed review)    x  cancel (asks)",
+        "  r  request changes (a text box; sent as request-changes -m)",
+        "  a  acknowledge attention    d  delete (always asks)    p  open or create the PR",
+        "Views (Esc comes back):",
+        "  v  TASK.md    l  history    o  agent output    D  diff (c comment, s send)",
+        "  w  workspace pool",
+        "Fixed: j/k or arrows move, f all/active/done, / filter, c create, y copy id,",
+        "       ? this help, q quit",
+    ]
+    app.push_screen(HelpScreen("\n".join(lines)))
+
+
+def open_view(app: Dashboard, view: str) -> None:
+    # The views load git and markdown machinery the table does not need.
+    from orange.dashboard import views
+
+    views.open_view(app, view)

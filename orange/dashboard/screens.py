@@ -1,0 +1,144 @@
+"""The dashboard's dialogs: confirm, a text box, the create form, help."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar, NamedTuple
+
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Input, Label, Select, Static
+
+
+class ConfirmScreen(ModalScreen[bool]):
+    """Ask a yes/no question: ``y`` answers yes; ``n`` or Esc, no."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("y", "answer(True)", "yes"),
+        Binding("n", "answer(False)", "no"),
+        Binding("escape", "answer(False)", "no"),
+    ]
+
+    def __init__(self, question: str) -> None:
+        super().__init__()
+        self.question = question
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog"):
+            yield Label(self.question, id="question")
+            yield Label("y: yes   n/Esc: no")
+
+    def action_answer(self, yes: bool) -> None:
+        self.dismiss(yes)
+
+
+class TextPrompt(ModalScreen[str | None]):
+    """One line of text (Enter sends, Esc drops it)."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "drop", "cancel")]
+
+    def __init__(self, title: str, placeholder: str = "") -> None:
+        super().__init__()
+        self.title_text = title
+        self.placeholder = placeholder
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog"):
+            yield Label(self.title_text)
+            yield Input(placeholder=self.placeholder, id="text")
+            yield Label("Enter: send   Esc: cancel")
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        self.dismiss(event.value)
+
+    def action_drop(self) -> None:
+        self.dismiss(None)
+
+
+class NewTask(NamedTuple):
+    branch: str
+    summary: str
+    harness: str
+    status: str
+    context: str
+
+
+class CreateScreen(ModalScreen[NewTask | None]):
+    """The create form: branch, summary, harness, initial status, context.  Enter in
+    the last field (or ctrl+s) creates; Esc drops the form."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "drop", "cancel"),
+        Binding("ctrl+s", "create", "create"),
+    ]
+
+    def __init__(self, harnesses: list[str], statuses: list[str]) -> None:
+        super().__init__()
+        self.harnesses = harnesses
+        self.statuses = statuses
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog", id="create"):
+            yield Label("New task")
+            yield Input(placeholder="branch (empty: orange-tasks/<id>)", id="branch")
+            yield Input(placeholder="summary (what to do)", id="summary")
+            yield Select(
+                [(name, name) for name in self.harnesses],
+                prompt="harness",
+                value=self.harnesses[0] if self.harnesses else Select.NULL,
+                id="harness",
+            )
+            yield Select(
+                [(name, name) for name in self.statuses],
+                prompt="initial status",
+                value=self.statuses[0] if self.statuses else Select.NULL,
+                id="status",
+            )
+            yield Input(placeholder="context (optional)", id="context")
+            yield Label("Enter in context or ctrl+s: create (spawns unless the status waits)")
+
+    def _value(self, selector: str) -> str:
+        widget: Any = self.query_one(selector)
+        value = widget.value
+        return value if isinstance(value, str) else ""
+
+    def action_create(self) -> None:
+        self.dismiss(
+            NewTask(
+                branch=self._value("#branch").strip(),
+                summary=self._value("#summary").strip(),
+                harness=self._value("#harness"),
+                status=self._value("#status"),
+                context=self._value("#context"),
+            )
+        )
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        if event.input.id == "context":
+            self.action_create()
+        else:
+            self.focus_next()
+
+    def action_drop(self) -> None:
+        self.dismiss(None)
+
+
+class HelpScreen(ModalScreen[None]):
+    """Every key, with what it does (Esc or ? closes)."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "close", "close"),
+        Binding("question_mark", "close", "close"),
+    ]
+
+    def __init__(self, text: str) -> None:
+        super().__init__()
+        self.text = text
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog"):
+            yield Static(self.text, id="help")
+
+    def action_close(self) -> None:
+        self.dismiss(None)

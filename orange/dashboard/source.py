@@ -1,0 +1,193 @@
+"""What the dashboard shows, read incrementally from the store's cache.
+
+`Source.changed` is the cheap watch: one ref lookup per project (anyone's write moves
+the ref: the CLI, an agent, the monitor, plain git, a fetch).  `Source.refresh` then
+re-reads the cache's entries and rebuilds only the rows whose blob changed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import NamedTuple
+
+import pygit2
+
+from orange.dashboard.rows import Row, build_row, make_row
+from orange.engine.definitions import Definitions
+from orange.engine.workflow import Workflow
+from orange.errors import OrangeError
+from orange.home import host_name
+from orange.hooks.bindings import session_of
+from orange.hooks.places import agent_window
+from orange.hooks.tmux import Tmux
+from orange.hooks.watcher import read_status
+from orange.projects import Project, open_store
+from orange.store import listing
+from orange.store.layout import TASKS_REF
+from orange.store.store import Snapshot, TaskStore
+
+
+class Header(NamedTuple):
+    project: str
+    used: int
+    pool: int
+    monitor: str
+
+
+class _Feed:
+    """One project's store, the tip last read, its rows by key and the tree id of each
+    shard (``tasks/<xx>``) they were read from."""
+
+    def __init__(self, project: Project) -> None:
+        self.project = project
+        self.store: TaskStore = open_store(project)
+        self.tip = ""
+        self.rows: dict[str, Row] = {}
+        self.shards: dict[str, str] = {}
+        self.known: Definitions | None = None
+
+    def tip_now(self) -> str:
+        try:
+            ref = self.store.pygit.references.get(TASKS_REF)
+        except Exception:  # a ref being rewritten: the next look sees it
+            return self.tip
+        return "" if ref is None else str(ref.target)
+
+    def refresh(self, here: str) -> bool:
+        tip = self.tip_now()
+        if tip == self.tip and self.known is not None:
+            return False
+        snap = self.store.snapshot()
+        first = self.known is None
+        self.known = Definitions(snap)
+        shards = _shards(snap)
+        if first:  # everything, from the store's cache
+            for entry in listing.entries(snap):
+                if not entry.project or entry.project == self.project.name:
+                    row = build_row(entry, self.project.name, self.known, here)
+                    self.rows[row.key] = row
+        else:  # only the shards whose tree changed, only the blobs that changed
+            for shard in set(shards) | set(self.shards):
+                if shards.get(shard) != self.shards.get(shard):
+                    self._reread(snap, shard, here)
+        self.shards, self.tip = shards, tip
+        return True
+
+    def _reread(self, snap: Snapshot, shard: str, here: str) -> None:
+        prefix = f"{self.project.name}:tasks/{shard}/"
+        old = {key: row for key, row in self.rows.items() if key.startswith(prefix)}
+        for key in old:
+            del self.rows[key]
+        for name, blob in _task_blobs(_subtree(snap, "tasks", shard)):
+            key = f"{prefix}{name}"
+            row = old.get(key)
+            if row is None or row.blob != blob:
+                row = self._row(snap, f"tasks/{shard}/{name}", blob, here)
+            if row is not None:
+                self.rows[key] = row
+
+    def _row(self, snap: Snapshot, task_dir: str, blob: str, here: str) -> Row | None:
+        assert self.known is not None
+        name = task_dir.rsplit("/", 1)[-1]
+        try:
+            task = snap.task(name)
+            fields, error = (None, "no TASK.md") if task is None else (dict(task.fields), None)
+        except OrangeError as exc:
+            fields, error = None, exc.message
+        if fields is not None and fields.get("project") not in (None, "", self.project.name):
+            return None
+        return make_row(task_dir, blob, fields, error, self.project.name, self.known, here)
+
+
+def _subtree(snap: Snapshot, *names: str) -> pygit2.Tree | None:
+    tree = snap.tree
+    for name in names:
+        if tree is None or name not in tree:
+            return None
+        child = tree / name
+        tree = child if isinstance(child, pygit2.Tree) else None
+    return tree
+
+
+def _shards(snap: Snapshot) -> dict[str, str]:
+    """Shard name -> tree id of the tasks ref's ``tasks/`` folder."""
+    tasks = _subtree(snap, "tasks")
+    if tasks is None:
+        return {}
+    return {str(item.name): str(item.id) for item in tasks if isinstance(item, pygit2.Tree)}
+
+
+def _task_blobs(tree: pygit2.Tree | None) -> list[tuple[str, str]]:
+    """(task folder, TASK.md blob id) of each task in a shard's tree."""
+    if tree is None:
+        return []
+    out = []
+    for folder in tree:
+        if isinstance(folder, pygit2.Tree):
+            blob = next((c for c in folder if c.name == "TASK.md"), None)
+            out.append((str(folder.name), str(blob.id) if blob is not None else ""))
+    return out
+
+
+class Source:
+    """The tasks of one project (or of several), and what this host knows of them."""
+
+    def __init__(self, projects: list[Project], tmux: Tmux | None = None) -> None:
+        self.feeds = [_Feed(project) for project in projects]
+        self.here = host_name()
+        self.tmux = tmux or Tmux()
+
+    def changed(self) -> bool:
+        """Whether any project's tasks ref moved since the last `refresh` (cheap)."""
+        return any(feed.tip_now() != feed.tip for feed in self.feeds)
+
+    def refresh(self) -> bool:
+        """Re-read the projects whose ref moved; True when anything did."""
+        moved = [feed.refresh(self.here) for feed in self.feeds]  # every feed, no short cut
+        return any(moved)
+
+    def rows(self) -> list[Row]:
+        return [row for feed in self.feeds for row in feed.rows.values()]
+
+    def row(self, key: str) -> Row | None:
+        for feed in self.feeds:
+            if key in feed.rows:
+                return feed.rows[key]
+        return None
+
+    def feed_of(self, row: Row) -> _Feed:
+        return next(f for f in self.feeds if f.project.name == row.key.split(":", 1)[0])
+
+    def workflow(self, row: Row) -> Workflow | None:
+        known = self.feed_of(row).known
+        return None if known is None or row.task is None else known.of(row.task)
+
+    def agents(self) -> dict[str, str]:
+        """Agent state by row key, for active tasks this host runs (one tmux call)."""
+        panes: Mapping[tuple[str, str], tuple[bool, int | None]] = {
+            (p.session, p.window): (p.dead, p.dead_status) for p in self.tmux.panes()
+        }
+        out: dict[str, str] = {}
+        for row in self.rows():
+            if not row.session or row.task is None or not row.active:
+                continue
+            session = session_of(row.task)
+            if not session:
+                continue
+            workflow = self.workflow(row)
+            state = workflow.states.get(row.status) if workflow is not None else None
+            window = agent_window(row.task, state.agent if state is not None else "worker")
+            pane = panes.get((session, window)) or panes.get((session, "worker"))
+            if pane is None:
+                out[row.key] = "no agent"
+            else:
+                dead, status = pane
+                out[row.key] = "alive" if not dead else f"exited {status}" if status else "exited"
+        return out
+
+    def header(self) -> Header:
+        names = ", ".join(feed.project.name for feed in self.feeds) or "no project"
+        pool = sum(feed.project.pool_size for feed in self.feeds)
+        used = sum(1 for row in self.rows() if row.bound and row.active)
+        running = read_status().get("running")
+        return Header(names, used, pool, "monitor running" if running else "monitor off")

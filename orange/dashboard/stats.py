@@ -1,0 +1,57 @@
+"""What a task's branch holds against the default branch (commits ahead, lines added
+and removed: ``3 +40 -2``) and the state of its pull request (``#7 open``, from gh).
+Read in a worker thread, with a repository handle of its own, so the table never
+waits for git or GitHub."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import pygit2
+
+from orange.errors import OrangeError
+from orange.hooks.github import pr_state
+from orange.projects import Project
+
+LIMIT = 500  # branches looked at per pass: the active tasks shown first
+
+
+def branch_stats(repo: pygit2.Repository, base: str, branch: str) -> str:
+    """``ahead +added -removed`` of ``branch`` over ``base`` ('' when either is missing)."""
+    try:
+        head = repo.branches.local.get(branch)
+        default = repo.branches.local.get(base)
+        if head is None or default is None:
+            return ""
+        ahead, _ = repo.ahead_behind(head.target, default.target)
+        # None for unrelated histories, whatever the stubs say.
+        fork: pygit2.Oid | None = repo.merge_base(head.target, default.target)
+        if fork is None:
+            return f"{ahead}"
+        stats = repo.diff(fork, head.target).stats
+    except (pygit2.GitError, KeyError, ValueError):
+        return ""
+    return f"{ahead} +{stats.insertions} -{stats.deletions}"
+
+
+def pr_cell(project: Project, url: str) -> str:
+    """``#7 open``, ``#7 merged`` or ``#7 closed`` (``#7 ?`` when gh cannot say)."""
+    number = url.rstrip("/").rsplit("/", 1)[-1]
+    label = f"#{number}" if number.isdigit() else "PR"
+    try:
+        return f"{label} {pr_state(project, url).lower()}"
+    except OrangeError:
+        return f"{label} ?"
+
+
+def all_stats(project: Project, rows: Iterable[tuple[str, str, str]]) -> dict[str, tuple[str, str]]:
+    """(branch stats, PR state) by row key for ``rows`` (key, branch, PR url), from a
+    repository handle of this thread's own."""
+    repo = pygit2.Repository(project.path)
+    out: dict[str, tuple[str, str]] = {}
+    for count, (key, branch, url) in enumerate(rows):
+        if count >= LIMIT:
+            break
+        pr = pr_cell(project, url) if url else ""
+        out[key] = (branch_stats(repo, project.default_branch, branch), pr)
+    return out

@@ -1,0 +1,220 @@
+"""Views of the selected task, each one key away and back with Esc: TASK.md (``v``),
+history (``l``), the agent's live output (``o``), the diff with comments (``D``), and
+the workspace pool (``w``)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, ClassVar
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.screen import Screen
+from textual.widgets import DataTable, Markdown, Static
+
+from orange.dashboard import diff
+from orange.dashboard.actions import Actions
+from orange.dashboard.commands import actions_for
+from orange.dashboard.rows import Row
+from orange.dashboard.screens import TextPrompt
+from orange.dashboard.table import visible
+from orange.errors import OrangeError
+from orange.hooks.bindings import session_of
+from orange.hooks.git import git
+from orange.hooks.places import agent_window
+from orange.hooks.tmux import Tmux
+from orange.ops.workspaces import pool_status
+from orange.store.history import task_history
+
+if TYPE_CHECKING:
+    from orange.dashboard.app import Dashboard
+
+OUTPUT_POLL = 1.0  # seconds between captures of the agent's pane
+_STYLES = {"add": "green", "del": "red", "hunk": "cyan", "file": "bold"}
+
+
+class View(Screen[None]):
+    """A full-screen view: a title line, the content, a key line; Esc goes back."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "back", "back"),
+        Binding("q", "back", show=False),
+    ]
+    KEYS = "Esc back"
+
+    def __init__(self, title: str) -> None:
+        super().__init__()
+        self.title_text = title
+
+    def compose(self) -> ComposeResult:
+        yield Static(visible(self.title_text), id="header")
+        yield from self.content()
+        yield Static(id="message")
+        yield Static(f" {self.KEYS}", id="keys")
+
+    def content(self) -> ComposeResult:
+        yield Static()
+
+    def action_back(self) -> None:
+        self.dismiss(None)
+
+    def say(self, line: str) -> None:
+        self.query_one("#message", Static).update(visible(line))
+
+
+class TaskFileView(View):
+    def __init__(self, title: str, text: str) -> None:
+        super().__init__(title)
+        self.text = text
+
+    def content(self) -> ComposeResult:
+        yield Markdown(self.text, id="body")
+
+
+class TextView(View):
+    def __init__(self, title: str, text: str) -> None:
+        super().__init__(title)
+        self.text = text
+
+    def content(self) -> ComposeResult:
+        yield Static(Text(self.text), id="body")
+
+
+class OutputView(TextView):
+    """The agent's pane, captured again every `OUTPUT_POLL` seconds while open."""
+
+    def __init__(self, title: str, session: str, window: str) -> None:
+        super().__init__(title, "")
+        self.session = session
+        self.window = window
+
+    def on_mount(self) -> None:
+        self.capture()
+        self.set_interval(OUTPUT_POLL, self.capture)
+
+    def capture(self) -> None:
+        try:
+            text = Tmux().capture(self.session, self.window, 200).rstrip()
+        except OrangeError as error:
+            text = f"error: {error}"
+        self.query_one("#body", Static).update(Text(visible_lines(text)))
+
+
+def visible_lines(text: str) -> str:
+    return "\n".join(visible(line) for line in text.splitlines())
+
+
+class PoolView(View):
+    def __init__(self, title: str, members: list[dict[str, object]], host: str) -> None:
+        super().__init__(title)
+        self.members = members
+        self.host = host
+
+    def content(self) -> ComposeResult:
+        table: DataTable[str] = DataTable(id="pool", cursor_type="row")
+        for label in ("workspace", "state", "task", "branch", "host"):
+            table.add_column(label)
+        for member in self.members:
+            task = str(member.get("task") or "")
+            state = "bound" if task else "free" if member.get("exists") else "not created"
+            branch = str(member.get("branch") or "")
+            table.add_row(
+                str(member["name"]), state, task, visible(branch), self.host if task else ""
+            )
+        yield table
+
+
+class DiffView(View):
+    """The task branch against the default branch: ``c`` comments on the selected line
+    (on a hunk header: the hunk), ``s`` sends every comment as one request-changes."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("c", "comment", "comment"),
+        Binding("s", "send", "send"),
+    ]
+    KEYS = "c comment on line/hunk   s send comments as request-changes   Esc back"
+
+    def __init__(self, title: str, text: str, row: Row, acts: Actions) -> None:
+        super().__init__(title)
+        self.lines = diff.parse(text)
+        self.row = row
+        self.acts = acts
+        self.comments: list[diff.Comment] = []
+
+    def content(self) -> ComposeResult:
+        table: DataTable[object] = DataTable(id="diff", cursor_type="row", show_header=False)
+        table.add_column("where", key="where")
+        table.add_column("code", key="code")
+        for index, line in enumerate(self.lines):
+            where = f"{line.path}:{line.line}" if line.kind in ("add", "ctx") else ""
+            code = Text(visible(line.text), style=_STYLES.get(line.kind, ""))
+            table.add_row(where, code, key=str(index))
+        yield table
+
+    def action_comment(self) -> None:
+        index = self.query_one("#diff", DataTable).cursor_row
+        if not self.lines or self.lines[index].kind == "file":
+            self.say("choose a line or a hunk header to comment on")
+            return
+
+        def add(text: str | None) -> None:
+            if text and text.strip():
+                self.comments.append(diff.comment_on(self.lines, index, text))
+                self.say(f"{len(self.comments)} comment(s); s sends them")
+
+        where = f"{self.lines[index].path}:{self.lines[index].line}"
+        self.app.push_screen(TextPrompt(f"Comment on {where}:", "your comment"), add)
+
+    def action_send(self) -> None:
+        if not self.comments:
+            self.say("no comments to send (c comments on a line)")
+            return
+        try:
+            line = self.acts.request_changes(self.row.id, diff.feedback(self.comments))
+        except OrangeError as error:
+            self.say(f"error: {error}")
+            return
+        self.comments = []
+        self.say(line)
+
+
+def open_view(app: Dashboard, view: str) -> None:
+    """Open ``view`` of the selected task (or the pool); a one-line error otherwise."""
+    row = app.selected()
+    try:
+        if view == "pool":
+            feed = app.source.feeds[0]
+            members = pool_status(feed.project)
+            app.push_screen(PoolView(f" pool of {feed.project.name}", members, app.source.here))
+            return
+        if row is None or row.task is None:
+            app.say("no task selected" if row is None else f"task {row.id} is broken: {row.broken}")
+            return
+        app.push_screen(_task_view(app, row, view))
+    except OrangeError as error:
+        app.say(f"error: {error}")
+
+
+def _task_view(app: Dashboard, row: Row, view: str) -> View:
+    acts = actions_for(app, row)
+    task = acts.store.get(row.id)
+    title = f" {row.id}  {row.branch}  {row.status}"
+    if view == "task":
+        return TaskFileView(f"{title}  TASK.md", task.body)
+    if view == "log":
+        lines = [
+            f"{h.commit[:10]}  {h.at}  {h.actor:<8} {h.subject}"
+            for h in task_history(acts.store, row.id)
+        ]
+        return TextView(f"{title}  history", visible_lines("\n".join(lines)))
+    if view == "output":
+        session = session_of(task)
+        if not session:
+            raise OrangeError(f"task {row.id} has no tmux session on this host")
+        workflow = app.source.workflow(row)
+        state = workflow.states.get(row.status) if workflow is not None else None
+        window = agent_window(task, state.agent if state is not None else "worker")
+        return OutputView(f"{title}  agent output ({window})", session, window)
+    base = acts.project.default_branch
+    text = git("diff", f"{base}...{task.branch}", "--", cwd=acts.project.path)
+    return DiffView(f"{title}  diff against {base}", text, row, acts)

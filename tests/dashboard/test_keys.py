@@ -1,0 +1,218 @@
+"""Task keys: offered from the workflow's roles and moves, acted through the engine."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from textual.widgets import Input, Select, Static
+
+from orange.store.listing import all_tasks
+from orange.store.store import TaskStore
+from orange.store.task import Task
+from tests.conftest import git
+from tests.dashboard.conftest import NO_ENDS, add_workflow, app_for, drive, put_task
+
+
+def _keys(app: Any) -> str:
+    return str(app.query_one("#keys", Static).render())
+
+
+def _message(app: Any) -> str:
+    return str(app.query_one("#message", Static).render())
+
+
+def _status(repo: Path, task_id: str) -> str:
+    return TaskStore.open(repo).get(task_id).status
+
+
+def test_merge_and_cancel_keys_follow_the_done_and_cancelled_roles(project: Path) -> None:
+    add_workflow("noends", NO_ENDS)
+    put_task(project, "aaaa0001", status="reviewing", updated_at="2026-01-02T11:59:00+00:00")
+    put_task(project, "aaaa0002", status="reviewing", workflow="noends")
+    app = app_for(project)
+
+    async def script(pilot: Any) -> None:
+        assert "m merge" in _keys(app) and "x cancel" in _keys(app)  # minimal: both roles
+        await pilot.press("j")
+        assert "m merge" not in _keys(app) and "x cancel" not in _keys(app)
+        await pilot.press("m")
+        assert "no merge here" in _message(app)
+        await pilot.press("x")
+        assert "no cancel here" in _message(app)
+        assert len(app.screen_stack) == 1  # nothing asked
+
+    drive(app, script)
+    assert _status(project, "aaaa0002") == "reviewing"
+
+
+def test_x_asks_and_only_yes_cancels(project: Path) -> None:
+    put_task(project, "aaaa0001", status="reviewing")
+    app = app_for(project)
+
+    async def script(pilot: Any) -> None:
+        await pilot.press("x")
+        await pilot.press("n")
+        assert _status(project, "aaaa0001") == "reviewing"
+        await pilot.press("x")
+        await pilot.press("y")
+        await pilot.pause()
+        assert "reviewing -> cancelled" in _message(app)
+
+    drive(app, script)
+    assert _status(project, "aaaa0001") == "cancelled"
+
+
+def test_m_merges_a_reviewed_task_and_a_failed_merge_is_one_line_that_changes_nothing(
+    project: Path,
+) -> None:
+    put_task(project, "aaaa0001", status="reviewing", branch="ready")
+    put_task(
+        project,
+        "aaaa0002",
+        status="reviewing",
+        branch="missing",
+        updated_at="2026-01-02T11:30:00+00:00",
+    )
+    git(project, "branch", "ready")
+    app = app_for(project)
+
+    async def script(pilot: Any) -> None:
+        await pilot.press("m")  # aaaa0002 first (newer): its branch does not exist
+        assert _message(app).startswith("error: ") and "\n" not in _message(app)
+        await pilot.press("j", "m")
+        await pilot.pause()
+        assert "reviewing -> done" in _message(app)
+
+    drive(app, script)
+    assert _status(project, "aaaa0001") == "done"
+    assert _status(project, "aaaa0002") == "reviewing"
+
+
+def test_r_sends_the_text_as_request_changes(project: Path) -> None:
+    put_task(project, "aaaa0001", status="reviewing", workflow="default", harness="fake")
+    app = app_for(project)
+
+    async def script(pilot: Any) -> None:
+        assert "r request changes" in _keys(app)
+        await pilot.press("r")
+        await pilot.press(*"use a set")
+        await pilot.press("enter")
+        await pilot.pause()
+        assert "reviewing -> working" in _message(app)
+
+    drive(app, script)
+    task = TaskStore.open(project).get("aaaa0001")
+    assert task.status == "working"
+    assert "use a set" in task.body.split("## Feedback", 1)[1]
+
+
+def test_a_acknowledges_attention_and_d_deletes_after_asking(project: Path) -> None:
+    put_task(project, "aaaa0001", status="reviewing", attention="hook failed: boom")
+    put_task(project, "aaaa0002", status="done", updated_at="2026-01-01T00:00:00+00:00")
+    app = app_for(project)
+
+    async def script(pilot: Any) -> None:
+        assert "a acknowledge" in _keys(app) and "d delete" not in _keys(app)
+        assert "! hook failed: boom" in str(app.query_one("#detail", Static).render())
+        await pilot.press("a")
+        await pilot.pause()
+        assert "attention cleared" in _message(app)
+        await pilot.press("f", "j")  # all: the done task is second
+        assert "d delete" in _keys(app)
+        await pilot.press("d", "y")
+        await pilot.pause()
+        assert "deleted task aaaa0002" in _message(app)
+
+    drive(app, script)
+    store = TaskStore.open(project)
+    assert store.get("aaaa0001").str_field("attention") == ""
+    assert store.snapshot().task("aaaa0002") is None
+
+
+def test_c_creates_a_task_from_the_form(project: Path) -> None:
+    app = app_for(project)
+
+    async def script(pilot: Any) -> None:
+        await pilot.press("c")
+        await pilot.press(*"new-thing")
+        await pilot.press("tab", *"make it")
+        assert app.screen.query_one("#harness", Select).value == "fake"  # the installed one
+        app.screen.query_one("#status", Select).value = "reviewing"  # waits: no agent
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        assert "created task" in _message(app)
+
+    drive(app, script)
+    tasks = [t for t in all_tasks(TaskStore.open(project)) if isinstance(t, Task)]
+    assert [(t.branch, t.summary, t.status) for t in tasks] == [
+        ("new-thing", "make it", "reviewing")
+    ]
+
+
+def test_y_copies_the_id_and_help_lists_every_key(project: Path) -> None:
+    put_task(project, "aaaa0001", status="working")
+    app = app_for(project)
+    copied: list[str] = []
+    app.copy_to_clipboard = copied.append  # type: ignore[method-assign,assignment]
+
+    async def script(pilot: Any) -> None:
+        await pilot.press("y")
+        await pilot.press("question_mark")
+        text = str(app.screen.query_one("#help", Static).render())
+        for key in ("Enter", "m  merge", "x  cancel", "r  request", "D  diff", "w  workspace"):
+            assert key in text
+        await pilot.press("escape")
+        await pilot.press("slash")
+        assert app.focused is app.query_one("#filter", Input)
+
+    drive(app, script)
+    assert copied == ["aaaa0001"]
+
+
+# A workflow whose done state is reachable before any review.
+QUICK = """\
+name: quick
+version: 1
+description: Straight to done.
+initial_statuses: [pending]
+states:
+  pending: {terminal: false}
+  done: {terminal: true, role: done}
+  cancelled: {terminal: true, role: cancelled}
+transitions:
+  - {from: pending, to: done, by: [human], hooks: []}
+  - {from: pending, to: cancelled, by: [human], hooks: []}
+"""
+
+
+def test_m_asks_first_when_the_task_has_not_passed_review(project: Path) -> None:
+    add_workflow("quick", QUICK)
+    put_task(project, "aaaa0001", status="pending", workflow="quick", branch="ready")
+    git(project, "branch", "ready")
+    app = app_for(project)
+
+    async def script(pilot: Any) -> None:
+        await pilot.press("m")
+        assert "has not passed review" in str(app.screen.query_one("#question").render())
+        await pilot.press("n")
+        assert _status(project, "aaaa0001") == "pending"
+        await pilot.press("m", "y")
+        await pilot.pause()
+
+    drive(app, script)
+    assert _status(project, "aaaa0001") == "done"
+
+
+def test_enter_spawns_a_queued_task(project: Path) -> None:
+    put_task(project, "aaaa0001", status="pending", harness="fake")
+    app = app_for(project)
+
+    async def script(pilot: Any) -> None:
+        assert "Enter spawn" in _keys(app)
+        await pilot.press("enter")
+        await pilot.pause()
+        assert "pending -> working" in _message(app)
+
+    drive(app, script)
+    assert _status(project, "aaaa0001") == "working"

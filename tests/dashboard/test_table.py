@@ -1,0 +1,106 @@
+"""The task table: rows, order, views, filter, broken tasks, narrow terminals."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from textual.widgets import DataTable, Static
+from textual.widgets.data_table import ColumnKey
+
+from orange.dashboard import table as table_module
+from tests.dashboard.conftest import app_for, drive, put_broken, put_task, table_text
+
+
+def _three(repo: Path) -> None:
+    put_task(repo, "aaaa0001", status="working", updated_at="2026-01-02T11:50:00+00:00")
+    put_task(repo, "aaaa0002", status="done", updated_at="2026-01-02T11:59:00+00:00")
+    put_task(repo, "aaaa0003", status="reviewing", attention="hook failed: x",
+             updated_at="2026-01-02T11:58:00+00:00", review_round=2, crash_count=1)  # fmt: skip
+
+
+def test_active_tasks_newest_first_with_their_fields(project: Path) -> None:
+    _three(project)
+    app = app_for(project)
+
+    async def script(pilot: Any) -> None:
+        rows = table_text(app)
+        assert [row[0] for row in rows] == ["aaaa0003", "aaaa0001"]  # active only, newest first
+        assert rows[0][1:10] == [
+            "reviewing",
+            "feature/aaaa0003",
+            "-",
+            "2",
+            "!",
+            "1",
+            "",
+            "",
+            "2m ago",
+        ]
+        assert "proj  pool 0/2" in str(app.query_one("#header", Static).render())
+
+    drive(app, script)
+
+
+def test_f_cycles_all_active_done_and_slash_filters(project: Path) -> None:
+    _three(project)
+    app = app_for(project)
+
+    async def script(pilot: Any) -> None:
+        await pilot.press("f")
+        assert [row[0] for row in table_text(app)] == ["aaaa0003", "aaaa0001", "aaaa0002"]
+        await pilot.press("f")
+        assert [row[0] for row in table_text(app)] == ["aaaa0002"]
+        await pilot.press("f", "slash", "0", "0", "0", "1")
+        assert [row[0] for row in table_text(app)] == ["aaaa0001"]
+        await pilot.press("escape")
+        assert len(table_text(app)) == 2
+
+    drive(app, script)
+
+
+def test_a_broken_task_shows_as_broken_with_its_reason_and_the_rest_still_show(
+    project: Path,
+) -> None:
+    put_task(project, "aaaa0001", status="working")
+    put_broken(project, "bbbb0001")
+    app = app_for(project)
+
+    async def script(pilot: Any) -> None:
+        rows = table_text(app)
+        assert rows[0][:2] == ["bbbb0001", "broken"]
+        assert "TASK.md" in rows[0][-1] or "frontmatter" in rows[0][-1].lower()
+        assert rows[1][0] == "aaaa0001"
+
+    drive(app, script)
+
+
+def test_eighty_columns_still_show_id_status_and_branch(project: Path) -> None:
+    put_task(project, "aaaa0001", status="working", summary="x" * 150)
+    app = app_for(project)
+
+    async def script(pilot: Any) -> None:
+        table = app.query_one("#table", DataTable)
+        shown = app.export_screenshot()
+        assert "aaaa0001" in shown and "working" in shown and "feature/aaaa0001" in shown
+        assert table.size.width <= 80
+
+    drive(app, script, size=(80, 24))
+
+
+def test_column_widths_come_from_the_first_rows_only(project: Path, monkeypatch: Any) -> None:
+    monkeypatch.setattr(table_module, "WIDTH_SAMPLE", 2)
+    put_task(
+        project, "aaaa0001", status="working", branch="b1", updated_at="2026-01-02T11:59:00+00:00"
+    )
+    put_task(
+        project, "aaaa0002", status="working", branch="b2", updated_at="2026-01-02T11:58:00+00:00"
+    )
+    put_task(project, "aaaa0003", status="working", branch="a-much-longer-branch-name")
+    app = app_for(project)
+
+    async def script(pilot: Any) -> None:
+        branch = app.query_one("#table", DataTable).columns[ColumnKey("branch")]
+        assert branch.content_width == len("branch")  # the header: wider than b1 and b2
+
+    drive(app, script)

@@ -1,0 +1,182 @@
+"""Live updates and the views of a task (Esc comes back from each)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+from textual.widgets import DataTable, Markdown, Static
+
+from orange.dashboard.views import DiffView, PoolView, TaskFileView, TextView
+from orange.store.store import TaskStore
+from tests.conftest import Cli, git
+from tests.dashboard.conftest import app_for, drive, put_task, table_text
+
+
+async def _until(pilot: Any, check: Any, timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not check():
+        assert time.monotonic() < deadline, "condition not met in time"
+        await asyncio.sleep(0.05)
+        await pilot.pause()
+
+
+def test_a_task_created_from_the_cli_shows_without_a_restart(project: Path, cli: Cli) -> None:
+    app = app_for(project, poll=True)
+
+    async def script(pilot: Any) -> None:
+        assert table_text(app) == []
+        cli.ok("task", "create", "from-cli", "made elsewhere", "--no-spawn", cwd=project)
+        await _until(pilot, lambda: [r[2] for r in table_text(app)] == ["from-cli"])
+
+    drive(app, script)
+
+
+def test_one_changed_task_redraws_only_its_cells(project: Path) -> None:
+    put_task(project, "aaaa0001", status="working", summary="first")
+    put_task(project, "aaaa0002", status="working", updated_at="2026-01-02T10:00:00+00:00")
+    app = app_for(project)
+
+    async def script(pilot: Any) -> None:
+        before = app.source.feeds[0].rows["proj:" + _dir("aaaa0002")]
+        put_task(project, "aaaa0001", status="working", summary="renamed")
+        app.watch_refs()
+        assert table_text(app)[0][-1] == "renamed"
+        assert app.source.feeds[0].rows["proj:" + _dir("aaaa0002")] is before  # not rebuilt
+
+    drive(app, script)
+
+
+def _dir(task_id: str) -> str:
+    from orange.store.layout import task_path
+
+    return task_path(task_id).rsplit("/", 1)[0]
+
+
+def test_v_shows_task_md_and_l_its_history_and_esc_comes_back(project: Path) -> None:
+    put_task(project, "aaaa0001", status="working")
+    app = app_for(project)
+
+    async def script(pilot: Any) -> None:
+        await pilot.press("v")
+        assert isinstance(app.screen, TaskFileView)
+        assert app.screen.query_one(Markdown).source.startswith("## Context")
+        await pilot.press("escape", "l")
+        assert isinstance(app.screen, TextView)
+        assert "task aaaa0001: set up" in str(app.screen.query_one("#body", Static).render())
+        await pilot.press("escape")
+        assert app.screen.query_one("#table", DataTable) is not None
+
+    drive(app, script)
+
+
+def test_w_shows_the_pool_and_o_without_a_session_is_one_line(project: Path) -> None:
+    put_task(project, "aaaa0001", status="working")
+    app = app_for(project)
+
+    async def script(pilot: Any) -> None:
+        await pilot.press("o")
+        assert "has no tmux session on this host" in str(app.query_one("#message", Static).render())
+        await pilot.press("w")
+        assert isinstance(app.screen, PoolView)
+        rows = app.screen.query_one("#pool", DataTable)
+        assert [str(rows.get_row_at(i)[0]) for i in range(rows.row_count)] == ["proj--1", "proj--2"]
+        await pilot.press("escape")
+
+    drive(app, script)
+
+
+def test_diff_comments_on_two_hunks_go_as_one_request_changes(project: Path) -> None:
+    git(project, "checkout", "-q", "-b", "work")
+    (project / "a.py").write_text("".join(f"line {n}\n" for n in range(1, 30)))
+    git(project, "add", "a.py")
+    git(project, "commit", "-qm", "a")
+    git(project, "checkout", "-q", "main")
+    put_task(project, "aaaa0001", status="reviewing", branch="work", workflow="default")
+    app = app_for(project)
+
+    async def script(pilot: Any) -> None:
+        await pilot.press("D")
+        view = app.screen
+        assert isinstance(view, DiffView)
+        table = view.query_one("#diff", DataTable)
+        table.move_cursor(row=1)  # the hunk header: the whole hunk
+        await pilot.press("c", *"split this", "enter")
+        table.move_cursor(row=4)  # a line: "+line 3"
+        await pilot.press("c", *"rename", "enter", "s")
+        await pilot.pause()
+        assert "reviewing -> working" in str(view.query_one("#message", Static).render())
+
+    drive(app, script)
+    task = TaskStore.open(project).get("aaaa0001")
+    feedback = task.body.split("## Feedback", 1)[1]
+    assert feedback.count("- a.py:") == 2
+    assert "- a.py:1\n    > +line 1" in feedback and "split this" in feedback
+    assert "- a.py:3\n    > +line 3\n  rename" in feedback
+
+
+def test_the_bell_rings_when_a_task_starts_waiting_for_a_human(project: Path) -> None:
+    put_task(project, "aaaa0001", status="working")
+    app = app_for(project)
+    rings: list[bool] = []
+    app.bell = lambda: rings.append(True)  # type: ignore[method-assign]
+
+    async def script(pilot: Any) -> None:
+        put_task(project, "aaaa0001", status="working", summary="still working")
+        app.watch_refs()
+        assert rings == []
+        put_task(project, "aaaa0001", status="reviewing")  # waits_for_human in minimal
+        app.watch_refs()
+        assert rings == [True]
+
+    drive(app, script)
+
+
+def test_p_shows_the_pull_request_of_a_task_that_has_one(project: Path) -> None:
+    put_task(project, "aaaa0001", status="reviewing", pr_url="https://example.com/pr/7")
+    app = app_for(project)
+
+    async def script(pilot: Any) -> None:
+        assert "p open PR" in str(app.query_one("#keys", Static).render())
+        await pilot.press("p")
+        assert "https://example.com/pr/7" in str(app.query_one("#message", Static).render())
+
+    drive(app, script)
+
+
+def test_the_branch_column_shows_commits_ahead_and_lines_changed(project: Path) -> None:
+    git(project, "checkout", "-q", "-b", "work")
+    (project / "a.py").write_text("one\ntwo\n")
+    git(project, "add", "a.py")
+    git(project, "commit", "-qm", "a")
+    (project / "README.md").write_text("")
+    git(project, "commit", "-qam", "b")
+    git(project, "checkout", "-q", "main")
+    put_task(project, "aaaa0001", status="working", branch="work")
+    app = app_for(project)
+
+    async def script(pilot: Any) -> None:
+        app.watch_branches()
+        await _until(pilot, lambda: table_text(app)[0][7] == "2 +2 -1")
+
+    drive(app, script)
+
+
+def test_the_pr_column_shows_the_pull_requests_state(
+    project: Path, tmp_path: Path, monkeypatch: Any
+) -> None:
+    fakes = Path(__file__).parents[1] / "e2e" / "fakes"  # the fake gh of the e2e tests
+    monkeypatch.setenv("PATH", f"{fakes}:{os.environ['PATH']}")
+    monkeypatch.setenv("FAKE_GH_DIR", str(tmp_path))
+    (tmp_path / "state").write_text("MERGED\n")
+    put_task(project, "aaaa0001", status="reviewing", pr_url="https://github.com/o/p/pull/7")
+    app = app_for(project)
+
+    async def script(pilot: Any) -> None:
+        app.watch_branches()
+        await _until(pilot, lambda: table_text(app)[0][8] == "#7 merged")
+
+    drive(app, script)

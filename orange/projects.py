@@ -233,6 +233,20 @@ def parse_interval(text: str) -> int:
     return int(match.group(2)) * (60 if match.group(3) == "m" else 1)
 
 
+def rename(old: str, new: str) -> Project:
+    """Register project ``old`` under the name ``new`` instead (`orange project add` in
+    a clone takes the name its shared tasks carry)."""
+    _check_name(new)
+    with _editing() as projects:
+        if any(other.name == new for other in projects):
+            raise InvalidInput(f"a project named {new!r} is already registered")
+        for index, project in enumerate(projects):
+            if project.name == old:
+                projects[index] = project._replace(name=new)
+                return projects[index]
+    raise NotFound(f"no project named {old!r}", hint="see `orange project list`")
+
+
 def remove(name: str) -> Project:
     with _editing() as projects:
         for index, project in enumerate(projects):

@@ -16,6 +16,8 @@ from orange.errors import InvalidInput, OrangeError
 from orange.githooks.shims import install_hooks
 from orange.hooks.adopt import ensure_adopted
 from orange.project_setup import SetupChange
+from orange.store import listing
+from orange.store.task import Task
 from orange.sync import setup as sync_setup
 
 HELP = "Register and configure projects."
@@ -48,6 +50,10 @@ def add(
     except OrangeError as exc:
         hooks_note = f"git hooks not installed: {exc} (run `orange hooks install`)"
     sync_note = _share(project)
+    name_note = None if name is not None else _take_shared_name(project)
+    if name_note is not None:
+        project = projects.get(name_note[0])
+        sync_note = f"{sync_note}; {name_note[1]}" if sync_note else name_note[1]
     if json_out:
         emit_json(project._asdict())
     else:
@@ -63,6 +69,28 @@ def _share(project: projects.Project) -> str | None:
     if remote is None:
         return None
     return sync_setup.bring_in(project, projects.open_store(project), remote)
+
+
+def _take_shared_name(project: projects.Project) -> tuple[str, str] | None:
+    """A clone's tasks carry the project name they were created under (its listing,
+    pool and monitor go by it): a repository whose shared tasks all name one other
+    project is registered under that name, when it is free here.  The name it is
+    registered under and a line saying what happened; None when nothing is to say."""
+    snap = projects.open_store(project).snapshot()
+    names = {task.project for task in listing.tasks(snap) if isinstance(task, Task)}
+    if len(names) != 1 or project.name in names:
+        return None
+    (shared,) = names
+    try:
+        renamed = projects.rename(project.name, shared)
+    except InvalidInput:
+        return project.name, (
+            f"warning: its tasks belong to project {shared!r}, a name taken here; "
+            f"to see them: `orange project remove {project.name}`, then add it again "
+            f"with --name {shared} after removing the other"
+        )
+    ensure_adopted(renamed)
+    return shared, f"registered as {shared!r}, the name its shared tasks carry"
 
 
 def list_(

@@ -178,3 +178,18 @@ def test_sync_setup_adds_the_refspec_to_a_project_added_before_its_remote(
     assert git(repo, "config", "--get-all", "remote.origin.fetch").split().count(spec) == 1
     cli.ok("sync", "--setup", cwd=repo)  # twice: still once
     assert git(repo, "config", "--get-all", "remote.origin.fetch").split().count(spec) == 1
+
+
+def test_a_clone_in_a_folder_of_another_name_takes_the_tasks_project_name(
+    clones: Clones, hub: Path, tmp_path: Path, cli: Cli, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (a,) = clones(1)
+    made = a.create("shared")
+    a.ok("sync")
+    path = tmp_path / "my-other-checkout"
+    git(tmp_path, "clone", "-q", str(hub), str(path))
+    b = Clone(cli, monkeypatch, path, "laptop")
+    added = b.ok("project", "add")  # no --name: the folder's name is not the tasks'
+    assert "registered as 'proj', the name its shared tasks carry" in added.out
+    assert [t["id"] for t in b.ok("task", "list", "--json").json()["tasks"]] == [made]
+    assert [p["name"] for p in b.ok("project", "list", "--json").json()["projects"]] == ["proj"]

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import secrets
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -24,7 +23,7 @@ def run_dir() -> Path:
 
 
 def private_file(prefix: str, suffix: str, content: str) -> Path:
-    path = run_dir() / f"{prefix}-{secrets.token_hex(8)}{suffix}"
+    path = run_dir() / f"{prefix}-{os.urandom(8).hex()}{suffix}"
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     with os.fdopen(fd, "w", encoding="utf-8") as handle:
         handle.write(content)

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import os
 import re
-import secrets
 import signal
 import sys
 import time
@@ -352,7 +351,7 @@ class Tmux:
         return pane
 
     def _paste(self, pane_id: str, text: str) -> None:
-        buffer = f"orange-{secrets.token_hex(6)}"
+        buffer = f"orange-{os.urandom(6).hex()}"
         path = private_file("paste", ".txt", text)
         try:
             self._run(

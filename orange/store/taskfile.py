@@ -80,6 +80,9 @@ _EMPTY: dict[str, type[dict[str, Any]] | type[list[Any]]] = {"{}": dict, "[]": l
 # Values are immutable; emptied when full.
 _SEEN: dict[str, tuple[str, Any] | None] = {}
 _SEEN_MAX = 4096
+# The lines of `_SEEN` whose value is an empty collection: one set test per header
+# finds them, instead of comparing every value with ``dict`` and ``list``.
+_EMPTIES: set[str] = set()
 
 
 def _flat(header: str) -> dict[str, Any] | None:
@@ -93,14 +96,18 @@ def _flat(header: str) -> dict[str, Any] | None:
         return None
     if len(_SEEN) > _SEEN_MAX:
         _SEEN.clear()
-    _SEEN.update({line: _flat_line(line) for line in filterfalse(_SEEN.__contains__, lines)})
+        _EMPTIES.clear()
+    new = {line: _flat_line(line) for line in filterfalse(_SEEN.__contains__, lines)}
+    _SEEN.update(new)
+    # Lines whose value is an empty collection (held as its type, see `_EMPTY`).
+    _EMPTIES.update(line for line, kv in new.items() if kv is not None and type(kv[1]) is type)
     items = list(map(_SEEN.__getitem__, lines))
     if None in items:
         return None
     data: dict[str, Any] = dict(items)  # type: ignore[arg-type]  # no None among them
     if len(data) != len(items):  # a key twice: the loader's (and the checks') to refuse
         return None
-    if dict in data.values() or list in data.values():  # a new empty one per read
+    if not _EMPTIES.isdisjoint(lines):  # a new empty one per read
         data.update([(key, value()) for key, value in data.items() if value in (dict, list)])
     return data
 

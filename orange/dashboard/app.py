@@ -193,6 +193,7 @@ class Dashboard(App[None]):
         head = self.source.header()
         count = len(self.shown_rows)
         text = f" {head.project}  pool {head.used}/{head.pool}  {head.monitor}  "
+        text += f"{head.sync}  " if head.sync else ""
         text += f"{self.view}: {count} task{'s' if count != 1 else ''}"
         if self.filter_text:
             text += f"  filter: {visible(self.filter_text)}"

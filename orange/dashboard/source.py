@@ -25,6 +25,7 @@ from orange.projects import Project, open_store
 from orange.store import listing
 from orange.store.layout import TASKS_REF
 from orange.store.store import Snapshot, TaskStore
+from orange.sync.state import sync_remote, sync_state
 
 
 class Header(NamedTuple):
@@ -32,6 +33,7 @@ class Header(NamedTuple):
     used: int
     pool: int
     monitor: str
+    sync: str = ""  # where the projects that sync stand (`orange.sync.state`)
 
 
 class _Feed:
@@ -45,6 +47,8 @@ class _Feed:
         self.rows: dict[str, Row] = {}
         self.shards: dict[str, str] = {}
         self.known: Definitions | None = None
+        # The sync remote, looked up once (it runs git): None for a project without one.
+        self.remote = sync_remote(project)
 
     def tip_now(self) -> str:
         try:
@@ -190,4 +194,8 @@ class Source:
         pool = sum(feed.project.pool_size for feed in self.feeds)
         used = sum(1 for row in self.rows() if row.bound and row.active)
         running = read_status().get("running")
-        return Header(names, used, pool, "monitor running" if running else "monitor off")
+        synced = [
+            sync_state(feed.store, feed.remote) for feed in self.feeds if feed.remote is not None
+        ]
+        monitor = "monitor running" if running else "monitor off"
+        return Header(names, used, pool, monitor, "; ".join(synced))

@@ -15,9 +15,9 @@ from orange.errors import OrangeError
 from orange.projects import Project
 from orange.store.store import TaskStore
 from orange.sync.setup import project_remote
+from orange.sync.stamp import STAMP
 from orange.sync.sync import sync_project
 
-STAMP = "last-sync"
 DEBOUNCE = 2.0  # seconds a local write settles before it is pushed
 
 

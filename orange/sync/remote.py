@@ -64,8 +64,11 @@ def push(cwd: Path, remote: str) -> bool:
     """Push the tasks ref, never forced: True when pushed, False when it lost a race
     (the remote moved: fetch, merge, push again).  Raises for anything else (the
     server's hook refused it, the remote went away)."""
+    # The tip as it is now, pushed by id: the remote-tracking ref is then set to exactly
+    # what the remote holds (git sets it only where a fetch refspec names it).
+    tip = git("rev-parse", "--verify", layout.TASKS_REF, cwd=cwd).strip()
     try:
-        git("push", "--quiet", remote, f"{layout.TASKS_REF}:{layout.TASKS_REF}", cwd=cwd)
+        git("push", "--quiet", remote, f"{tip}:{layout.TASKS_REF}", cwd=cwd)
     except GitFailed as exc:
         text = exc.stderr + str(exc)
         if any(mark in text for mark in REJECTED) and "remote rejected" not in text:
@@ -73,6 +76,7 @@ def push(cwd: Path, remote: str) -> bool:
         reasons = [ln.strip() for ln in exc.stderr.splitlines() if ln.startswith("remote: ")]
         shown = "; ".join(r.removeprefix("remote: ") for r in reasons[:3]) or _last_line(exc.stderr)
         raise OrangeError(f"push to {remote!r} refused: {shown}") from None
+    git("update-ref", remote_ref(remote), tip, cwd=cwd)
     return True
 
 

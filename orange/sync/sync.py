@@ -18,6 +18,7 @@ from orange.store.integrate import integrate
 from orange.store.store import TaskStore
 from orange.sync import remote as git_remote
 from orange.sync.effects import release_ended
+from orange.sync.stamp import mark_synced
 
 ATTEMPTS = 6
 
@@ -43,6 +44,7 @@ def sync_project(project: Project, remote: str) -> Synced:
     """`sync`, then the local effects of what came in (`orange.sync.effects`)."""
     store = open_store(project)
     result = sync(store, remote)
+    mark_synced(store)
     return result._replace(local=tuple(release_ended(project, store, result.incoming)))
 
 

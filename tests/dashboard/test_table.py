@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -9,6 +10,7 @@ from textual.widgets import DataTable, Static
 from textual.widgets.data_table import ColumnKey
 
 from orange.dashboard import table as table_module
+from tests.conftest import Cli, git
 from tests.dashboard.conftest import app_for, drive, put_broken, put_task, table_text
 
 
@@ -37,7 +39,8 @@ def test_active_tasks_newest_first_with_their_fields(project: Path) -> None:
             "",
             "2m ago",
         ]
-        assert "proj  pool 0/2" in str(app.query_one("#header", Static).render())
+        header = str(app.query_one("#header", Static).render())
+        assert "proj  pool 0/2" in header and "synced" not in header  # no remote: no sync
 
     drive(app, script)
 
@@ -102,5 +105,23 @@ def test_column_widths_come_from_the_first_rows_only(project: Path, monkeypatch:
     async def script(pilot: Any) -> None:
         branch = app.query_one("#table", DataTable).columns[ColumnKey("branch")]
         assert branch.content_width == len("branch")  # the header: wider than b1 and b2
+
+    drive(app, script)
+
+
+def test_the_header_says_where_a_syncing_project_stands(
+    cli: Cli, project: Path, tmp_path: Path
+) -> None:
+    hub = tmp_path / "hub.git"
+    git(tmp_path, "init", "-q", "--bare", str(hub))
+    git(project, "remote", "add", "origin", str(hub))
+    put_task(project, "aaaa0001")
+    cli.ok("sync", cwd=project)
+    put_task(project, "aaaa0002")  # a local write not pushed yet
+    app = app_for(project)
+
+    async def script(pilot: Any) -> None:
+        header = str(app.query_one("#header", Static).render())
+        assert re.search(r"synced with origin \d+s ago, 1 ahead, 0 behind", header), header
 
     drive(app, script)

@@ -132,7 +132,11 @@ def _flat_line(line: str) -> tuple[str, Any] | None:
     first = value[0]
     if first == "'":
         inner = value[1:-1]
-        if len(value) < 2 or value[-1] != "'" or "'" in inner.replace("''", ""):
+        if len(value) < 2 or value[-1] != "'":
+            return None
+        if "'" not in inner:  # the usual quoted value (an id, a time): nothing to undo
+            return key, inner
+        if "'" in inner.replace("''", ""):
             return None
         return key, inner.replace("''", "'")
     starts = first in _PLAIN_FIRST or first > "\x7f"

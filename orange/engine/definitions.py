@@ -15,7 +15,7 @@ import pickle
 from functools import cache
 from pathlib import Path
 from types import MappingProxyType
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from orange.engine.trust import definition_hash, record_committed, trusted_here
 from orange.engine.workflow import Workflow
@@ -24,12 +24,28 @@ from orange.home import orange_home
 from orange.store import layout
 from orange.store.task import Task
 
+if TYPE_CHECKING:
+    import pygit2
+
 
 class TreeReader(Protocol):
     def read(self, path: str) -> bytes | None: ...
 
 
 _parsed: dict[str, Workflow] = {}
+
+
+class TreeView:
+    """A `TreeReader` over one git tree (a commit's, on either side of a merge)."""
+
+    def __init__(self, tree: pygit2.Tree) -> None:
+        self.tree = tree
+
+    def read(self, path: str) -> bytes | None:
+        try:
+            return bytes(self.tree[path].read_raw())
+        except KeyError:
+            return None
 
 
 def workflow_rev(workflow: Workflow) -> str:

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 import pygit2
 
-from orange.engine.definitions import definition_text, parse_committed
+from orange.engine.definitions import TreeView, definition_text, parse_committed
 from orange.engine.fields import BASELINE_FIELD, DEAD_FIELD, RUN_FIELD
 from orange.engine.steps import BINDING_FIELDS, COUNTED
 from orange.errors import OrangeError
@@ -24,7 +24,7 @@ FOLLOW_STATUS = frozenset({*COUNTED, BASELINE_FIELD, RUN_FIELD, DEAD_FIELD})
 
 def rules_for(trees: Sequence[pygit2.Tree]) -> Rules:
     """The merge's rules, reading definitions from ``trees`` (the first that has one)."""
-    views = [_View(tree) for tree in trees]
+    views = [TreeView(tree) for tree in trees]
 
     def terminal(task: Task) -> bool:
         for view in views:
@@ -42,16 +42,3 @@ def rules_for(trees: Sequence[pygit2.Tree]) -> Rules:
 def plan_merge(repo: pygit2.Repository, ours: pygit2.Commit, theirs: pygit2.Commit) -> Plan:
     """How ``theirs`` merges into ``ours``: the same answer on every host."""
     return plan(repo, ours, theirs, rules_for((ours.tree, theirs.tree)))
-
-
-class _View:
-    """Reads files of one tree (what `definition_text` needs)."""
-
-    def __init__(self, tree: pygit2.Tree) -> None:
-        self.tree = tree
-
-    def read(self, path: str) -> bytes | None:
-        try:
-            return bytes(self.tree[path].read_raw())
-        except KeyError:
-            return None

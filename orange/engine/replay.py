@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING
 
 import pygit2
 
-from orange.engine.definitions import committed_workflow_text, parse_committed
+from orange.engine.definitions import TreeView, committed_workflow_text, parse_committed
 from orange.engine.fields import BASELINE_FIELD, DEAD_FIELD, IDENTITY_FIELDS
 from orange.engine.merging import plan_merge
 from orange.engine.steps import GUARDED, check_created, check_step, guarded, move_hooks
@@ -332,16 +332,3 @@ def _task_at(commit: pygit2.Commit, path: str) -> Task | None:
         return Task.parse(commit.tree[path].read_raw().decode("utf-8"), where=path)
     except (KeyError, OrangeError, UnicodeDecodeError):
         return None
-
-
-class TreeView:
-    """Reads files of one commit's tree (what `committed_workflow_text` needs)."""
-
-    def __init__(self, tree: pygit2.Tree) -> None:
-        self.tree = tree
-
-    def read(self, path: str) -> bytes | None:
-        try:
-            return bytes(self.tree[path].read_raw())
-        except KeyError:
-            return None

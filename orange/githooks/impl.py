@@ -32,7 +32,7 @@ from orange.compose import build_engine
 from orange.engine import replay
 from orange.engine.caller import from_env
 from orange.engine.decide import resolve
-from orange.engine.definitions import definition
+from orange.engine.definitions import TreeView, definition
 from orange.engine.external import complete_external_move
 from orange.engine.fields import IDENTITY_FIELDS
 from orange.engine.forgery import verify_new
@@ -179,7 +179,7 @@ def _agent_problem(staged: pygit2.Tree, old: bytes | None, new: bytes | None) ->
         after = None if new is None else Task.parse(new.decode("utf-8"), where="after")
         if after is not None and after.status != before.status:
             rev = before.str_field("workflow_rev")
-            workflow = definition(replay.TreeView(staged), before.workflow, rev)
+            workflow = definition(TreeView(staged), before.workflow, rev)
             caller.check_move(workflow, before, resolve(workflow, before, after.status))
     except NotPermitted as exc:
         return str(exc)

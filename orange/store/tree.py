@@ -58,22 +58,20 @@ def apply_writes(
 
 def read_blob(tree: pygit2.Tree | None, path: str) -> pygit2.Blob | None:
     """The blob at ``path`` in ``tree``, or None."""
-
-    if tree is None:
-        return None
-    try:
-        obj = tree[path]
-    except KeyError:
-        return None
+    obj = _entry(tree, path)
     return obj if isinstance(obj, pygit2.Blob) else None
 
 
 def read_tree(tree: pygit2.Tree | None, path: str) -> pygit2.Tree | None:
     """The tree at ``path`` in ``tree``, or None."""
+    obj = _entry(tree, path)
+    return obj if isinstance(obj, pygit2.Tree) else None
+
+
+def _entry(tree: pygit2.Tree | None, path: str) -> pygit2.Object | None:
     if tree is None:
         return None
     try:
-        obj = tree[path]
+        return tree[path]
     except KeyError:
         return None
-    return obj if isinstance(obj, pygit2.Tree) else None

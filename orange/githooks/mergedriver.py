@@ -25,6 +25,7 @@ from orange.hooks.git import git
 from orange.store.merge import last_touches, merge_base
 from orange.store.repo import open_repo
 from orange.store.taskmerge import merge_task
+from orange.store.tree import read_blob
 
 DRIVER = "merge.orange.driver"
 ATTRIBUTE = "tasks/*/*/TASK.md merge=orange"
@@ -93,9 +94,5 @@ def install(common_dir: Path, executable: str) -> None:
 
 
 def _read(tree: pygit2.Tree | None, path: str) -> bytes | None:
-    if tree is None:
-        return None
-    try:
-        return bytes(tree[path].read_raw())
-    except KeyError:
-        return None
+    blob = read_blob(tree, path)
+    return None if blob is None else bytes(blob.read_raw())

@@ -6,7 +6,6 @@ interval."""
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -15,7 +14,7 @@ from orange.errors import OrangeError
 from orange.projects import Project
 from orange.store.store import TaskStore
 from orange.sync.setup import project_remote
-from orange.sync.stamp import STAMP
+from orange.sync.stamp import STAMP, mark_synced
 from orange.sync.sync import sync_project
 
 DEBOUNCE = 2.0  # seconds a local write settles before it is pushed
@@ -45,8 +44,7 @@ def auto_sync(project: Project, store: TaskStore, log: Callable[[str], None]) ->
 
 
 def _run(project: Project, store: TaskStore, log: Callable[[str], None]) -> None:
-    stamp = store.repo.orange_dir() / STAMP
-    _touch(stamp)  # before: an unreachable remote is tried once per interval
+    mark_synced(store)  # before: an unreachable remote is tried once per interval
     remote = project_remote(project)
     if remote is None:
         log(f"{project.name}: automatic sync: the repository has no remote to sync with")
@@ -57,7 +55,7 @@ def _run(project: Project, store: TaskStore, log: Callable[[str], None]) -> None
         log(f"{project.name}: automatic sync with {remote} failed: {exc.message}")
         return
     finally:
-        _touch(stamp)  # after: the sync's own writes are not a local write to push
+        mark_synced(store)  # after: the sync's own writes are not a local write to push
     if result.incoming or result.pushed:
         log(
             f"{project.name}: synced with {remote}: {len(result.incoming)} in, "
@@ -72,12 +70,3 @@ def _mtime(path: Path) -> float:
         return path.stat().st_mtime
     except OSError:
         return 0.0
-
-
-def _touch(path: Path) -> None:
-    try:
-        with open(path, "a"):
-            pass
-        os.utime(path)
-    except OSError:
-        pass

@@ -114,18 +114,20 @@ def run_demo(*, keep: bool = False) -> None:
         console.print(_git("log", "--oneline", "main", cwd=project).rstrip(), markup=False)
         console.print(f"\ndone in {time.monotonic() - started:.1f} s")
     finally:
+        # Nothing keeps running after the demo, kept or not: its tasks are merged, and a
+        # kept demo is files to look at (the dashboard reads the ref), not live agents.
+        monitor.stop()
+        Tmux().kill_server()
+        deadline = time.monotonic() + 5
+        while monitor.is_running() and time.monotonic() < deadline:
+            time.sleep(0.1)
         if keep:
             console.print(
-                f"kept: {root}  (ORANGE_HOME={os.environ['ORANGE_HOME']}, "
-                f"tmux -L {os.environ['ORANGE_TMUX_SOCKET']})"
+                f"kept: {root}  (ORANGE_HOME={os.environ['ORANGE_HOME']}; "
+                f"remove it with `rm -rf {shlex.quote(str(root))}`)"
             )
             console.print(_look_command(project), markup=False, soft_wrap=True)
         else:
-            monitor.stop()
-            Tmux().kill_server()
-            deadline = time.monotonic() + 5
-            while monitor.is_running() and time.monotonic() < deadline:
-                time.sleep(0.1)
             shutil.rmtree(root, ignore_errors=True)
 
 

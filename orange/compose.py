@@ -2,7 +2,8 @@
 
 Every driver — the CLI, the monitor, the git hooks, later the dashboard — gets its
 engine from `build_engine`: the project's store, the registry of every hook action, the
-agents' TASK.md working copies and the tmux liveness probe, and who is acting.  Nothing
+agents' TASK.md working copies, the tmux liveness probe, the claim of a task on the
+sync remote before its agent starts, and who is acting.  Nothing
 below this module chooses an implementation: the engine uses what it is handed.
 """
 
@@ -14,6 +15,7 @@ from typing import NamedTuple
 
 from orange.engine.actions import LocalRelease, Registry
 from orange.engine.caller import ENGINE, Caller, from_env
+from orange.engine.claims import Claim
 from orange.engine.engine import Engine
 from orange.engine.ports import AgentProbe, Notifier, WorkingCopies
 from orange.hooks.adapters import TmuxProbe
@@ -24,6 +26,7 @@ from orange.hooks.unbind import release_recorded_bindings
 from orange.hooks.workcopy import RuntimeCopies
 from orange.projects import Project, open_store
 from orange.store.store import TaskStore
+from orange.sync.claim import claim_on_remote
 
 
 class Runtime(NamedTuple):  # not a dataclass: see `orange.engine.workflow`
@@ -35,6 +38,7 @@ class Runtime(NamedTuple):  # not a dataclass: see `orange.engine.workflow`
     probe: AgentProbe | None
     release: LocalRelease | None = None  # undoes this host's own recorded bindings
     notifier: Notifier | None = None
+    claim: Claim | None = None  # pushes a new binding before its agent starts
 
 
 @cache
@@ -46,6 +50,7 @@ def runtime() -> Runtime:
         TmuxProbe(),
         release_recorded_bindings,
         DetachedNotifier(),
+        claim_on_remote,
     )
 
 
@@ -73,6 +78,7 @@ def build_engine(
         release=parts.release,
         caller=caller,
         notifier=parts.notifier,
+        claim=parts.claim,
     )
 
 

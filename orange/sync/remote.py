@@ -44,34 +44,37 @@ def require_remote(cwd: Path, remote: str) -> None:
         )
 
 
-def fetch(cwd: Path, remote: str) -> str | None:
+def fetch(cwd: Path, remote: str, timeout: float | None = None) -> str | None:
     """Fetch the remote's tasks ref into ``refs/orange/remotes/<remote>/tasks``; its tip
     (None: the remote has no tasks yet)."""
     try:
-        listed = git("ls-remote", remote, layout.TASKS_REF, cwd=cwd)
+        listed = git("ls-remote", remote, layout.TASKS_REF, cwd=cwd, timeout=timeout)
     except GitFailed as exc:
         raise Unreachable(f"cannot reach remote {remote!r}: {_last_line(exc.stderr)}") from None
     if not listed.strip():
         return None
     try:
-        git("fetch", "--quiet", "--no-tags", remote, refspec(remote), cwd=cwd)
+        git("fetch", "--quiet", "--no-tags", remote, refspec(remote), cwd=cwd, timeout=timeout)
     except GitFailed as exc:
         raise Unreachable(f"cannot fetch from {remote!r}: {_last_line(exc.stderr)}") from None
     return git("rev-parse", "--verify", remote_ref(remote), cwd=cwd)
 
 
-def push(cwd: Path, remote: str) -> bool:
+def push(cwd: Path, remote: str, timeout: float | None = None) -> bool:
     """Push the tasks ref, never forced: True when pushed, False when it lost a race
     (the remote moved: fetch, merge, push again).  Raises for anything else (the
     server's hook refused it, the remote went away)."""
+    spec = f"{layout.TASKS_REF}:{layout.TASKS_REF}"
     try:
-        git("push", "--quiet", remote, f"{layout.TASKS_REF}:{layout.TASKS_REF}", cwd=cwd)
+        git("push", "--quiet", remote, spec, cwd=cwd, timeout=timeout)
     except GitFailed as exc:
         text = exc.stderr + str(exc)
         if any(mark in text for mark in REJECTED) and "remote rejected" not in text:
             return False
         reasons = [ln.strip() for ln in exc.stderr.splitlines() if ln.startswith("remote: ")]
         shown = "; ".join(r.removeprefix("remote: ") for r in reasons[:3]) or _last_line(exc.stderr)
+        if exc.code == 124 or ("remote rejected" not in text and not reasons):
+            raise Unreachable(f"cannot push to {remote!r}: {shown}") from None
         raise OrangeError(f"push to {remote!r} refused: {shown}") from None
     return True
 

@@ -26,7 +26,7 @@ from orange.hooks.unbind import release_recorded_bindings
 from orange.hooks.workcopy import RuntimeCopies
 from orange.projects import Project, open_store
 from orange.store.store import TaskStore
-from orange.sync.claim import claim_on_remote
+from orange.store.task import Task
 
 
 class Runtime(NamedTuple):  # not a dataclass: see `orange.engine.workflow`
@@ -50,8 +50,17 @@ def runtime() -> Runtime:
         TmuxProbe(),
         release_recorded_bindings,
         DetachedNotifier(),
-        claim_on_remote,
+        _claim,
     )
+
+
+def _claim(engine: Engine, task: Task, commit: str) -> str | None:
+    """The engine's `Claim`: `orange.sync.claim.claim_on_remote`."""
+    # Imported here: the sync machinery (git, the merge and the workflow's rules) loads
+    # only for a start that binds a task, never for an agent's own moves.
+    from orange.sync.claim import claim_on_remote
+
+    return claim_on_remote(engine, task, commit)
 
 
 def build_engine(

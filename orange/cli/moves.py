@@ -21,10 +21,19 @@ if TYPE_CHECKING:
 TaskArg = Annotated[str | None, typer.Argument(help="Task id (default: this workspace's).")]
 
 
-def spawn(task: TaskArg = None, project: ProjectOpt = None, json_out: JsonOpt = False) -> None:
+def spawn(
+    task: TaskArg = None,
+    project: ProjectOpt = None,
+    offline: Annotated[
+        bool,
+        typer.Option("--offline", help="Start without claiming the task on the sync remote."),
+    ] = False,
+    json_out: JsonOpt = False,
+) -> None:
     """Start a task's agent (its workflow's move out of pending, or its state's entry)."""
     ref = locate(task, project)
-    report_outcome(engine_for(ref).spawn(ref.task_id, options={"explicit": True}), json_out)
+    options = {"explicit": True, "offline": offline}
+    report_outcome(engine_for(ref).spawn(ref.task_id, options=options), json_out)
 
 
 def respawn(task: TaskArg = None, project: ProjectOpt = None, json_out: JsonOpt = False) -> None:

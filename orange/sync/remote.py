@@ -16,6 +16,7 @@ from orange.store import layout
 from orange.store.integrate import remote_ref
 
 REJECTED = ("[rejected]", "non-fast-forward", "fetch first")
+RACED = ("cannot lock ref", "failed to update ref")  # another push won at the server
 
 
 class Unreachable(OrangeError):
@@ -70,6 +71,8 @@ def push(cwd: Path, remote: str, timeout: float | None = None) -> bool:
     except GitFailed as exc:
         text = exc.stderr + str(exc)
         if any(mark in text for mark in REJECTED) and "remote rejected" not in text:
+            return False
+        if any(mark in text for mark in RACED):
             return False
         reasons = [ln.strip() for ln in exc.stderr.splitlines() if ln.startswith("remote: ")]
         shown = "; ".join(r.removeprefix("remote: ") for r in reasons[:3]) or _last_line(exc.stderr)

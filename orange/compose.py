@@ -15,7 +15,7 @@ from typing import NamedTuple
 
 from orange.engine.actions import LocalRelease, Registry
 from orange.engine.caller import ENGINE, Caller, from_env
-from orange.engine.claims import Claim
+from orange.engine.claims import BranchShare, Claim
 from orange.engine.engine import Engine
 from orange.engine.ports import AgentProbe, Notifier, WorkingCopies
 from orange.hooks.adapters import TmuxProbe
@@ -39,6 +39,7 @@ class Runtime(NamedTuple):  # not a dataclass: see `orange.engine.workflow`
     release: LocalRelease | None = None  # undoes this host's own recorded bindings
     notifier: Notifier | None = None
     claim: Claim | None = None  # pushes a new binding before its agent starts
+    share: BranchShare | None = None  # pushes the branch of a task that waits for a human
 
 
 @cache
@@ -51,6 +52,7 @@ def runtime() -> Runtime:
         release_recorded_bindings,
         DetachedNotifier(),
         _claim,
+        _share,
     )
 
 
@@ -61,6 +63,14 @@ def _claim(engine: Engine, task: Task, commit: str) -> str | None:
     from orange.sync.claim import claim_on_remote
 
     return claim_on_remote(engine, task, commit)
+
+
+def _share(engine: Engine, task: Task) -> str | None:
+    """The engine's `BranchShare`: `orange.sync.claim.share_branch`."""
+    # Imported here, as for `_claim`: only a move into a state that waits for a human.
+    from orange.sync.claim import share_branch
+
+    return share_branch(engine, task)
 
 
 def build_engine(
@@ -88,6 +98,7 @@ def build_engine(
         caller=caller,
         notifier=parts.notifier,
         claim=parts.claim,
+        share=parts.share,
     )
 
 

@@ -7,6 +7,9 @@ collaborator the composition root hands the engine (`orange.sync.claim`): the en
 knows only this protocol.  A claim that lost to another host's leaves the task bound
 there: the engine carries out nothing (the claim released what this host took) and
 says so.  A claim that cannot be made refuses the start (the claim undid it).
+
+Task branches travel too: a move into a state that waits for a human pushes the task's
+branch to the sync remote (`BranchShare`, also handed in), after the move's effects.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from orange.store.task import Task
 if TYPE_CHECKING:
     from orange.engine.decide import Outcome
     from orange.engine.engine import Engine
+    from orange.engine.workflow import Workflow
 
 OFFLINE = "offline"  # the move's option: start without a claim
 
@@ -29,6 +33,22 @@ class Claim(Protocol):
         this host's (or the project has no sync remote); a line saying where it runs
         when another host claimed it first.  Raises, the start undone, when the remote
         cannot be reached."""
+
+
+class BranchShare(Protocol):
+    def __call__(self, engine: Engine, task: Task) -> str | None:
+        """Push ``task``'s branch to the sync remote, never forced; a warning line
+        when that failed (never an error: the move stands)."""
+
+
+def share_waiting(engine: Engine, workflow: Workflow, before: Task, after: Task) -> str | None:
+    """A task that entered a state waiting for a human has its branch pushed, so a
+    teammate can review, diff and merge it; what went wrong, to say."""
+    if engine.share is None or before.status == after.status:
+        return None
+    if not workflow.waits_for_human(after.status) or not after.branch:
+        return None
+    return engine.share(engine, after)
 
 
 def binds(before: Task, after: Task) -> bool:

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from orange.engine.actions import HookContext, LocalRelease, Registry, commit_when_ready
 from orange.engine.caller import HUMAN, Caller
-from orange.engine.claims import Claim, claimed
+from orange.engine.claims import BranchShare, Claim, claimed, share_waiting
 from orange.engine.decide import (
     Outcome,
     move_trailers,
@@ -75,9 +75,11 @@ class Engine:
         caller: Caller = HUMAN,
         notifier: Notifier | None = None,
         claim: Claim | None = None,
+        share: BranchShare | None = None,
     ) -> None:
         self.store = store
         self.claim = claim  # pushes a new binding before its agent starts (`claims`)
+        self.share = share  # pushes the branch of a task that waits for a human
         self.notifier = notifier
         self.release = release
         self.caller = caller
@@ -353,6 +355,8 @@ class Engine:
         if not claimed(self, acted.before, after, acted.commit, options, outcome):
             return outcome  # bound elsewhere first: nothing starts here
         self._run_effects(acted, options, outcome)
+        shared = share_waiting(self, acted.workflow, acted.before, after)
+        outcome.messages.extend([shared] if shared else [])
         if acted.untrusted and self.release is not None:
             # A cancel of an untrusted task: none of its hooks ran; undo only what this
             # host itself bound to it (its recorded session and worktree).

@@ -12,7 +12,7 @@ import pytest
 
 from orange import compose
 from orange.store import layout
-from orange.sync.claim import claim_on_remote
+from orange.sync.claim import claim_on_remote, share_branch
 from tests.conftest import git
 from tests.recording import Recorder, recording_registry
 from tests.sync.conftest import Clone
@@ -20,9 +20,10 @@ from tests.sync.conftest import Clone
 
 @pytest.fixture
 def recorder(monkeypatch: pytest.MonkeyPatch) -> Recorder:
-    """The runtime's actions recorded (no worktree, no tmux); the claim real."""
+    """The runtime's actions recorded (no worktree, no tmux); the claim and the
+    branch push real."""
     registry, recorded = recording_registry()
-    parts = compose.Runtime(registry, None, None, claim=claim_on_remote)
+    parts = compose.Runtime(registry, None, None, claim=claim_on_remote, share=share_branch)
     monkeypatch.setattr(compose, "runtime", lambda: parts)
     return recorded
 
@@ -66,3 +67,29 @@ def test_an_unreachable_remote_refuses_the_start_and_offline_starts(
     started = a.ok("task", "update", task_id, "--status", "planning", "--offline", "--json")
     assert (started.json()["status"], started.json()["host"]) == ("planning", "host0")
     assert "spawn_agent" in recorder.applied()
+
+
+def test_a_task_that_waits_for_a_human_has_its_branch_pushed_never_forced(
+    clones: Callable[[int], list[Clone]], hub: Path, recorder: Recorder
+) -> None:
+    (a,) = clones(1)
+    shared, diverged = a.create("shared"), a.create("diverged")
+    branches = {}
+    for task_id in (shared, diverged):
+        a.ok("task", "update", task_id, "--status", "planning")
+        branches[task_id] = a.ok("task", "show", task_id, "--json").json()["branch"]
+        git(a.path, "branch", branches[task_id], "main")
+    other = git(a.path, "commit-tree", "-m", "a teammate's", "main^{tree}").strip()
+    git(a.path, "push", "-q", "origin", f"{other}:refs/heads/{branches[diverged]}")
+
+    moved = a.ok("task", "update", shared, "--status", "clarification", "--json").json()
+    assert moved["messages"] == []
+    pushed = git(hub, "rev-parse", f"refs/heads/{branches[shared]}").strip()
+    assert pushed == git(a.path, "rev-parse", "main").strip()
+
+    kept = a.ok("task", "update", diverged, "--status", "clarification", "--json").json()
+    assert kept["status"] == "clarification"  # a failed push is a warning, never a failed move
+    assert (
+        f"warning: branch {branches[diverged]} of task {diverged} not pushed" in kept["messages"][0]
+    )
+    assert git(hub, "rev-parse", f"refs/heads/{branches[diverged]}").strip() == other

@@ -20,8 +20,7 @@ from orange.hooks.git import GitFailed, git
 from orange.hooks.unbind import release_local
 from orange.store.integrate import rewind
 from orange.store.task import Task
-from orange.sync.setup import claim_remote
-from orange.sync.sync import sync
+from orange.sync.remote import claim_remote
 
 if TYPE_CHECKING:
     from orange.engine.engine import Engine
@@ -35,6 +34,9 @@ def claim_on_remote(engine: Engine, task: Task, commit: str) -> str | None:
     remote = None if project is None else claim_remote(project)
     if project is None or remote is None:
         return None
+    # Imported here: the merge and the workflow's rules load only on a syncing project.
+    from orange.sync.sync import sync
+
     try:
         sync(engine.store, remote, bound=BOUND)
     except OrangeError as exc:

@@ -9,11 +9,15 @@ plain ``git push`` keeps pushing what it pushed before.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from orange.errors import InvalidInput, OrangeError
 from orange.hooks.git import GitFailed, git
 from orange.store import layout
 from orange.store.integrate import remote_ref
+
+if TYPE_CHECKING:
+    from orange.projects import Project
 
 REJECTED = ("[rejected]", "non-fast-forward", "fetch first")
 RACED = ("cannot lock ref", "failed to update ref")  # another push won at the server
@@ -80,6 +84,24 @@ def push(cwd: Path, remote: str, timeout: float | None = None) -> bool:
             raise Unreachable(f"cannot push to {remote!r}: {shown}") from None
         raise OrangeError(f"push to {remote!r} refused: {shown}") from None
     return True
+
+
+def project_remote(project: Project) -> str | None:
+    """The project's sync remote if the repository has it (None: no such remote)."""
+    path = Path(project.path)
+    name = default_remote(path, project.default_branch)
+    return name if name in remotes(path) else None
+
+
+def claim_remote(project: Project) -> str | None:
+    """The remote a start claims its task on: the project's sync remote, when its
+    fetch refspec marks it as one (``orange project add``, ``orange sync --setup``)."""
+    name = project_remote(project)
+    if name is None:
+        return None
+    path = Path(project.path)
+    existing = git("config", "--get-all", f"remote.{name}.fetch", cwd=path, check=False)
+    return name if refspec(name) in existing.splitlines() else None
 
 
 def add_refspec(cwd: Path, remote: str) -> bool:

@@ -8,29 +8,11 @@ from pathlib import Path
 
 from orange.engine.merging import plan_merge
 from orange.errors import OrangeError
-from orange.hooks.git import git
 from orange.projects import Project
 from orange.store.integrate import integrate
 from orange.store.store import TaskStore
 from orange.sync import remote as git_remote
-
-
-def project_remote(project: Project) -> str | None:
-    """The project's sync remote if the repository has it (None: no such remote)."""
-    path = Path(project.path)
-    name = git_remote.default_remote(path, project.default_branch)
-    return name if name in git_remote.remotes(path) else None
-
-
-def claim_remote(project: Project) -> str | None:
-    """The remote a start claims its task on: the project's sync remote, when its
-    fetch refspec marks it as one (``orange project add``, ``orange sync --setup``)."""
-    name = project_remote(project)
-    if name is None:
-        return None
-    path = Path(project.path)
-    existing = git("config", "--get-all", f"remote.{name}.fetch", cwd=path, check=False)
-    return name if git_remote.refspec(name) in existing.splitlines() else None
+from orange.sync.remote import project_remote
 
 
 def setup(project: Project, remote: str | None = None) -> str | None:

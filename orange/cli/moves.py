@@ -36,6 +36,21 @@ def spawn(
     report_outcome(engine_for(ref).spawn(ref.task_id, options=options), json_out)
 
 
+def take(
+    task: Annotated[str, typer.Argument(help="Task id.")],
+    project: ProjectOpt = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Move a task whose host is gone to this host: fetch its branch from the sync
+    remote, bind a worktree here and restart its agent (the old host stops its own at
+    its next sync)."""
+    ref = locate(task, project)
+    # The sync machinery (git remotes, the merge): loaded for a take only.
+    from orange.sync.take import take_task
+
+    report_outcome(take_task(engine_for(ref), ref.task_id), json_out)
+
+
 def respawn(task: TaskArg = None, project: ProjectOpt = None, json_out: JsonOpt = False) -> None:
     """Restart the agent of a task's current state after it died."""
     ref = locate(task, project)
@@ -112,6 +127,7 @@ def ack(task: TaskArg = None, project: ProjectOpt = None, json_out: JsonOpt = Fa
 COMMANDS: tuple[tuple[str, Callable[..., None]], ...] = (
     ("spawn", spawn),
     ("respawn", respawn),
+    ("take", take),
     ("cancel", cancel),
     ("request-changes", request_changes),
     ("complete", complete),

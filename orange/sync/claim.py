@@ -20,12 +20,10 @@ from orange.hooks.git import GitFailed, git
 from orange.hooks.unbind import release_local
 from orange.store.integrate import rewind
 from orange.store.task import Task
-from orange.sync.remote import claim_remote
+from orange.sync.remote import BOUND, claim_remote
 
 if TYPE_CHECKING:
     from orange.engine.engine import Engine
-
-BOUND = 10.0  # seconds a claim may take before the start is refused
 
 
 def claim_on_remote(engine: Engine, task: Task, commit: str) -> str | None:

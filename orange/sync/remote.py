@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from orange.projects import Project
 
 REJECTED = ("[rejected]", "non-fast-forward", "fetch first")
+BOUND = 10.0  # seconds a claim, a branch push or fetch may take
 RACED = ("cannot lock ref", "failed to update ref")  # another push won at the server
 
 

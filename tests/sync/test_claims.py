@@ -93,3 +93,30 @@ def test_a_task_that_waits_for_a_human_has_its_branch_pushed_never_forced(
         f"warning: branch {branches[diverged]} of task {diverged} not pushed" in kept["messages"][0]
     )
     assert git(hub, "rev-parse", f"refs/heads/{branches[diverged]}").strip() == other
+
+
+def test_take_moves_a_task_from_a_gone_host_here_and_fetches_its_branch(
+    clones: Callable[[int], list[Clone]], recorder: Recorder
+) -> None:
+    a, b = clones(2)
+    pushed, never = a.create("its branch was pushed"), a.create("its branch never was")
+    for task_id in (pushed, never):
+        a.ok("task", "update", task_id, "--status", "planning")
+    branch = a.ok("task", "show", pushed, "--json").json()["branch"]
+    work = git(a.path, "commit-tree", "-m", "work on host0", "main^{tree}").strip()
+    git(a.path, "push", "-q", "origin", f"{work}:refs/heads/{branch}")
+    b.ok("sync")
+
+    mine = a("task", "take", pushed)
+    assert mine.code == 1 and f"task {pushed} is not bound to another host" in mine.err
+    recorder.clear()
+    taken = b.ok("task", "take", pushed, "--json").json()
+    assert (taken["host"], taken["status"]) == ("host1", "planning")
+    assert taken["messages"][0] == f"task {pushed} taken over from host0"
+    assert not any("warning" in line for line in taken["messages"])
+    assert "spawn_agent" in recorder.applied()
+    assert git(b.path, "rev-parse", f"refs/heads/{branch}").strip() == work
+    warned = b.ok("task", "take", never)
+    assert "was never pushed to origin" in warned.out
+    a.ok("sync")  # the hub's checker accepted both takes; host0 sees where they run
+    assert a.ok("task", "show", pushed, "--json").json()["running_on"] == "host1"

@@ -1,6 +1,7 @@
 """Two hosts starting the same pending task at once (two real processes, a bare hub
 with the server hook, scripted agents in tmux): exactly one runs an agent, the other
-says where the task runs and keeps no worktree and no session."""
+says where the task runs and keeps no worktree and no session.  Then the other takes
+the task over (`orange task take`): the first stops its agent at its next sync."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from pathlib import Path
 import yaml
 
 from orange.githooks import shims as githooks
-from orange.home import host_name
+from orange.home import host_name, orange_home
 from tests.conftest import git, orange_bin, run_orange
 from tests.e2e.conftest import World
 
@@ -85,5 +86,20 @@ def test_two_hosts_claiming_one_task_at_once_run_one_agent(world: World, tmp_pat
         assert [row["task"] for row in rows["workspaces"]] == [None, None]
         shown = json.loads(run_orange("task", "show", task_id, "--json", cwd=loser, env=env).out)
         assert shown["running_on"] == winner_host
+
+        # The winner's host goes quiet; the loser takes the task over.  At its next
+        # sync the winner stops its agent, its unsaved work saved in a snapshot first.
+        winner_env = teammate if winner == theirs else {}
+        winner_home = home if winner == theirs else orange_home()
+        (winner_home / "workspaces" / "proj--1" / "unsaved.txt").write_text("half done\n")
+        taken = run_orange("task", "take", task_id, cwd=loser, env=env)
+        assert taken.code == 0, taken.err
+        assert len(_tmux_sessions(sockets[loser])) == 1
+        synced = run_orange("sync", "--json", cwd=winner, env=winner_env)
+        local = json.loads(synced.out)["local"]
+        assert f"task {task_id} taken by {hosts[loser][0]}: saved the work" in local[0]
+        assert _tmux_sessions(sockets[winner]) == []
+        snapshot = f"refs/orange/snapshots/{task_id}/1"
+        assert git(winner, "for-each-ref", "--format=%(refname)", snapshot).split() == [snapshot]
     finally:
         subprocess.run(["tmux", "-L", f"{world.socket}-b", "kill-server"], check=False)

@@ -2,7 +2,8 @@
 
 Every driver — the CLI, the monitor, the git hooks, later the dashboard — gets its
 engine from `build_engine`: the project's store, the registry of every hook action, the
-agents' TASK.md working copies and the tmux liveness probe, and who is acting.  Nothing
+agents' TASK.md working copies, the tmux liveness probe, the claim of a task on the
+sync remote before its agent starts, and who is acting.  Nothing
 below this module chooses an implementation: the engine uses what it is handed.
 """
 
@@ -14,6 +15,7 @@ from typing import NamedTuple
 
 from orange.engine.actions import LocalRelease, Registry
 from orange.engine.caller import ENGINE, Caller, from_env
+from orange.engine.claims import BranchShare, Claim
 from orange.engine.engine import Engine
 from orange.engine.ports import AgentProbe, Notifier, WorkingCopies
 from orange.hooks.adapters import TmuxProbe
@@ -24,6 +26,7 @@ from orange.hooks.unbind import release_recorded_bindings
 from orange.hooks.workcopy import RuntimeCopies
 from orange.projects import Project, open_store
 from orange.store.store import TaskStore
+from orange.store.task import Task
 
 
 class Runtime(NamedTuple):  # not a dataclass: see `orange.engine.workflow`
@@ -35,6 +38,8 @@ class Runtime(NamedTuple):  # not a dataclass: see `orange.engine.workflow`
     probe: AgentProbe | None
     release: LocalRelease | None = None  # undoes this host's own recorded bindings
     notifier: Notifier | None = None
+    claim: Claim | None = None  # pushes a new binding before its agent starts
+    share: BranchShare | None = None  # pushes the branch of a task that waits for a human
 
 
 @cache
@@ -46,7 +51,26 @@ def runtime() -> Runtime:
         TmuxProbe(),
         release_recorded_bindings,
         DetachedNotifier(),
+        _claim,
+        _share,
     )
+
+
+def _claim(engine: Engine, task: Task, commit: str) -> str | None:
+    """The engine's `Claim`: `orange.sync.claim.claim_on_remote`."""
+    # Imported here: the sync machinery (git, the merge and the workflow's rules) loads
+    # only for a start that binds a task, never for an agent's own moves.
+    from orange.sync.claim import claim_on_remote
+
+    return claim_on_remote(engine, task, commit)
+
+
+def _share(engine: Engine, task: Task) -> str | None:
+    """The engine's `BranchShare`: `orange.sync.claim.share_branch`."""
+    # Imported here, as for `_claim`: only a move into a state that waits for a human.
+    from orange.sync.claim import share_branch
+
+    return share_branch(engine, task)
 
 
 def build_engine(
@@ -73,6 +97,8 @@ def build_engine(
         release=parts.release,
         caller=caller,
         notifier=parts.notifier,
+        claim=parts.claim,
+        share=parts.share,
     )
 
 

@@ -59,7 +59,8 @@ class _Recorded(Action):
     def prepare(self, ctx: HookContext) -> dict[str, Any]:
         self._record("prepare", ctx)
         task = ctx.task
-        if self.name == "acquire_workspace" and not task.str_field("workspace"):
+        bound_here = task.str_field("workspace") and task.str_field("host") == host_name()
+        if self.name == "acquire_workspace" and not bound_here:
             return {"workspace": f"{task.project}--1", "host": host_name()}
         if self.name == "release_workspace":
             return {"workspace": None}

@@ -23,6 +23,7 @@ def create_and_report(
     spawn: bool,
     json_out: bool,
     base: str | None = None,
+    offline: bool = False,
 ) -> None:
     """Create and start a task, then say what happened.  A full pool is not an error
     (exit 0: the task is queued); any other failure to start is (exit 1), and says the
@@ -37,6 +38,7 @@ def create_and_report(
         agents=agents,
         spawn=spawn,
         base=base,
+        offline=offline,
     )
     task = launch.created
     lines, result = _describe(launch)

@@ -21,10 +21,34 @@ if TYPE_CHECKING:
 TaskArg = Annotated[str | None, typer.Argument(help="Task id (default: this workspace's).")]
 
 
-def spawn(task: TaskArg = None, project: ProjectOpt = None, json_out: JsonOpt = False) -> None:
+def spawn(
+    task: TaskArg = None,
+    project: ProjectOpt = None,
+    offline: Annotated[
+        bool,
+        typer.Option("--offline", help="Start without claiming the task on the sync remote."),
+    ] = False,
+    json_out: JsonOpt = False,
+) -> None:
     """Start a task's agent (its workflow's move out of pending, or its state's entry)."""
     ref = locate(task, project)
-    report_outcome(engine_for(ref).spawn(ref.task_id, options={"explicit": True}), json_out)
+    options = {"explicit": True, "offline": offline}
+    report_outcome(engine_for(ref).spawn(ref.task_id, options=options), json_out)
+
+
+def take(
+    task: Annotated[str, typer.Argument(help="Task id.")],
+    project: ProjectOpt = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Move a task whose host is gone to this host: fetch its branch from the sync
+    remote, bind a worktree here and restart its agent (the old host stops its own at
+    its next sync)."""
+    ref = locate(task, project)
+    # The sync machinery (git remotes, the merge): loaded for a take only.
+    from orange.sync.take import take_task
+
+    report_outcome(take_task(engine_for(ref), ref.task_id), json_out)
 
 
 def respawn(task: TaskArg = None, project: ProjectOpt = None, json_out: JsonOpt = False) -> None:
@@ -103,6 +127,7 @@ def ack(task: TaskArg = None, project: ProjectOpt = None, json_out: JsonOpt = Fa
 COMMANDS: tuple[tuple[str, Callable[..., None]], ...] = (
     ("spawn", spawn),
     ("respawn", respawn),
+    ("take", take),
     ("cancel", cancel),
     ("request-changes", request_changes),
     ("complete", complete),

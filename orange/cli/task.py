@@ -73,6 +73,10 @@ def create(
     ] = None,
     project: ProjectOpt = None,
     no_spawn: Annotated[bool, typer.Option("--no-spawn", help="Do not start an agent.")] = False,
+    offline: Annotated[
+        bool,
+        typer.Option("--offline", help="Start without claiming the task on the sync remote."),
+    ] = False,
     base: Annotated[
         str | None,
         typer.Option("--base", help="Start the branch from BRANCH and merge it there."),
@@ -93,6 +97,7 @@ def create(
         spawn=not no_spawn,
         json_out=json_out,
         base=base,
+        offline=offline,
     )
 
 
@@ -178,12 +183,22 @@ def update(
         typer.Option("--branch", help="New branch; with no value, adopt the worktree's branch."),
     ] = None,
     project: ProjectOpt = None,
+    offline: Annotated[
+        bool,
+        typer.Option("--offline", help="Start without claiming the task on the sync remote."),
+    ] = False,
     json_out: JsonOpt = False,
 ) -> None:
     """Change a task's summary or branch, or move it (--status) through its workflow."""
 
     update_task(
-        task=task, summary=summary, status=status, branch=branch, project=project, json_out=json_out
+        task=task,
+        summary=summary,
+        status=status,
+        branch=branch,
+        project=project,
+        json_out=json_out,
+        offline=offline,
     )
 
 

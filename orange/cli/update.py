@@ -29,6 +29,7 @@ def update_task(
     branch: str | None,
     project: str | None,
     json_out: bool,
+    offline: bool = False,
 ) -> None:
     """``task update``: a move (--status), or a new summary / branch."""
     ref = locate(task, project)
@@ -40,7 +41,7 @@ def update_task(
         # The engine, its workflows and hook actions: loaded for a move only.
         from orange.cli.engine import move_task
 
-        move_task(ref, status, json_out)
+        move_task(ref, status, json_out, offline=offline)
         return
     changes: dict[str, object] = {}
     if summary is not None:

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from orange.engine.actions import HookContext, LocalRelease, Registry, commit_when_ready
 from orange.engine.caller import HUMAN, Caller
+from orange.engine.claims import BranchShare, Claim, claimed, share_waiting
 from orange.engine.decide import (
     Outcome,
     move_trailers,
@@ -73,8 +74,12 @@ class Engine:
         release: LocalRelease | None = None,
         caller: Caller = HUMAN,
         notifier: Notifier | None = None,
+        claim: Claim | None = None,
+        share: BranchShare | None = None,
     ) -> None:
         self.store = store
+        self.claim = claim  # pushes a new binding before its agent starts (`claims`)
+        self.share = share  # pushes the branch of a task that waits for a human
         self.notifier = notifier
         self.release = release
         self.caller = caller
@@ -339,7 +344,7 @@ class Engine:
         return after, tuple(messages)
 
     def _carry_out(self, acted: Acted, options: Mapping[str, Any]) -> Outcome:
-        """After the commit: sync the working copy, then step 6."""
+        """After the commit: sync the working copy, claim a new binding, then step 6."""
         after = acted.task
         outcome = Outcome(
             after, acted.before.status, after.status, acted.commit, messages=list(acted.messages)
@@ -347,7 +352,11 @@ class Engine:
         self.sync_copy(after)
         announce(self, acted.workflow, acted.before, after, acted.commit)  # before a self-kill
         self._flag_conflict(after.id, outcome)
+        if not claimed(self, acted.before, after, acted.commit, options, outcome):
+            return outcome  # bound elsewhere first: nothing starts here
         self._run_effects(acted, options, outcome)
+        shared = share_waiting(self, acted.workflow, acted.before, after)
+        outcome.messages.extend([shared] if shared else [])
         if acted.untrusted and self.release is not None:
             # A cancel of an untrusted task: none of its hooks ran; undo only what this
             # host itself bound to it (its recorded session and worktree).

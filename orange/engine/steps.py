@@ -40,6 +40,7 @@ from orange.engine.decide import resolve, respawn_spec
 from orange.engine.exitrules import Advance, Crash, Respawn, decide_dead_session
 from orange.engine.fields import BASELINE_FIELD, DEAD_FIELD, RUN_FIELD, baseline
 from orange.engine.gates import check_gate, fingerprints
+from orange.engine.taking import take_specs
 from orange.engine.workflow import HookSpec, Transition, Workflow
 from orange.errors import OrangeError
 from orange.store.task import Task
@@ -257,6 +258,8 @@ def _action_candidates(
         yield state.on_enter, task
     if state.respawn_prompt and task.str_field("workspace"):
         yield (respawn_spec(workflow, task.status),), task
+    if task.str_field("workspace"):  # a take by another host (`orange.engine.taking`)
+        yield take_specs(workflow, task.status), task
     found = pending()
     if found is not None:
         origin, hooks = found

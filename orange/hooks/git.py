@@ -52,17 +52,23 @@ def git(
     env: Mapping[str, str] | None = None,
     check: bool = True,
     input: str | None = None,
+    timeout: float | None = None,
 ) -> str:
-    """Run git and return stdout (stripped of its final newline)."""
-    result = subprocess.run(
-        ["git", *args],
-        cwd=cwd,
-        env=no_git_env(env),
-        capture_output=True,
-        text=True,
-        input=input,
-        check=False,
-    )
+    """Run git and return stdout (stripped of its final newline); ``timeout``: seconds
+    before it is stopped and reported as failed (exit 124)."""
+    try:
+        result = subprocess.run(
+            ["git", *args],
+            cwd=cwd,
+            env=no_git_env(env),
+            capture_output=True,
+            text=True,
+            input=input,
+            check=False,
+            timeout=timeout,
+        )
+    except subprocess.TimeoutExpired:
+        raise GitFailed(args, 124, f"timed out after {timeout:.0f} s") from None
     if check and result.returncode != 0:
         raise GitFailed(args, result.returncode, result.stderr)
     return result.stdout.removesuffix("\n")

@@ -53,6 +53,7 @@ def create_and_spawn(
     agents: Harnesses = Harnesses(),
     spawn: bool = True,
     base: str | None = None,
+    offline: bool = False,
 ) -> Launch:
     """Create a task in ``engine``'s project, then start its agent (``spawn``); its
     branch starts from ``base`` (checked to exist, after a fetch) when given."""
@@ -79,7 +80,7 @@ def create_and_spawn(
     if not will_spawn:
         return Launch(task)
     try:
-        outcome = engine.spawn(task.id)
+        outcome = engine.spawn(task.id, options={"offline": offline})
     except PoolFull as exc:
         return Launch(task, queued=exc.message)
     except OrangeError as exc:

@@ -60,6 +60,19 @@ def integrate(store: TaskStore, theirs_id: str, remote: str, planner: Planner) -
         return Outcome("merge", plan, str(new))
 
 
+def rewind(store: TaskStore, commit: str) -> bool:
+    """Take back ``commit``, a local write never pushed, if it is still the tip: the
+    ref moves back to its parent (a start refused after its commit).  False when
+    anything was written on top of it since (then it stays)."""
+    repo = store.pygit
+    with exclusive(store.repo.orange_dir() / "tasks.lock"):
+        ref, tip = _tip(repo)
+        if ref is None or tip is None or str(tip.id) != commit or len(tip.parent_ids) != 1:
+            return False
+        _swap(store, ref, tip.parent_ids[0], f"start refused: {commit[:10]} taken back")
+        return True
+
+
 def _swap(store: TaskStore, ref: pygit2.Reference | None, new: pygit2.Oid, why: str) -> None:
     _keep_reflog(store.repo.common_dir)
     if not _move_ref(store.pygit, ref, new, why):  # we hold the lock: plain git moved it

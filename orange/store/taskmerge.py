@@ -14,6 +14,11 @@ follow the status) is handed in as `Rules`: the store names no status.
 - the binding fields (a host's workspace and session) travel as one group: one side
   changed it, that side's; both, the side whose status stands (the host that bound
   last, under the status that decides whether the binding lives);
+- a claim on both sides (the base unbound, each side bound to its own workspace or
+  host): theirs, the tip being merged in, wins the binding and the status.  Orange
+  merges the remote's tip into the local one and the server checks a merge against its
+  parents in that order, so the claim already on the remote (the first one pushed)
+  stands on every clone: this one rule is not symmetric, and must not be;
 - any other field changed on both sides: the later side's, with ``attention``
   (``updated_at``: the later time, silently);
 - a body section edited on both sides: a line merge, else both versions under marked
@@ -102,6 +107,8 @@ def _merge_parsed(
     later = 0 if sides[0].order() >= sides[1].order() else 1
     both = (ours, theirs)
     status_side = _status_side(base, ours, theirs, rules, later)
+    if claimed_twice(base, both, rules) and status_side is not None:
+        status_side = 1  # the claim on the remote stands, with the status it moved to
     fields, notes = _merge_fields(base, both, sides, rules, later, status_side)
     body, body_notes = _merge_body(base.body, both, sides, later)
     notes += body_notes
@@ -133,7 +140,8 @@ def _merge_fields(
 ) -> tuple[dict[str, Any], list[str]]:
     fields: dict[str, Any] = {}
     notes: list[str] = []
-    group = _binding_side(base, both, rules, later if status_side is None else status_side)
+    decider = later if status_side is None else status_side
+    group = 1 if claimed_twice(base, both, rules) else _binding_side(base, both, rules, decider)
     if group is not None and _bound_both(base, both, rules):
         hosts = [str(both[i].fields.get("host")) for i in (group, 1 - group)]
         notes.append(f"bound on both sides ({hosts[0]}, {hosts[1]}), kept {hosts[0]}'s binding")
@@ -169,6 +177,14 @@ def _binding_side(base: Task, both: tuple[Task, Task], rules: Rules, decider: in
     if groups[1] == groups[0]:
         return 1
     return decider
+
+
+def claimed_twice(base: Task, both: tuple[Task, Task], rules: Rules) -> bool:
+    """Both sides bound a task the base had unbound, differently: two hosts' claims."""
+    if base.str_field("workspace") or not all(t.str_field("workspace") for t in both):
+        return False
+    groups = [tuple(t.fields.get(k) for k in rules.binding) for t in both]
+    return groups[0] != groups[1]
 
 
 def _bound_both(base: Task, both: tuple[Task, Task], rules: Rules) -> bool:

@@ -13,7 +13,7 @@ from pathlib import Path
 from orange.errors import OrangeError
 from orange.projects import Project
 from orange.store.store import TaskStore
-from orange.sync.setup import project_remote
+from orange.sync.remote import project_remote
 from orange.sync.stamp import STAMP, mark_synced
 from orange.sync.sync import sync_project
 

@@ -5,7 +5,9 @@ this host's Orange started is killed and the worktree it bound is released, unsa
 work snapshotted first (`orange.hooks.unbind.release_local` with ``force``).  Only for
 tasks this host's local binding record names, and only when the task, as merged, stands
 in a status its workflow does not count as active: the ref's runtime fields are never
-enough, and no hook of the arriving definition runs (what arrives is data).
+enough, and no hook of the arriving definition runs (what arrives is data).  So does
+a teammate's ``orange task take`` of a task this host runs: the task, as merged, is
+bound to another host.
 """
 
 from __future__ import annotations
@@ -13,7 +15,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from orange.engine.definitions import is_active
+from orange.engine.elsewhere import running_elsewhere
 from orange.errors import OrangeError
+from orange.home import host_name
 from orange.hooks import bindings
 from orange.hooks.unbind import release_local
 from orange.projects import Project
@@ -30,11 +34,16 @@ def release_ended(project: Project, store: TaskStore, task_ids: Iterable[str]) -
             continue
         try:
             task = snap.task(task_id)
-            if task is None or is_active(snap, task):
+            if task is None:
+                continue
+            active = is_active(snap, task)
+            taker = running_elsewhere(task, active=active, here=host_name())
+            if active and taker is None:
                 continue
             done = release_local(project, task, force=True)
         except OrangeError as exc:
             said.append(f"warning: task {task_id} ended elsewhere; kept its worktree: {exc}")
             continue
-        said += [f"task {task_id} ended elsewhere ({task.status}): {line}" for line in done]
+        why = f"taken by {taker}" if taker else f"ended elsewhere ({task.status})"
+        said += [f"task {task_id} {why}: {line}" for line in done]
     return said

@@ -9,13 +9,19 @@ plain ``git push`` keeps pushing what it pushed before.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from orange.errors import InvalidInput, OrangeError
 from orange.hooks.git import GitFailed, git
 from orange.store import layout
 from orange.store.integrate import remote_ref
 
+if TYPE_CHECKING:
+    from orange.projects import Project
+
 REJECTED = ("[rejected]", "non-fast-forward", "fetch first")
+BOUND = 10.0  # seconds a claim, a branch push or fetch may take
+RACED = ("cannot lock ref", "failed to update ref")  # another push won at the server
 
 
 class Unreachable(OrangeError):
@@ -44,23 +50,23 @@ def require_remote(cwd: Path, remote: str) -> None:
         )
 
 
-def fetch(cwd: Path, remote: str) -> str | None:
+def fetch(cwd: Path, remote: str, timeout: float | None = None) -> str | None:
     """Fetch the remote's tasks ref into ``refs/orange/remotes/<remote>/tasks``; its tip
     (None: the remote has no tasks yet)."""
     try:
-        listed = git("ls-remote", remote, layout.TASKS_REF, cwd=cwd)
+        listed = git("ls-remote", remote, layout.TASKS_REF, cwd=cwd, timeout=timeout)
     except GitFailed as exc:
         raise Unreachable(f"cannot reach remote {remote!r}: {_last_line(exc.stderr)}") from None
     if not listed.strip():
         return None
     try:
-        git("fetch", "--quiet", "--no-tags", remote, refspec(remote), cwd=cwd)
+        git("fetch", "--quiet", "--no-tags", remote, refspec(remote), cwd=cwd, timeout=timeout)
     except GitFailed as exc:
         raise Unreachable(f"cannot fetch from {remote!r}: {_last_line(exc.stderr)}") from None
     return git("rev-parse", "--verify", remote_ref(remote), cwd=cwd)
 
 
-def push(cwd: Path, remote: str) -> bool:
+def push(cwd: Path, remote: str, timeout: float | None = None) -> bool:
     """Push the tasks ref, never forced: True when pushed, False when it lost a race
     (the remote moved: fetch, merge, push again).  Raises for anything else (the
     server's hook refused it, the remote went away)."""
@@ -68,16 +74,38 @@ def push(cwd: Path, remote: str) -> bool:
     # what the remote holds (git sets it only where a fetch refspec names it).
     tip = git("rev-parse", "--verify", layout.TASKS_REF, cwd=cwd).strip()
     try:
-        git("push", "--quiet", remote, f"{tip}:{layout.TASKS_REF}", cwd=cwd)
+        git("push", "--quiet", remote, f"{tip}:{layout.TASKS_REF}", cwd=cwd, timeout=timeout)
     except GitFailed as exc:
         text = exc.stderr + str(exc)
         if any(mark in text for mark in REJECTED) and "remote rejected" not in text:
             return False
+        if any(mark in text for mark in RACED):
+            return False
         reasons = [ln.strip() for ln in exc.stderr.splitlines() if ln.startswith("remote: ")]
         shown = "; ".join(r.removeprefix("remote: ") for r in reasons[:3]) or _last_line(exc.stderr)
+        if exc.code == 124 or ("remote rejected" not in text and not reasons):
+            raise Unreachable(f"cannot push to {remote!r}: {shown}") from None
         raise OrangeError(f"push to {remote!r} refused: {shown}") from None
     git("update-ref", remote_ref(remote), tip, cwd=cwd)
     return True
+
+
+def project_remote(project: Project) -> str | None:
+    """The project's sync remote if the repository has it (None: no such remote)."""
+    path = Path(project.path)
+    name = default_remote(path, project.default_branch)
+    return name if name in remotes(path) else None
+
+
+def claim_remote(project: Project) -> str | None:
+    """The remote a start claims its task on: the project's sync remote, when its
+    fetch refspec marks it as one (``orange project add``, ``orange sync --setup``)."""
+    name = project_remote(project)
+    if name is None:
+        return None
+    path = Path(project.path)
+    existing = git("config", "--get-all", f"remote.{name}.fetch", cwd=path, check=False)
+    return name if refspec(name) in existing.splitlines() else None
 
 
 def add_refspec(cwd: Path, remote: str) -> bool:

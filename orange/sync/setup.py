@@ -12,13 +12,7 @@ from orange.projects import Project
 from orange.store.integrate import integrate
 from orange.store.store import TaskStore
 from orange.sync import remote as git_remote
-
-
-def project_remote(project: Project) -> str | None:
-    """The project's sync remote if the repository has it (None: no such remote)."""
-    path = Path(project.path)
-    name = git_remote.default_remote(path, project.default_branch)
-    return name if name in git_remote.remotes(path) else None
+from orange.sync.remote import project_remote
 
 
 def setup(project: Project, remote: str | None = None) -> str | None:

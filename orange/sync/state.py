@@ -10,7 +10,7 @@ from orange.errors import OrangeError
 from orange.projects import Project
 from orange.store import layout
 from orange.store.store import TaskStore
-from orange.sync.setup import project_remote
+from orange.sync.remote import project_remote
 from orange.sync.stamp import STAMP
 
 

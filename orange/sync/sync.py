@@ -48,16 +48,18 @@ def sync_project(project: Project, remote: str) -> Synced:
     return result._replace(local=tuple(release_ended(project, store, result.incoming)))
 
 
-def sync(store: TaskStore, remote: str) -> Synced:
-    """Exchange tasks with ``remote`` until both hold the same tip (or a bound is hit)."""
+def sync(store: TaskStore, remote: str, bound: float | None = None) -> Synced:
+    """Exchange tasks with ``remote`` until both hold the same tip (or a bound is hit:
+    ``bound``, seconds for the whole exchange, raises `Unreachable` when spent)."""
     cwd = _cwd(store)
+    deadline = None if bound is None else time.monotonic() + bound
     git_remote.require_remote(cwd, remote)
     incoming: set[str] = set()
     outgoing: set[str] = set()
     conflicts: dict[str, tuple[str, ...]] = {}
     merges: list[str] = []
     for attempt in range(ATTEMPTS):
-        theirs = git_remote.fetch(cwd, remote)
+        theirs = git_remote.fetch(cwd, remote, _left(deadline))
         local = _local_tip(store)
         if theirs is not None:
             outcome = integrate(store, theirs, remote, plan_merge)
@@ -70,13 +72,23 @@ def sync(store: TaskStore, remote: str) -> Synced:
         if local is None or local == theirs:
             return Synced(remote, _s(incoming), _s(outgoing), conflicts, tuple(merges), False)
         outgoing.update(_outgoing(store, local, theirs))
-        if git_remote.push(cwd, remote):
+        if git_remote.push(cwd, remote, _left(deadline)):
             return Synced(remote, _s(incoming), _s(outgoing), conflicts, tuple(merges), True)
         time.sleep(random.uniform(0.05, 0.2) * (attempt + 1))
     raise RefConflict(
         f"the tasks on {remote!r} kept moving; gave up after {ATTEMPTS} attempts",
         hint="run `orange sync` again",
     )
+
+
+def _left(deadline: float | None) -> float | None:
+    """Seconds left before ``deadline`` (None: no bound)."""
+    if deadline is None:
+        return None
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise git_remote.Unreachable("the remote did not answer in time")
+    return left
 
 
 def _s(items: set[str]) -> tuple[str, ...]:

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from hypothesis import given
+from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from orange.store.merge3 import merge_text, split_sections
 from orange.store.task import Task
-from orange.store.taskmerge import Rules, Side, merge_task
+from orange.store.taskmerge import Rules, Side, claimed_twice, merge_task
 
 TERMINAL = {"done", "cancelled"}
 RULES = Rules(
@@ -88,6 +88,7 @@ def test_the_merge_always_parses_and_is_symmetric(
 ) -> None:
     old = task(base["body"], **base["fields"])
     ours, theirs = data.draw(edited(base)), data.draw(edited(base))
+    assume(not claimed_twice(parsed(old), (parsed(ours), parsed(theirs)), RULES))
     one = merge_task(old, ours, theirs, (OURS, THEIRS), RULES, PATH)
     two = merge_task(old, theirs, ours, (THEIRS, OURS), RULES, PATH)
     assert one.data == two.data
@@ -191,3 +192,16 @@ def test_a_task_bound_on_both_sides_keeps_one_binding_and_says_so() -> None:
     result = parsed(merge(old, here, there))
     assert (result.fields["host"], result.fields["workspace"]) == ("h2", "p--2")
     assert "bound on both sides (h2, h1), kept h2's binding" in result.str_field("attention")
+
+
+def test_two_claims_of_an_unbound_task_keep_the_one_being_merged_in() -> None:
+    """The remote's claim (theirs: the tip merged in) wins even when ours is later, and
+    its status comes with it: the first claim pushed stands on every clone."""
+    old = task(status="pending", host="h1", workspace=None, tmux_session=None)
+    mine = task(status="planning", host="h2", workspace="p--2", tmux_session="p/two")
+    remote = task(status="working", host="h3", workspace="p--1", tmux_session="p/one")
+    for sides in ((OURS, THEIRS), (THEIRS, OURS)):
+        result = parsed(merge_task(old, mine, remote, sides, RULES, PATH).data)
+        kept = (result.status, result.fields["host"], result.fields["workspace"])
+        assert kept == ("working", "h3", "p--1")
+        assert result.fields["tmux_session"] == "p/one"

@@ -138,8 +138,8 @@ def test_a_push_that_lost_a_race_fetches_merges_and_pushes_again(
     fetches: list[str | None] = []
     real_fetch = git_remote.fetch
 
-    def fetch_then_race(cwd: Path, remote: str) -> str | None:
-        fetched = real_fetch(cwd, remote)
+    def fetch_then_race(cwd: Path, remote: str, timeout: float | None = None) -> str | None:
+        fetched = real_fetch(cwd, remote, timeout)
         if not fetches:  # a teammate pushes between b's fetch and b's push
             git(a.path, "push", "-q", "origin", f"{layout.TASKS_REF}:{layout.TASKS_REF}")
         fetches.append(fetched)

@@ -1,0 +1,79 @@
+"""The engine's `orange.engine.claims.Claim` on a project with a sync remote: one
+task, one runner (DESIGN §7).
+
+The binding commit is pushed within `BOUND` seconds.  A push that lost its race
+fetches and merges (`orange.sync.sync`): the claim already on the remote wins the
+binding (`orange.store.taskmerge`), so this host finds the task bound elsewhere,
+releases the worktree it took and starts nothing.  A remote that cannot be reached
+refuses the start: the binding commit, never pushed, is taken back and the worktree
+released (``--offline`` starts without a claim).  `share_branch` pushes the branch of
+a task that waits for a human.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from orange.errors import InvalidInput, OrangeError
+from orange.hooks.git import GitFailed, git
+from orange.hooks.unbind import release_local
+from orange.store.integrate import rewind
+from orange.store.task import Task
+from orange.sync.remote import BOUND, claim_remote
+
+if TYPE_CHECKING:
+    from orange.engine.engine import Engine
+
+
+def claim_on_remote(engine: Engine, task: Task, commit: str) -> str | None:
+    """Push ``task``'s binding; None when it is this host's, else where it runs."""
+    project = engine.project
+    remote = None if project is None else claim_remote(project)
+    if project is None or remote is None:
+        return None
+    # Imported here: the merge and the workflow's rules load only on a syncing project.
+    from orange.sync.sync import sync
+
+    try:
+        sync(engine.store, remote, bound=BOUND)
+    except OrangeError as exc:
+        taken_back = rewind(engine.store, commit)
+        _release(engine, task)
+        kept = "" if taken_back else " (its move stays committed here)"
+        raise InvalidInput(
+            f"task {task.id} not started{kept}: cannot claim it on {remote}: {exc.message}",
+            hint="check the remote, or pass --offline to start it without a claim",
+        ) from None
+    now = engine.store.get(task.id)
+    host = now.str_field("host")
+    if (host, now.str_field("workspace")) == (task.str_field("host"), task.str_field("workspace")):
+        return None
+    said = _release(engine, task)
+    where = f"running on {host}" if host else "taken elsewhere"
+    return "; ".join([f"task {task.id} not started here: it is {where} (claimed first)", *said])
+
+
+def share_branch(engine: Engine, task: Task) -> str | None:
+    """The engine's `BranchShare`: push the task's branch to the sync remote, never
+    forced, within `BOUND` seconds; a warning line when it was not pushed."""
+    project = engine.project
+    remote = None if project is None else claim_remote(project)
+    if project is None or remote is None:
+        return None
+    spec = f"refs/heads/{task.branch}:refs/heads/{task.branch}"
+    try:
+        git("push", "--quiet", remote, spec, cwd=Path(project.path), timeout=BOUND)
+    except GitFailed as exc:
+        lines = [line.strip() for line in exc.stderr.splitlines() if line.strip()]
+        why = lines[-1] if lines else exc.message
+        return f"warning: branch {task.branch} of task {task.id} not pushed to {remote}: {why}"
+    return None
+
+
+def _release(engine: Engine, task: Task) -> list[str]:
+    assert engine.project is not None
+    try:
+        return release_local(engine.project, task, force=True)
+    except OrangeError as exc:
+        return [f"warning: kept this host's worktree of task {task.id}: {exc.message}"]

@@ -18,12 +18,10 @@ from orange.engine.caller import ENGINE, Caller, from_env
 from orange.engine.claims import BranchShare, Claim
 from orange.engine.engine import Engine
 from orange.engine.ports import AgentProbe, Notifier, WorkingCopies
-from orange.hooks.adapters import TmuxProbe
+from orange.hooks.adapters import LocalCopies, TmuxProbe
 from orange.hooks.adopt import ensure_adopted
 from orange.hooks.notices import DetachedNotifier
 from orange.hooks.registry import full_registry
-from orange.hooks.unbind import release_recorded_bindings
-from orange.hooks.workcopy import RuntimeCopies
 from orange.projects import Project, open_store
 from orange.store.store import TaskStore
 from orange.store.task import Task
@@ -47,17 +45,44 @@ def runtime() -> Runtime:
     """This host's runtime (its parts keep no state: built once per process)."""
     return Runtime(
         full_registry(),
-        RuntimeCopies(),
+        LocalCopies(),
         TmuxProbe(),
-        release_recorded_bindings,
+        _release,
         DetachedNotifier(),
         _claim,
         _share,
     )
 
 
+def _carries_tasks(engine: Engine) -> bool:
+    """Whether a remote of the repository fetches the tasks ref (the mark of a project
+    that syncs, `orange.sync.remote.project_remote`), read from the git config already
+    open: a project without one never loads the sync machinery."""
+    try:
+        entries = list(engine.store.pygit.config)
+    except Exception:  # an unreadable config: let the sync code say what is wrong
+        return True
+    return any(
+        entry.name.startswith("remote.")
+        and entry.name.endswith(".fetch")
+        and str(entry.value).startswith("refs/orange/tasks:")
+        for entry in entries
+    )
+
+
+def _release(engine: Engine, task: Task, *, force: bool) -> list[str]:
+    """The engine's `LocalRelease`: `orange.hooks.unbind.release_recorded_bindings`."""
+    # Imported here: releasing drives git, tmux and teardown commands, and only a
+    # human's cancel of an untrusted task uses it.
+    from orange.hooks.unbind import release_recorded_bindings
+
+    return release_recorded_bindings(engine, task, force=force)
+
+
 def _claim(engine: Engine, task: Task, commit: str) -> str | None:
     """The engine's `Claim`: `orange.sync.claim.claim_on_remote`."""
+    if not _carries_tasks(engine):
+        return None
     # Imported here: the sync machinery (git, the merge and the workflow's rules) loads
     # only for a start that binds a task, never for an agent's own moves.
     from orange.sync.claim import claim_on_remote
@@ -67,6 +92,8 @@ def _claim(engine: Engine, task: Task, commit: str) -> str | None:
 
 def _share(engine: Engine, task: Task) -> str | None:
     """The engine's `BranchShare`: `orange.sync.claim.share_branch`."""
+    if not _carries_tasks(engine):
+        return None
     # Imported here, as for `_claim`: only a move into a state that waits for a human.
     from orange.sync.claim import share_branch
 

@@ -7,18 +7,13 @@ a status change needs the engine (`orange.cli.engine`), which only that path loa
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING
 
 from orange.cli.context import locate
 from orange.cli.output import emit_json, task_object
 from orange.engine.caller import from_env
 from orange.engine.edits import update_fields
 from orange.errors import InvalidInput
-from orange.hooks.bindings import workspace_of
-from orange.store.task import Task
-
-if TYPE_CHECKING:
-    from orange.engine.ports import WorkingCopies
+from orange.hooks.adapters import LocalCopies
 
 
 def update_task(
@@ -53,7 +48,7 @@ def update_task(
     caller = from_env(os.environ)
     updated = ref.store.get(ref.task_id)
     # No engine is built for a new summary (the agents' hottest path).
-    copies = _working_copies(updated)
+    copies = LocalCopies()  # what the composition root hands every engine
     if changes:
         updated = update_fields(ref.store, ref.task_id, changes, copies=copies, caller=caller)
     if branch is not None:
@@ -62,21 +57,8 @@ def update_task(
 
         changes["branch"] = branch
         updated = rename_branch(ref.store, copies, updated, branch or None, caller=caller)
-    if copies is not None:
-        copies.after_write(updated)
+    copies.after_write(updated)
     if json_out:
         emit_json(task_object(updated))
     else:
         print(f"updated task {updated.id}: {', '.join(changes)}")
-
-
-def _working_copies(task: Task) -> WorkingCopies | None:
-    """The working copies the composition root hands every engine (`RuntimeCopies`),
-    when this host has bound a worktree to ``task``; else None: nothing to keep in step.
-    (A worktree bound while this command runs gets the ref's text when it is bound.)"""
-    if workspace_of(task) is None:
-        return None
-    # The working copy drives git (subprocess, tempfile): loaded only for a worktree.
-    from orange.hooks.workcopy import RuntimeCopies
-
-    return RuntimeCopies()

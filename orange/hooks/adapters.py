@@ -1,12 +1,21 @@
 """What the engine is handed besides its actions: the agents' TASK.md working copies
-(`orange.hooks.workcopy.RuntimeCopies`) and whether an agent is alive (`TmuxProbe`)."""
+(`LocalCopies`) and whether an agent is alive (`TmuxProbe`).
+
+Both answer at once for a task this host has no worktree or session for (most moves an
+agent makes from its own pane still pass here first): git and tmux, driven through
+subprocess, load only when there is a worktree or session to look at.
+"""
 
 from __future__ import annotations
 
-from orange.hooks.bindings import session_of
+from typing import TYPE_CHECKING
+
+from orange.hooks.bindings import session_of, workspace_of
 from orange.hooks.places import agent_window
-from orange.hooks.tmux import Tmux
 from orange.store.task import Task
+
+if TYPE_CHECKING:
+    from orange.engine.ports import WorkingCopies
 
 
 class TmuxProbe:
@@ -16,6 +25,30 @@ class TmuxProbe:
         session = session_of(task)  # only a session this host started (DESIGN §8)
         if not session:
             return False
+        # tmux (subprocess): loaded only for a session this host started.
+        from orange.hooks.tmux import Tmux
+
         window = agent_window(task, agent)
         pane = Tmux().pane(session, window)
         return pane is not None and not pane.dead
+
+
+class LocalCopies:
+    """`orange.hooks.workcopy.RuntimeCopies` for a task with a worktree on this host;
+    nothing to keep in step for any other."""
+
+    def take_in(self, task: Task) -> tuple[str, bool] | None:
+        if workspace_of(task) is None:
+            return None
+        return _copies().take_in(task)
+
+    def after_write(self, task: Task) -> None:
+        if workspace_of(task) is not None:
+            _copies().after_write(task)
+
+
+def _copies() -> WorkingCopies:
+    # The working copy drives git (subprocess, tempfile): loaded only for a worktree.
+    from orange.hooks.workcopy import RuntimeCopies
+
+    return RuntimeCopies()

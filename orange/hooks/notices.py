@@ -21,7 +21,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 from typing import NamedTuple
@@ -132,6 +131,9 @@ def dispatch(payload: Message) -> None:
         return
     if not (wanted.webhook or (wanted.desktop and desktop_tool())):
         return
+    # Loaded only when a notice is sent, not on every move that might send one.
+    import subprocess
+
     subprocess.Popen(
         [sys.executable, "-m", "orange.hooks.notices", json.dumps(payload._asdict())],
         stdin=subprocess.DEVNULL,
@@ -183,6 +185,9 @@ def desktop(text: str, timeout: float) -> Delivery:
     else:  # an AppleScript string literal: only backslash and double quote are special
         quoted = text.replace("\\", "\\\\").replace('"', '\\"')
         argv = ["osascript", "-e", f'display notification "{quoted}" with title "Orange"']
+    # The sending child only: a move's own process never runs a tool.
+    import subprocess
+
     try:
         result = subprocess.run(argv, timeout=timeout, check=False, capture_output=True)
     except (OSError, subprocess.SubprocessError) as exc:

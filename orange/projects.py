@@ -110,18 +110,39 @@ def get(name: str) -> Project:
 def find_for_repo(repo: GitRepo) -> Project | None:
     """The registered project this repository (or worktree of it) belongs to."""
     for project in load_all():
-        try:
-            if open_repo(project.path).common_dir == repo.common_dir:
-                return project
-        except NotARepository:
-            continue
+        if _common_dir(project.path) == repo.common_dir:
+            return project
     return None
+
+
+def _common_dir(path: str) -> Path | None:
+    """The common git dir of a project's checkout, None if it is gone.  A checkout
+    whose ``.git`` is a directory has it there, read without opening the repository
+    (every command finds its project this way: opening each registered repository
+    would read its config files once per project)."""
+    dot_git = Path(path, ".git")
+    if dot_git.is_dir():
+        return dot_git.resolve()
+    try:  # a checkout whose .git is a file (a submodule, a linked worktree)
+        return open_repo(path).common_dir
+    except NotARepository:
+        return None
 
 
 def infer(cwd: str | os.PathLike[str] = ".", name: str | None = None) -> Project:
     """``--project`` if given, else the project of the repository around ``cwd``."""
+    return get(name) if name else infer_store(cwd)[0]
+
+
+def infer_store(
+    cwd: str | os.PathLike[str] = ".", name: str | None = None
+) -> tuple[Project, TaskStore]:
+    """`infer`, with the project's task store.  Inside the project's repository the
+    store shares the repository already opened to find the project (any worktree of
+    it: the tasks ref and the objects live in the common dir they share)."""
     if name:
-        return get(name)
+        named = get(name)
+        return named, open_store(named)
     try:
         repo = open_repo(cwd)
     except NotARepository:
@@ -135,7 +156,7 @@ def infer(cwd: str | os.PathLike[str] = ".", name: str | None = None) -> Project
             f"{repo.main_workdir or repo.common_dir} is not a registered project",
             hint="register it with `orange project add`",
         )
-    return project
+    return project, TaskStore(repo)
 
 
 def default_branch_of(repo: GitRepo) -> str:

@@ -36,9 +36,12 @@ def locate(task: str | None, project_name: str | None) -> TaskRef:
         task = os.environ.get("ORANGE_TASK_ID") or task_of_workspace()
     if not task:
         raise InvalidInput("no task id given", hint="pass the task id (see `orange task list`)")
-    project = current_project(project_name)
-    if project is not None:
-        store = open_store(project)
+    try:
+        project, store = projects.infer_store(name=project_name)
+    except NotFound:
+        if project_name:
+            raise
+    else:
         return TaskRef(project, store, store.resolve(task))
     found: list[TaskRef] = []
     for candidate in projects.load_all():

@@ -124,8 +124,7 @@ def _field(data: dict[str, Any], key: str, kind: type, where: str) -> Any:
     if key not in data:
         raise ContractError(f'{where}: missing "{key}"')
     value = data[key]
-    # bool is an int in Python: `true` is never a string, nor 1 a boolean.
-    if not isinstance(value, kind) or (kind is not bool and isinstance(value, bool)):
+    if not isinstance(value, kind):  # (a bool is no str or list, and 1 is no bool)
         name = {str: "a string", bool: "true or false", list: "a list"}[kind]
         raise ContractError(f'{where}: "{key}" must be {name}, not {_kind(value)}')
     return value

@@ -13,6 +13,7 @@ from __future__ import annotations
 import sys
 import threading
 import time
+from collections.abc import Callable
 from typing import NamedTuple, Protocol, TextIO
 
 from rich.console import Console, Group, RenderableType
@@ -89,8 +90,8 @@ class _Row(NamedTuple):
 class LiveProgress:
     """A rich live view of the run: step, wave, subtasks, last note."""
 
-    def __init__(self, stream: TextIO) -> None:
-        self._now = time.monotonic
+    def __init__(self, stream: TextIO, *, clock: Callable[[], float] = time.monotonic) -> None:
+        self._now = clock
         self._lock = threading.Lock()
         self._run = ""
         self._step = _Row("starting", "", self._now())

@@ -74,6 +74,23 @@ def test_a_terminal_gets_a_live_view_of_step_wave_and_subtasks() -> None:
     assert "run r1: SUBTASK_REVIEWING retrying (the review was not JSON)" in last
 
 
+def test_the_live_view_times_each_state_from_when_it_was_entered() -> None:
+    now = [1000.0]
+    out = Terminal()
+    progress = LiveProgress(out, clock=lambda: now[0])
+    progress.event(Event("subtask", "r1", "SUBTASK_TESTING", "s1", "testing", "iteration 1"))
+    progress.event(Event("subtask", "r1", "SUBTASK_TESTING", "s2", "testing", ""))
+    now[0] += 30
+    progress.event(Event("subtask", "r1", "SUBTASK_TESTING", "s1", "testing", "still"))
+    progress.event(Event("subtask", "r1", "SUBTASK_REVIEWING", "s2", "reviewing", ""))
+    now[0] += 35
+    progress.close()
+    last = out.getvalue().rsplit("orange run r1", 1)[1]
+    rows = {row.split()[2]: row for row in last.splitlines() if "subtask" in row}
+    assert "1m05s" in rows["s1"]  # the same state since the start
+    assert "35s" in rows["s2"] and "reviewing" in rows["s2"]  # a new state, a new clock
+
+
 @pytest.mark.parametrize(
     ("seconds", "text"), [(0.4, "0s"), (59.9, "59s"), (65, "1m05s"), (3725, "1h02m")]
 )

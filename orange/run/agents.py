@@ -19,6 +19,7 @@ its answer itself::
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import signal
@@ -31,6 +32,7 @@ from pathlib import Path
 from typing import IO, NamedTuple, TypeVar
 
 from orange.errors import InvalidInput
+from orange.home import orange_home
 from orange.hooks.harness import PROMPT, load_harnesses
 from orange.run.contracts import ContractError
 
@@ -114,14 +116,14 @@ def exec_harness(name: str) -> ExecHarness:
         raise InvalidInput(
             f'unknown harness "{name}"',
             hint=f"use one of {', '.join(table)}, or define it under `harnesses:` in "
-            "$ORANGE_HOME/config.yml with an exec_command",
+            f"{orange_home() / 'config.yml'} with an exec_command",
         )
     if not harness.builtin:
         if not harness.exec_command:
             raise InvalidInput(
                 f'harness "{name}" has no exec_command, so it cannot run non-interactively',
                 hint=f'add harnesses: {name}: exec_command: [..., "{PROMPT}"] to '
-                "$ORANGE_HOME/config.yml",
+                f"{orange_home() / 'config.yml'}",
             )
         return ExecHarness(name, harness.exec_command, "plain")
     return BUILTIN_EXEC[name]
@@ -309,7 +311,11 @@ def _start(
         )
     except OSError as exc:
         _write(sink, f"=== could not start: {exc}\n")
-        raise AgentFailed(f'cannot start {h.name} ("{argv[0]}"): {exc.strerror or exc}') from None
+        reason = exc.strerror or str(exc)
+        if exc.errno == errno.E2BIG:
+            longest = max(len(arg.encode()) for arg in argv)
+            reason += f" (an argument of {longest} bytes: keep prompts under 100 KB)"
+        raise AgentFailed(f'cannot start {h.name} ("{argv[0]}" in {cwd}): {reason}') from None
 
 
 class _Tee:

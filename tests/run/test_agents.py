@@ -199,9 +199,16 @@ def test_a_failing_exit_is_not_retried(tmp_path: Path) -> None:
 def test_an_agent_that_cannot_start_fails_in_one_line(tmp_path: Path) -> None:
     harness = ExecHarness("ghost", (str(tmp_path / "no-such-agent"), "{prompt}"), "plain")
     with pytest.raises(
-        AgentFailed, match=r'^cannot start ghost \(".*no-such-agent"\): No such file'
+        AgentFailed, match=r'^cannot start ghost \(".*no-such-agent" in .*\): No such file'
     ):
         invoke(harness, "x", cwd=tmp_path, timeout=30, log=tmp_path / "g.log")
+
+
+def test_a_prompt_too_long_for_one_argument_says_so(tmp_path: Path) -> None:
+    harness, record = recorder(tmp_path, ["{}"])
+    with pytest.raises(AgentFailed, match=r"Argument list too long \(an argument of 300000 bytes"):
+        invoke(harness, "x" * 300_000, cwd=tmp_path, timeout=30, log=tmp_path / "big.log")
+    assert not record.exists()
 
 
 # -- envelopes ----------------------------------------------------------------------

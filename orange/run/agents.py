@@ -105,6 +105,7 @@ BUILTIN_EXEC: dict[str, ExecHarness] = {
 RETRY = "Your previous answer could not be used: {error}. Answer again with only the JSON object."
 STOP_GRACE = 3.0  # seconds between SIGTERM and SIGKILL of an agent's process group
 DRAIN_GRACE = 2.0  # seconds to wait for stdout to close once the agent has exited
+_PROC = Path("/proc")  # process states (Linux); elsewhere signals answer, zombies included
 
 
 def exec_harness(name: str) -> ExecHarness:
@@ -268,12 +269,12 @@ def alive(pid: int) -> bool:
     """Whether ``pid`` runs (a zombie does not)."""
     if pid <= 0:
         return False
+    if not _PROC.is_dir():
+        return _signal_ok(pid, 0)  # no /proc (macOS): a zombie counts as running
     try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except FileNotFoundError:
-        return False
+        stat = (_PROC / str(pid) / "stat").read_text()
     except OSError:
-        return _signal_ok(pid, 0)
+        return False
     return stat.rsplit(")", 1)[1].split()[0] != "Z"
 
 
@@ -353,11 +354,13 @@ def _members(pgid: int) -> list[int]:
     """Running processes (zombies aside) in process group ``pgid``."""
     if pgid <= 1:
         return []
+    if not _PROC.is_dir():
+        return [pgid] if _signal_ok(-pgid, 0) else []
     found = []
     try:
-        entries = list(Path("/proc").iterdir())
+        entries = list(_PROC.iterdir())
     except OSError:
-        return [pgid] if _signal_ok(-pgid, 0) else []
+        return []
     for entry in entries:
         if not entry.name.isdigit():
             continue

@@ -138,6 +138,22 @@ def test_a_timeout_stops_the_whole_process_group(tmp_path: Path) -> None:
     assert "no answer within 1 s" in log.read_text()
 
 
+def test_what_an_agent_leaves_running_is_stopped_when_it_exits(tmp_path: Path) -> None:
+    pids = tmp_path / "pids"
+    fake = script(
+        tmp_path / "leaky-agent",
+        "child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(300)'])\n"
+        f"open({str(pids)!r}, 'w').write(str(child.pid))\n"
+        "print('{}')\n",
+    )
+    harness = ExecHarness("leaky", (str(fake), "{prompt}"), "plain")
+    log = tmp_path / "leaky.log"
+    run = invoke(harness, "p", cwd=tmp_path, timeout=30, log=log)
+    assert (run.answer, run.exit_code) == ("{}\n", 0)
+    assert not alive(int(pids.read_text()))  # it held stdout open: it would block forever
+    assert "what it left running was stopped" in log.read_text()
+
+
 def test_stop_group_stops_an_agent_left_running_and_nothing_else(tmp_path: Path) -> None:
     agent = subprocess.Popen(
         [

@@ -21,6 +21,10 @@ that a workflow asks for with ``permissions: reduced``.  (The latter was called
 key still works, with a one-line deprecation warning on stderr.)
         effort_flag: --effort                                 # optional
         effort_levels: [low, high]                            # optional
+        exec_command: [my-agent, --print, "{prompt}"]         # optional, for `orange run`
+
+``exec_command`` runs the agent non-interactively for `orange run` (architect and SWE):
+one turn, the answer on stdout (`orange.run.agents` reads it).
 
 A user-defined harness named like a built-in replaces it.
 
@@ -65,7 +69,14 @@ DEFAULT_ORDER: tuple[str, ...] = ("claude", "pi", "opencode", "codex")
 ORANGE_PERMISSION = "Bash(orange:*)"  # Claude Code permission rule for the orange CLI
 
 _NAME = re.compile(r"[a-z0-9][a-z0-9_-]*")
-_KEYS = {"command", "review_command", "reduced_worker_command", "effort_flag", "effort_levels"}
+_KEYS = {
+    "command",
+    "review_command",
+    "reduced_worker_command",
+    "effort_flag",
+    "effort_levels",
+    "exec_command",
+}
 # Config keys renamed, old name -> new name: the old one is read with a warning.
 RENAMED_KEYS: Mapping[str, str] = {"respawn_command": "reduced_worker_command"}
 
@@ -81,6 +92,7 @@ class Harness:
     effort_levels: tuple[str, ...] = ()
     excludes: tuple[str, ...] = ()
     builtin: bool = True
+    exec_command: tuple[str, ...] = ()  # a user harness's non-interactive argv (`orange run`)
 
     def command(
         self, prompt: str, *, role: Role = "worker", effort: str | None = None
@@ -226,6 +238,10 @@ def _parse(path: Path, name: object, entry: object) -> Harness:
     flag = entry.get("effort_flag")
     if flag is not None and (not isinstance(flag, str) or not flag.startswith("-")):
         raise InvalidInput(f"{where}.effort_flag: must be an option such as --effort")
+    run = entry.get("exec_command")
+    exec_command = () if run is None else _argv(where, "exec_command", run)
+    if run is not None and not any(PROMPT in arg for arg in exec_command):
+        raise InvalidInput(f'{where}.exec_command: must contain "{PROMPT}" where the prompt goes')
     levels = entry.get("effort_levels") or []
     if not isinstance(levels, list) or not all(isinstance(x, str) for x in levels):
         raise InvalidInput(f"{where}.effort_levels: must be a list of strings")
@@ -240,6 +256,7 @@ def _parse(path: Path, name: object, entry: object) -> Harness:
         effort_flag=flag,
         effort_levels=tuple(levels),
         builtin=False,
+        exec_command=exec_command,
     )
 
 

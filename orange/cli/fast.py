@@ -9,6 +9,7 @@ changes what a command means; it only skips typer's start-up cost.
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 
 # option -> takes a value?
 _UPDATE = {
@@ -65,8 +66,22 @@ def _text(options: dict[str, str | bool], name: str) -> str | None:
     return value if isinstance(value, str) else None
 
 
+def _wake(hook_args: list[str]) -> Callable[[], None]:
+    """Git's reference-transaction hook: a process per fetch or update-ref touching
+    ``refs/orange/*``, so it loads neither typer nor the engine."""
+
+    def wake() -> None:
+        from orange.githooks.wake import reference_transaction  # this command's module only
+
+        reference_transaction(Path.cwd(), hook_args)
+
+    return wake
+
+
 def fast_command(args: list[str]) -> Callable[[], None] | None:
     """The command to run for ``args`` if the fast path knows it, else None."""
+    if args[:2] == ["hook-impl", "reference-transaction"]:
+        return _wake(args[2:])
     if len(args) < 2 or args[0] != "task":
         return None
     if args[1] == "update":

@@ -13,7 +13,8 @@ The shims in ``git-hooks/`` only find ``orange`` and call this.
   (`orange.engine.forgery.verify_new`: a forged step is restored, with ``attention``),
   then carry out, once, the hooks of the status changes just committed
   (`orange.engine.external.complete_external_move`) only if the commit is legal.
-- ``reference-transaction``: git itself moved ``refs/orange/*``; wake the monitor.
+- ``reference-transaction``: git itself moved ``refs/orange/*``; wake the monitor
+  (`orange.githooks.wake`).
 - ``update``: the server side, in `orange.githooks.server`.
 """
 
@@ -40,12 +41,12 @@ from orange.engine.trust import trusted_here
 from orange.errors import NotPermitted, OrangeError
 from orange.githooks import checkout as taskscheckout
 from orange.githooks import mergedriver, server
-from orange.hooks import watcher as monitor
+from orange.githooks.wake import reference_transaction
 from orange.hooks.git import git
 from orange.projects import find_for_repo
 from orange.store.lock import exclusive
 from orange.store.repo import GitRepo, open_repo
-from orange.store.store import TaskStore, now_iso
+from orange.store.store import TaskStore
 from orange.store.task import Task
 
 if TYPE_CHECKING:
@@ -82,29 +83,6 @@ def run(name: str, args: Sequence[str], cwd: Path | None = None) -> int:
         except FileNotFoundError:
             return 0  # the repository went away under a background hook: nothing to guard
     return handler(cwd, args)
-
-
-# Waking the monitor ------------------------------------------------------------------
-def wake_monitor(repo: GitRepo) -> None:
-    """Tell the monitor that git itself moved ``refs/orange/*``.
-
-    For now a line appended to ``<git-common-dir>/orange/wake``.
-    """
-
-    with (repo.orange_dir() / "wake").open("a") as handle:
-        handle.write(f"{now_iso()} {os.getpid()}\n")
-
-
-def reference_transaction(cwd: Path, args: Sequence[str]) -> int:
-    if args and args[0] != "committed":
-        return 0
-    repo = open_repo(cwd)
-    wake_monitor(repo)
-    # A fetch or update-ref may need a reaction while no monitor runs (it exits when
-
-    if find_for_repo(repo) is not None:
-        monitor.ensure_running()
-    return 0
 
 
 # pre-commit --------------------------------------------------------------------------

@@ -92,3 +92,26 @@ def test_hot_commands_build_no_dataclass(cli: Cli, repo: Path) -> None:
     assert move["code"] == 0 and move["engine"] is True
     assert move["dataclasses"] == []
     assert "textual" not in str(move["loaded"]) and "dashboard" not in str(move["loaded"])
+
+
+def test_the_reference_transaction_hook_loads_neither_typer_nor_the_engine(
+    cli: Cli, repo: Path
+) -> None:
+    """Git starts `orange hook-impl reference-transaction` for every fetch or update-ref
+    touching ``refs/orange/*``: a whole Orange with typer took a second of CPU each,
+    enough under load to outlive the command that started it.  It still wakes the
+    monitor."""
+    cli.ok("project", "add", cwd=repo)
+    probe = PROBE.replace('unused += ("hashlib",', 'unused += ("typer", "hashlib",')
+    out = subprocess.run(
+        [sys.executable, "-c", probe, "hook-impl", "reference-transaction", "committed"],
+        cwd=repo,
+        env=os.environ.copy(),
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    # subprocess stays: it starts a monitor when none runs
+    assert result == {"code": 0, "dataclasses": [], "engine": False, "loaded": ["subprocess"]}
+    assert (repo / ".git" / "orange" / "wake").read_text().count("\n") == 1

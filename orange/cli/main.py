@@ -36,6 +36,9 @@ def build_app() -> typer.Typer:
         workflow,
         workspace,
     )
+    from orange.cli import (
+        run as runs,
+    )
 
     app = typer.Typer(
         name="orange",
@@ -60,6 +63,7 @@ def build_app() -> typer.Typer:
     app.command("install")(install.install)
     app.command("notify")(notify.notify)
     app.command("sync")(sync.sync_command)
+    app.add_typer(runs.group(), name="run")
     app.add_typer(_group(githooks.HELP, githooks.COMMANDS), name="hooks")
     app.add_typer(_group(tasks_checkout.HELP, tasks_checkout.COMMANDS), name="tasks")
     app.command("hook-impl", hidden=True)(githooks.hook_impl)

@@ -11,7 +11,9 @@ trusts (``trusted(text)``: the server's set, or this host's).  Besides task file
   workflow is deleted;
 - ``meta/workflows/<name>.yml`` (``<name>@<rev>.yml``) is only ever added, with a
   trusted definition of that name (and revision); ``meta/schema`` only rises to the
-  version this Orange writes; nothing else belongs in the ref.
+  version this Orange writes; ``runs/<id>/RUN.md`` (an `orange run`'s record: data
+  that decides nothing, `orange.store.runfile`) parses and is never deleted; nothing
+  else belongs in the ref.
 
 The walk keeps, per file, its last legal content.  A file changed illegally is
 *tainted*: later commits of it are not judged one by one, and a commit that puts its
@@ -37,7 +39,7 @@ from orange.engine.merging import plan_merge
 from orange.engine.steps import GUARDED, check_created, check_step, guarded, move_hooks
 from orange.engine.workflow import HookSpec, Workflow
 from orange.errors import OrangeError
-from orange.store import layout
+from orange.store import layout, runfile
 from orange.store.task import Task
 
 if TYPE_CHECKING:
@@ -130,7 +132,11 @@ class Checker:
                 return _check_schema(old, new), False
             if path.startswith(f"{layout.WORKFLOWS_DIR}/"):
                 return self._check_definition(path, old, new)
-            return f"{path}: only tasks/ and meta/ belong in {layout.TASKS_REF}", False
+            if path.startswith(f"{runfile.RUNS_DIR}/"):
+                if new is None:
+                    return f"{path}: a run's record is never deleted", False
+                return runfile.check_path(path, new), False
+            return f"{path}: only tasks/, runs/ and meta/ belong in {layout.TASKS_REF}", False
         except OrangeError as exc:
             return exc.message, False
         except UnicodeDecodeError:

@@ -1,0 +1,316 @@
+"""``orange run``: one request taken to a PR by an architect and SWE agents (seed 004).
+
+``orange run REQUEST`` starts a run; ``list``, ``show``, ``resume`` and ``cancel`` are
+subcommands beside it.  A first argument that is not a subcommand is the request (the
+group below inserts the hidden ``start``), and ``orange run -- list`` runs a request
+that is literally "list".
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from typer._click.core import Context
+from typer.core import TyperGroup
+
+from orange.cli.context import current_project
+from orange.cli.output import emit_json, visible
+from orange.compose import build_engine
+from orange.errors import InvalidInput, NotFound
+from orange.projects import Project
+from orange.run import ops, state
+from orange.run.ask import Asker, FileAsker, TerminalAsker
+from orange.run.progress import progress_for
+from orange.store.runfile import RunFile
+
+HELP = """Take one request to a PR with an architect and SWE agents (seed 004).
+
+The architect clarifies the request with you, plans it into subtasks in parallel
+groups, and reviews each subtask's diff; SWE agents implement each subtask in its own
+worktree, test it, and apply feedback.  Each group's branches are merged into the
+run's branch, the next group starts from there, and the last merge becomes a PR.
+Every step is a commit on the tasks ref, so `orange run resume ID` goes on after a
+crash.  Example:
+
+    orange run "add a --verbose flag to the CLI" --answers answers.txt --agents 2
+
+Subcommands: list, show ID, resume ID, cancel ID.  `orange run -- list` runs a
+request that is literally "list"."""
+
+
+class RequestGroup(TyperGroup):
+    """A group whose first argument, when no subcommand, is the request of ``start``."""
+
+    def parse_args(self, ctx: Context, args: list[str]) -> list[str]:
+        if args and args[0] in ("--help", "-h"):
+            return super().parse_args(ctx, args)
+        if args and (args[0] == "--" or args[0] not in self.commands):
+            args = ["start", *args]
+        return super().parse_args(ctx, args)
+
+
+def _project(name: str | None) -> Project:
+    found = current_project(name)
+    if found is None:
+        raise NotFound("not inside a registered project", hint="pass --project NAME")
+    return found
+
+
+def _asker(answers: Path | None, used: int, run_id: str) -> Asker:
+    if answers is not None:
+        return FileAsker(answers, used, run=run_id)
+    if not sys.stdin.isatty():
+        return FileAsker(Path("/dev/stdin"), 0, run=run_id)
+    return TerminalAsker(run=run_id)
+
+
+def start(
+    request: Annotated[str, typer.Argument(help="What to build; - reads it from stdin.")],
+    project: Annotated[str | None, typer.Option("--project", help="Project name.")] = None,
+    agents: Annotated[
+        int | None,
+        typer.Option("--agents", help="SWE agents at once (default 2, at most the pool)."),
+    ] = None,
+    architect: Annotated[
+        str | None, typer.Option("--architect", help="The architect's harness.")
+    ] = None,
+    swe: Annotated[str | None, typer.Option("--swe", help="The SWE agents' harness.")] = None,
+    skip_clarification: Annotated[
+        bool, typer.Option("--skip-clarification", help="Plan the request as it is.")
+    ] = False,
+    max_clarification_rounds: Annotated[
+        int | None, typer.Option("--max-clarification-rounds", help="Default 10.")
+    ] = None,
+    answers: Annotated[
+        Path | None,
+        typer.Option("--answers", help="Clarification answers, one a line (for scripts)."),
+    ] = None,
+    failure_policy: Annotated[
+        str | None,
+        typer.Option("--failure-policy", help="retry (default), continue or stop."),
+    ] = None,
+    max_iterations: Annotated[
+        int | None, typer.Option("--max-iterations", help="Review iterations a subtask (3).")
+    ] = None,
+    base: Annotated[
+        str | None, typer.Option("--base", help="Branch to start from and merge into.")
+    ] = None,
+    no_pr: Annotated[bool, typer.Option("--no-pr", help="Stop after the merge.")] = False,
+    json_out: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+) -> None:
+    """Start a run of REQUEST."""
+    text = sys.stdin.read() if request == "-" else request
+    found = _project(project)
+    options = ops.Options(
+        agents,
+        architect,
+        swe,
+        skip_clarification,
+        max_clarification_rounds,
+        failure_policy,
+        max_iterations,
+        no_pr,
+        base,
+    )
+    run = ops.start(build_engine(found, actor="cli"), text, options)
+    if not json_out:
+        typer.echo(f"run {run.id} on branch {run.fields['branch']}", err=True)
+    _drive(found, run, answers, json_out)
+
+
+def _drive(found: Project, run: RunFile, answers: Path | None, json_out: bool) -> None:
+    asker = _asker(answers, int(run.fields.get("answers_used") or 0), run.id)
+    progress = progress_for(sys.stdout, json_mode=json_out)
+    try:
+        final = ops.drive(found, run.id, asker=asker, progress=progress)
+    finally:
+        progress.close()
+    _report(found, final, json_out)
+
+
+def _report(found: Project, run: RunFile, json_out: bool) -> None:
+    store = build_engine(found, actor="cli").store
+    if json_out:
+        emit_json({"run": run_object(store, run)})
+    elif run.fields.get("status") == "completed":
+        typer.echo(run.fields.get("pr_url") or f"run {run.id} completed on {run.fields['branch']}")
+    if run.fields.get("status") != "failed":
+        return
+    if json_out:
+        raise typer.Exit(1)
+    raise InvalidInput(
+        f"run {run.id} failed at {run.fields.get('resume_step')}: {run.fields.get('error')}",
+        hint=f"fix what it says, then `orange run resume {run.id}`",
+    )
+
+
+def resume(
+    run_id: Annotated[str, typer.Argument(help="The run's id (or a unique prefix).")],
+    project: Annotated[str | None, typer.Option("--project", help="Project name.")] = None,
+    answers: Annotated[
+        Path | None, typer.Option("--answers", help="Clarification answers, one a line.")
+    ] = None,
+    json_out: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+) -> None:
+    """Go on with a run from its last finished step."""
+    found = _project(project)
+    run = state.get(build_engine(found, actor="cli").store, run_id)
+    _drive(found, run, answers, json_out)
+
+
+def cancel(
+    run_id: Annotated[str, typer.Argument(help="The run's id (or a unique prefix).")],
+    project: Annotated[str | None, typer.Option("--project", help="Project name.")] = None,
+    json_out: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+) -> None:
+    """Stop a run's runner and agents and cancel its open subtasks (branches kept)."""
+    engine = build_engine(_project(project), actor="cli")
+    run, said = ops.cancel(engine, run_id)
+    if json_out:
+        emit_json({"run": run_object(engine.store, run), "said": said})
+        return
+    for line in said:
+        typer.echo(line)
+    typer.echo(f"run {run.id} cancelled; its branches are kept")
+
+
+def list_runs(
+    project: Annotated[str | None, typer.Option("--project", help="Project name.")] = None,
+    json_out: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+) -> None:
+    """The project's runs, newest first."""
+    store = build_engine(_project(project), actor="cli").store
+    runs = state.all_runs(store)
+    if json_out:
+        emit_json({"runs": [_listed(store, r) for r in runs]})
+        return
+    if not runs:
+        typer.echo("no runs")
+    for entry in runs:
+        if not isinstance(entry, RunFile):
+            typer.echo(f"{entry[0]}  broken: {visible(entry[1])}")
+            continue
+        f = entry.fields
+        request = " ".join(entry.text("Request").split())[:60]
+        typer.echo(
+            f"{entry.id}  {state.shown_status(store, entry):<11}  {f.get('step')!s:<20}  "
+            f"{visible(request)}"
+        )
+
+
+def _listed(store: Any, entry: RunFile | tuple[str, str]) -> dict[str, Any]:
+    if isinstance(entry, RunFile):
+        return run_object(store, entry)
+    return {"id": entry[0], "broken": True, "error": entry[1]}
+
+
+def show(
+    run_id: Annotated[str, typer.Argument(help="The run's id (or a unique prefix).")],
+    project: Annotated[str | None, typer.Option("--project", help="Project name.")] = None,
+    json_out: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+) -> None:
+    """A run: its step, clarification log, plan, subtasks, branches and PR."""
+    store = build_engine(_project(project), actor="cli").store
+    run = state.get(store, run_id)
+    obj = run_object(store, run, full=True)
+    if json_out:
+        emit_json({"run": obj})
+        return
+    typer.echo(visible(describe(obj)))
+
+
+def run_object(store: Any, run: RunFile, *, full: bool = False) -> dict[str, Any]:
+    f = run.fields
+    plan = {}
+    try:
+        plan = {s["id"]: s for s in (run.json_section("Plan") or {}).get("subtasks", [])}
+    except Exception:  # a broken plan section: shown without titles
+        plan = {}
+    subtasks = [
+        {
+            "id": e.get("id"),
+            "title": plan.get(e.get("id"), {}).get("title", ""),
+            "status": e.get("status"),
+            "task": e.get("task"),
+            "branch": e.get("branch"),
+            "group": e.get("group"),
+            "iterations": e.get("iterations", 0),
+            "retries": e.get("retries", 0),
+            "note": e.get("note", ""),
+        }
+        for e in run.subtasks()
+    ]
+    obj: dict[str, Any] = {
+        "id": run.id,
+        "project": f.get("project"),
+        "host": f.get("host"),
+        "step": f.get("step"),
+        "status": state.shown_status(store, run),
+        "branch": f.get("branch"),
+        "base": f.get("base"),
+        "pr_url": f.get("pr_url"),
+        "error": f.get("error"),
+        "policy": f.get("policy"),
+        "agents": f.get("agents"),
+        "subtasks": subtasks,
+        "request": run.text("Request"),
+        "created_at": f.get("created_at"),
+        "updated_at": f.get("updated_at"),
+    }
+    if full:
+        obj["requirement"] = run.text("Requirement")
+        obj["clarification"] = _safe_json(run, "Clarification") or []
+        obj["plan"] = _safe_json(run, "Plan")
+        obj["logs"] = str(state.log_dir(run.id))
+    return obj
+
+
+def _safe_json(run: RunFile, title: str) -> Any:
+    try:
+        return run.json_section(title)
+    except Exception:  # shown as missing rather than failing the whole command
+        return None
+
+
+def describe(obj: dict[str, Any]) -> str:
+    lines = [
+        f"run {obj['id']}: {obj['status']} at {obj['step']}",
+        f"branch {obj['branch']} (from {obj['base']}); policy {obj['policy']}; "
+        f"{obj['agents']} agents",
+    ]
+    if obj.get("pr_url"):
+        lines.append(f"PR {obj['pr_url']}")
+    if obj.get("error"):
+        lines.append(f"error: {obj['error']}")
+    lines += ["", "request:", *[f"  {line}" for line in obj["request"].splitlines()]]
+    for turn in obj.get("clarification") or []:
+        lines.append(f"  {turn.get('role')}: {' '.join(str(turn.get('text')).split())}")
+    if obj["subtasks"]:
+        lines += ["", "subtasks:"]
+    for s in obj["subtasks"]:
+        note = f" - {s['note']}" if s.get("note") else ""
+        lines.append(
+            f"  {s['id']} (group {s['group']}) {s['status']}, iteration {s['iterations']}, "
+            f"task {s['task']}, {s['branch']}: {s['title']}{note}"
+        )
+    lines += ["", f"agent logs: {obj.get('logs')}"]
+    return "\n".join(lines)
+
+
+COMMANDS = (
+    ("start", start),
+    ("list", list_runs),
+    ("show", show),
+    ("resume", resume),
+    ("cancel", cancel),
+)
+
+
+def group() -> typer.Typer:
+    app = typer.Typer(help=HELP, cls=RequestGroup, no_args_is_help=True)
+    for name, command in COMMANDS:
+        app.command(name)(command)
+    return app

@@ -1,0 +1,65 @@
+"""A run's subtasks as Orange tasks: created under the shipped ``run-subtask`` workflow,
+linked to their run (``run`` and ``subtask`` fields), their branch starting from the
+run's branch (``base``), so `task list`, `git log refs/orange/tasks` and the dashboard
+show them like any task."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from orange.engine.catalog import load_named
+from orange.engine.tasks import create_task
+from orange.run import state
+from orange.store.listing import all_tasks
+from orange.store.runfile import RunFile
+from orange.store.task import Task
+
+if TYPE_CHECKING:
+    from orange.run.runner import Runner
+
+WORKFLOW = "run-subtask"
+
+
+def create_missing(runner: Runner) -> None:
+    """One task per subtask that has none yet.  A task created before a crash, whose id
+    the record missed, is found by its ``run``/``subtask`` fields and adopted."""
+    run = runner.record()
+    plan = {s.id: s for s in runner.the_plan().subtasks}
+    existing = _tasks_of_run(runner, run)
+    workflow = load_named(WORKFLOW)
+    for entry in run.subtasks():
+        sid = str(entry["id"])
+        if entry.get("task"):
+            continue
+        task_id = existing.get(sid)
+        if task_id is None:
+            task = create_task(
+                runner.store,
+                runner.project,
+                workflow,
+                summary=f"[run {run.id}] {plan[sid].title}",
+                branch=str(entry["branch"]),
+                context=plan[sid].description,
+                extra={"run": run.id, "subtask": sid, "base": run.fields["branch"]},
+            )
+            task_id = task.id
+        runner.event("subtask", "PLANNED", "planned", f"task {task_id}", sub=sid)
+        _link(runner, sid, task_id)
+
+
+def _link(runner: Runner, sid: str, task_id: str) -> None:
+    def change(run: RunFile) -> None:
+        state.set_subtask(run, sid, task=task_id)
+
+    runner.update(f"subtask {sid} is task {task_id}", change)
+
+
+def _tasks_of_run(runner: Runner, run: RunFile) -> dict[str, str]:
+    found: dict[str, str] = {}
+    for task in all_tasks(runner.store):
+        if not isinstance(task, Task) or task.project != runner.project.name:
+            continue
+        sid = task.fields.get("subtask")
+        if task.fields.get("run") == run.id and isinstance(sid, str):
+            found[sid] = task.id
+    return found

@@ -230,3 +230,50 @@ def test_fresh_worker_a_worker_that_went_stuck_itself_is_replaced(
         "pending -> working", "working -> stuck", "stuck -> working",
         "working -> stuck", "stuck -> agent-review",
     ]  # fmt: skip
+
+
+# A fresh-worker worker whose shell tool runs commands without tmux's variables (as a
+# harness that sanitizes its tools' environment would): it hands over with
+# `orange task update` from a process that has no TMUX_PANE.  Each agent records its
+# role and pid.
+NO_TMUX_ENV = """#!__PYTHON__
+import json, os, subprocess, sys, time
+role = os.environ["ORANGE_AGENT_ROLE"]
+with open(__OUT__, "a") as out:
+    print(json.dumps([role, os.getpid()]), file=out, flush=True)
+if role == "worker":
+    with open("TASK.md", "a") as copy:
+        copy.write("\\n## Handoff\\n\\nDONE: the feature\\n")
+    env = {k: v for k, v in os.environ.items() if k not in ("TMUX", "TMUX_PANE")}
+    subprocess.run(["orange", "task", "update", "--status", "agent-review"], env=env)
+time.sleep(600)
+"""
+
+
+def test_fresh_worker_a_handover_without_tmux_variables_starts_the_reviewer(
+    world: World, tmp_path: Path
+) -> None:
+    """Whether `orange` runs inside the session it kills is known by its process's
+    ancestry too, not only by TMUX_PANE: a self-kill found out only by that variable
+    killed the handing-over command with the session, before the reviewer's start."""
+    record = tmp_path / "started.jsonl"
+    script = tmp_path / "no-tmux-env"
+    script.write_text(
+        NO_TMUX_ENV.replace("__PYTHON__", sys.executable).replace("__OUT__", repr(str(record)))
+    )
+    script.chmod(0o755)
+    world.set_harness("bare", [str(script), "{prompt}"])
+    world.ok("project", "update", "proj", "--workflow", "fresh-worker")
+    task_id = world.create("bare-f", "Add feature B", "--harness", "bare")
+
+    def started() -> list[list[object]] | None:
+        lines = record.read_text().splitlines() if record.exists() else []
+        return [json.loads(line) for line in lines] if len(lines) >= 2 else None
+
+    agents = wait_for(started, 30, "the reviewer")
+    assert [role for role, _ in agents] == ["worker", "reviewer"]
+    task = world.task(task_id)
+    assert (task.status, task.int_field("crash_count")) == ("agent-review", 0)
+    session = task.str_field("tmux_session")
+    pids = world.tmux("list-panes", "-s", "-t", f"={session}", "-F", "#{pane_pid}").split()
+    assert pids == [str(agents[1][1])]  # the reviewer alone runs in the task's session

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 from orange.store import layout
+from orange.store.task import Task
 from tests.conftest import git
 from tests.e2e.conftest import AGENT, World, wait_for
 
@@ -277,3 +278,23 @@ def test_fresh_worker_a_handover_without_tmux_variables_starts_the_reviewer(
     session = task.str_field("tmux_session")
     pids = world.tmux("list-panes", "-s", "-t", f"={session}", "-F", "#{pane_pid}").split()
     assert pids == [str(agents[1][1])]  # the reviewer alone runs in the task's session
+
+
+def test_default_two_send_backs_after_first_round_passes(world: World) -> None:
+    """default: each review passes at once and a human sends the task back twice; the
+    scripted worker's handover names its cycle, so the second send-back's ## Handoff
+    is a new artifact (the same text as the first send-back's was refused as stale)."""
+    reviewer = [*AGENT, "--role", "reviewer", "--reviews", "PASS", "{prompt}"]
+    world.set_harness("fake", [*AGENT, "--role", "worker", "{prompt}"], reviewer)
+    task_id = world.create("twice-a", "Add feature T", "--harness", "fake")
+    world.wait_status(task_id, "reviewing", timeout=60)
+
+    def sent_back(cycle: int) -> Task:
+        world.ok("task", "request-changes", task_id, "-m", f"Change {cycle}")
+        wait_for(lambda: world.task(task_id).int_field("review_cycle") == cycle, 10, "a cycle")
+        return world.wait_status(task_id, "reviewing", timeout=60)
+
+    sent_back(1)
+    task = sent_back(2)
+    assert rounds(world, task_id) == ["1 of 2"] * 3
+    assert "DONE: fixed the review findings (cycle 3, round 1)" in task.body

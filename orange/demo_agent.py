@@ -93,6 +93,7 @@ def worker(die: str | None, handoff_to: str = "agent-review") -> int:
         status = str(task.get("status", ""))
         branch = str(task.get("branch", "work"))
         rounds = int(str(task.get("review_round") or 0))
+        cycle = int(str(task.get("review_cycle") or 0))
         if status == "planning":
             write_section(
                 "## Plan", "APPROACH: write the feature in small steps\nTOUCHING: feature.txt"
@@ -108,10 +109,13 @@ def worker(die: str | None, handoff_to: str = "agent-review") -> int:
                 handle.write(f"{'fix' if fixing else 'feature'} for round {rounds + 1}\n")
             git("add", name)
             git("commit", "-q", "-m", f"{'Fix review findings' if fixing else 'Add feature'}")
+            # Named by cycle and round: each handover is a new artifact, also after a
+            # human's send-back restarts the rounds.
+            at = f"cycle {cycle + 1}, round {rounds + 1}" if cycle else f"round {rounds + 1}"
             write_section(
                 "## Handoff",
                 f"DONE: {'fixed the review findings' if fixing else 'the feature'}"
-                f" (round {rounds + 1})\nUNCERTAIN: nothing",
+                f" ({at})\nUNCERTAIN: nothing",
             )
             if die == "after-handoff":
                 return 0

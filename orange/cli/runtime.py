@@ -68,6 +68,8 @@ def peek(
 ) -> None:
     """Print the recent output of the task's agent (and whether it exited)."""
 
+    if lines < 1:  # tmux would print nothing, as if the agent had said nothing
+        raise InvalidInput(f"--lines must be at least 1 (got {lines})")
     ref = locate(task, project)
     current = ref.store.get(ref.task_id)
     session = session_of(current)

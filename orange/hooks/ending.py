@@ -18,14 +18,59 @@ from orange.hooks.tmux import Tmux
 
 def runs_inside(tmux: Tmux, session: str, window: str | None = None) -> bool:
     """Whether this process runs in that tmux session (or window): an agent moving its
-    own task.  Killing it then must wait until every other effect is done."""
+    own task.  Killing it then must wait until every other effect is done.
+
+    Known by ``TMUX_PANE``, or else by ancestry (a pane's process is an ancestor of
+    this one): an agent's tool may run commands without tmux's variables."""
+    panes = [
+        p for p in tmux.panes() if p.session == session and (window is None or p.window == window)
+    ]
     own = os.environ.get("TMUX_PANE")
-    if not own:
-        return False
-    return any(
-        p.pane_id == own and p.session == session and (window is None or p.window == window)
-        for p in tmux.panes()
-    )
+    if own and any(p.pane_id == own for p in panes):
+        return True
+    pids = {p.pid for p in panes if p.pid and not p.dead}
+    return bool(pids) and not pids.isdisjoint(_ancestors())
+
+
+def _ancestors() -> set[int]:
+    """The pids of this process's parent, its parent, and so on up to init."""
+    parents = _parents()
+    found: set[int] = set()
+    pid = os.getppid()
+    while pid > 1 and pid not in found:
+        found.add(pid)
+        pid = parents(pid)
+    return found
+
+
+def _parents() -> Callable[[int], int]:
+    """A pid's parent pid (0 when unknown): from /proc where there is one, else from
+    one `ps` listing of every process (macOS)."""
+    if os.path.isdir("/proc/self"):
+        return _proc_parent
+    # Only where there is no /proc, and only for a kill: not loaded on every move.
+    import subprocess
+
+    listing = subprocess.run(
+        ["ps", "-A", "-o", "pid=", "-o", "ppid="], capture_output=True, text=True, check=False
+    ).stdout
+    table = {}
+    for line in listing.splitlines():
+        fields = line.split()
+        if len(fields) == 2 and fields[0].isdigit() and fields[1].isdigit():
+            table[int(fields[0])] = int(fields[1])
+    return lambda pid: table.get(pid, 0)
+
+
+def _proc_parent(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            text = stat.read()
+    except OSError:
+        return 0
+    # "pid (comm) state ppid ...": comm may hold spaces and parentheses.
+    fields = text[text.rfind(b")") + 2 :].split()
+    return int(fields[1]) if len(fields) > 1 and fields[1].isdigit() else 0
 
 
 def end(

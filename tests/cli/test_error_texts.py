@@ -44,6 +44,8 @@ CASES = [
     ),
     Case("name-taken", ("project", "add", "--name", "proj"), "is already registered ("),
     Case("unknown-task", ("task", "respawn", "zzzz"), "no task 'zzzz'"),
+    # Before: exit 0 and nothing printed, as if the agent had said nothing.
+    Case("peek-no-lines", ("task", "peek", "zzzz", "--lines", "0"), "--lines must be at least 1"),
 ]
 
 

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 from orange.store import layout
+from orange.store.task import Task
 from tests.conftest import git
 from tests.e2e.conftest import AGENT, World, wait_for
 
@@ -170,3 +171,130 @@ def test_self_review_stuck_outcome_then_a_human_sends_it_back(world: World, tmp_
     world.ok("task", "merge", task_id, "--local")
     assert moves(world) == ["pending -> working", "working -> stuck", "stuck -> working",
                             "working -> reviewing", "reviewing -> done"]  # fmt: skip
+
+
+# A fresh-worker agent that asks for help itself: the first worker moves its task to
+# stuck and waits there; the stuck-fix worker a human's request-changes starts moves to
+# stuck too, then sends its fix to review (its `stuck -> agent-review`); a reviewer
+# records its start.  Each records its role, pid and first prompt line.
+ASKS_FOR_HELP = """#!__PYTHON__
+import json, os, subprocess, sys, time
+role, prompt = os.environ["ORANGE_AGENT_ROLE"], sys.argv[1]
+with open(__OUT__, "a") as out:
+    print(json.dumps([role, os.getpid(), prompt.split(chr(10))[0]]), file=out, flush=True)
+def move(status):
+    subprocess.run(["orange", "task", "update", "--status", status], capture_output=True)
+if role == "worker":
+    move("stuck")
+    if prompt.startswith("# Resuming Stuck Task"):
+        move("agent-review")
+time.sleep(600)
+"""
+
+
+def test_fresh_worker_a_worker_that_went_stuck_itself_is_replaced(
+    world: World, tmp_path: Path
+) -> None:
+    """fresh-worker: a worker's own `working -> stuck` leaves it running.  A human's
+    request-changes then starts the stuck-fix worker in its place (seed 001: the
+    session is killed, then the new agent runs), and that worker's own
+    `stuck -> agent-review` starts the reviewer in its place: a spawn never finds the
+    old agent in the window and silently starts nothing."""
+    record = tmp_path / "started.jsonl"
+    script = tmp_path / "asks-for-help"
+    script.write_text(
+        ASKS_FOR_HELP.replace("__PYTHON__", sys.executable).replace("__OUT__", repr(str(record)))
+    )
+    script.chmod(0o755)
+    world.set_harness("help", [str(script), "{prompt}"])
+    world.ok("project", "update", "proj", "--workflow", "fresh-worker")
+
+    def started(count: int) -> list[list[object]] | None:
+        lines = record.read_text().splitlines() if record.exists() else []
+        return [json.loads(line) for line in lines] if len(lines) >= count else None
+
+    task_id = world.create("help-f", "Add feature H", "--harness", "help")
+    world.wait_status(task_id, "stuck")
+    world.ok("task", "request-changes", task_id, "-m", "Try the other API")
+    agents = wait_for(lambda: started(3), 30, "the stuck-fix worker and the reviewer")
+    assert [(role, line) for role, _, line in agents] == [
+        ("worker", "# Task: Add feature H"),
+        ("worker", "# Resuming Stuck Task: Add feature H"),
+        ("reviewer", "# Review Task: Add feature H"),
+    ]
+    task = world.wait_status(task_id, "agent-review")
+    assert task.int_field("review_round") == 1
+    session = task.str_field("tmux_session")
+    pids = world.tmux("list-panes", "-s", "-t", f"={session}", "-F", "#{pane_pid}").split()
+    assert pids == [str(agents[2][1])]  # the reviewer alone runs in the task's session
+    assert moves(world) == [
+        "pending -> working", "working -> stuck", "stuck -> working",
+        "working -> stuck", "stuck -> agent-review",
+    ]  # fmt: skip
+
+
+# A fresh-worker worker whose shell tool runs commands without tmux's variables (as a
+# harness that sanitizes its tools' environment would): it hands over with
+# `orange task update` from a process that has no TMUX_PANE.  Each agent records its
+# role and pid.
+NO_TMUX_ENV = """#!__PYTHON__
+import json, os, subprocess, sys, time
+role = os.environ["ORANGE_AGENT_ROLE"]
+with open(__OUT__, "a") as out:
+    print(json.dumps([role, os.getpid()]), file=out, flush=True)
+if role == "worker":
+    with open("TASK.md", "a") as copy:
+        copy.write("\\n## Handoff\\n\\nDONE: the feature\\n")
+    env = {k: v for k, v in os.environ.items() if k not in ("TMUX", "TMUX_PANE")}
+    subprocess.run(["orange", "task", "update", "--status", "agent-review"], env=env)
+time.sleep(600)
+"""
+
+
+def test_fresh_worker_a_handover_without_tmux_variables_starts_the_reviewer(
+    world: World, tmp_path: Path
+) -> None:
+    """Whether `orange` runs inside the session it kills is known by its process's
+    ancestry too, not only by TMUX_PANE: a self-kill found out only by that variable
+    killed the handing-over command with the session, before the reviewer's start."""
+    record = tmp_path / "started.jsonl"
+    script = tmp_path / "no-tmux-env"
+    script.write_text(
+        NO_TMUX_ENV.replace("__PYTHON__", sys.executable).replace("__OUT__", repr(str(record)))
+    )
+    script.chmod(0o755)
+    world.set_harness("bare", [str(script), "{prompt}"])
+    world.ok("project", "update", "proj", "--workflow", "fresh-worker")
+    task_id = world.create("bare-f", "Add feature B", "--harness", "bare")
+
+    def started() -> list[list[object]] | None:
+        lines = record.read_text().splitlines() if record.exists() else []
+        return [json.loads(line) for line in lines] if len(lines) >= 2 else None
+
+    agents = wait_for(started, 30, "the reviewer")
+    assert [role for role, _ in agents] == ["worker", "reviewer"]
+    task = world.task(task_id)
+    assert (task.status, task.int_field("crash_count")) == ("agent-review", 0)
+    session = task.str_field("tmux_session")
+    pids = world.tmux("list-panes", "-s", "-t", f"={session}", "-F", "#{pane_pid}").split()
+    assert pids == [str(agents[1][1])]  # the reviewer alone runs in the task's session
+
+
+def test_default_two_send_backs_after_first_round_passes(world: World) -> None:
+    """default: each review passes at once and a human sends the task back twice; the
+    scripted worker's handover names its cycle, so the second send-back's ## Handoff
+    is a new artifact (the same text as the first send-back's was refused as stale)."""
+    reviewer = [*AGENT, "--role", "reviewer", "--reviews", "PASS", "{prompt}"]
+    world.set_harness("fake", [*AGENT, "--role", "worker", "{prompt}"], reviewer)
+    task_id = world.create("twice-a", "Add feature T", "--harness", "fake")
+    world.wait_status(task_id, "reviewing", timeout=60)
+
+    def sent_back(cycle: int) -> Task:
+        world.ok("task", "request-changes", task_id, "-m", f"Change {cycle}")
+        wait_for(lambda: world.task(task_id).int_field("review_cycle") == cycle, 10, "a cycle")
+        return world.wait_status(task_id, "reviewing", timeout=60)
+
+    sent_back(1)
+    task = sent_back(2)
+    assert rounds(world, task_id) == ["1 of 2"] * 3
+    assert "DONE: fixed the review findings (cycle 3, round 1)" in task.body

@@ -237,7 +237,7 @@ class Dashboard(App[None]):
                 text += f"  ! {row.attention}"
         self.query_one("#detail", Static).update(visible(text))
 
-    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+    def on_task_table_chosen(self, event: TaskTable.Chosen) -> None:
         self.action_task("enter")
 
     # -- fixed keys ------------------------------------------------------------------

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -216,3 +218,27 @@ def test_enter_spawns_a_queued_task(project: Path) -> None:
 
     drive(app, script)
     assert _status(project, "aaaa0001") == "working"
+
+
+def test_the_footer_says_which_key_comes_back_from_an_attach(
+    project: Path, monkeypatch: Any
+) -> None:
+    put_task(project, "aaaa0001", status="working", tmux_session="proj-aaaa0001")
+    socket = os.environ["ORANGE_TMUX_SOCKET"]
+    subprocess.run(["tmux", "-L", socket, "new-session", "-d", "-s", "other"], check=True)
+    path = subprocess.run(
+        ["tmux", "-L", socket, "display-message", "-p", "#{socket_path}"],
+        capture_output=True, text=True, check=True,
+    ).stdout.strip()  # fmt: skip
+    app = app_for(project)
+
+    async def script(pilot: Any) -> None:
+        app.agents = {app.shown_rows[0].key: "alive"}
+        monkeypatch.delenv("TMUX", raising=False)
+        app.show_keys()
+        assert "Enter attach (detach returns)" in _keys(app)  # tmux attach, then detach
+        monkeypatch.setenv("TMUX", f"{path},1,0")  # inside tmux on the agents' server
+        app.show_keys()
+        assert "Enter attach (prefix L returns)" in _keys(app)
+
+    drive(app, script)

@@ -152,6 +152,31 @@ def test_c_creates_a_task_from_the_form(project: Path) -> None:
     ]
 
 
+def test_y_inside_tmux_puts_the_id_in_the_buffer_of_the_tmux_it_runs_in(
+    project: Path, monkeypatch: Any
+) -> None:
+    put_task(project, "aaaa0001", status="working")
+    # The user's own tmux: not the server Orange runs agents on (the demo's case).
+    user = ["tmux", "-L", f"{os.environ['ORANGE_TMUX_SOCKET']}-user"]
+    subprocess.run([*user, "new-session", "-d", "-s", "mine"], check=True)
+    try:
+        shown = [*user, "display-message", "-p", "#{socket_path}"]
+        path = subprocess.run(shown, capture_output=True, text=True, check=True).stdout.strip()
+        monkeypatch.setenv("TMUX", f"{path},1,0")
+        app = app_for(project)
+        app.copy_to_clipboard = lambda text: None  # type: ignore[method-assign]
+
+        async def script(pilot: Any) -> None:
+            await pilot.press("y")
+            assert _message(app) == "copied aaaa0001"
+
+        drive(app, script)
+        buffer = subprocess.run([*user, "show-buffer"], capture_output=True, text=True)
+        assert buffer.stdout == "aaaa0001"
+    finally:
+        subprocess.run([*user, "kill-server"], capture_output=True, check=False)
+
+
 def test_y_copies_the_id_and_help_lists_every_key(project: Path) -> None:
     put_task(project, "aaaa0001", status="working")
     app = app_for(project)

@@ -10,12 +10,14 @@ from textual.events import MouseScrollDown
 from textual.widgets import DataTable, Static
 from textual.widgets.data_table import ColumnKey
 
+from orange import projects
 from orange.dashboard import table as table_module
+from orange.dashboard.app import make_app
 from orange.store.listing import all_tasks
 from orange.store.store import TaskStore
 from orange.store.task import Task
-from tests.conftest import Cli, git
-from tests.dashboard.conftest import app_for, drive, put_broken, put_task, table_text
+from tests.conftest import Cli, git, make_repo
+from tests.dashboard.conftest import NOW, app_for, drive, put_broken, put_task, table_text
 
 
 def _three(repo: Path) -> None:
@@ -111,6 +113,25 @@ def test_a_click_selects_a_row_and_does_nothing_else_and_the_wheel_scrolls(
     assert {t.status for t in all_tasks(TaskStore.open(project)) if isinstance(t, Task)} == {
         "pending"
     }
+
+
+def test_several_projects_show_project_slash_branch_and_each_projects_tasks(
+    cli: Cli, project: Path, tmp_path: Path
+) -> None:
+    other = make_repo(tmp_path / "other")
+    cli.ok("project", "add", "--workflow", "minimal", cwd=other)
+    put_task(project, "aaaa0001", branch="login", updated_at="2026-01-02T11:59:00+00:00")
+    put_task(other, "bbbb0001", project="other", branch="login")
+    app = make_app([projects.get("proj"), projects.get("other")], now=lambda: NOW, poll=False)
+
+    async def script(pilot: Any) -> None:
+        assert [row[:3] for row in table_text(app)] == [
+            ["aaaa0001", "pending", "proj/login"],
+            ["bbbb0001", "pending", "other/login"],
+        ]
+        assert "proj, other  pool 0/4" in str(app.query_one("#header", Static).render())
+
+    drive(app, script)
 
 
 def test_a_broken_task_shows_as_broken_with_its_reason_and_the_rest_still_show(

@@ -267,3 +267,18 @@ def test_the_footer_says_which_key_comes_back_from_an_attach(
         assert "Enter attach (prefix L returns)" in _keys(app)
 
     drive(app, script)
+
+
+def test_enter_follows_the_agent_attach_a_live_one_respawn_a_dead_one(project: Path) -> None:
+    put_task(project, "aaaa0001", status="working", workflow="default",
+             tmux_session="proj-aaaa0001")  # fmt: skip
+    app = app_for(project)
+
+    async def script(pilot: Any) -> None:
+        key = app.shown_rows[0].key
+        for agent, label in (("alive", "Enter attach"), ("exited 1", "Enter respawn")):
+            app.agents = {key: agent}
+            app.show_keys()
+            assert label in _keys(app)
+
+    drive(app, script)

@@ -7,6 +7,7 @@ through `orange.dashboard.actions`; the keys shown for the selected task come fr
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import ClassVar
@@ -24,7 +25,8 @@ from orange.dashboard.rows import VIEWS, Row, order, shown
 from orange.dashboard.source import Source
 from orange.dashboard.stats import all_stats
 from orange.dashboard.table import COLUMNS, TaskTable, cells, visible
-from orange.hooks.tmuxclient import RETURN_KEY
+from orange.errors import OrangeError
+from orange.hooks.tmuxclient import RETURN_KEY, TmuxClient
 from orange.projects import Project
 
 POLL = 0.3  # seconds between looks at the tasks refs (one ref lookup per project)
@@ -87,6 +89,7 @@ class Dashboard(App[None]):
         self.drawn: dict[str, tuple[Row, str, tuple[str, str]]] = {}
         self.extra: dict[str, tuple[str, str]] = {}  # key -> ("3 +40 -2", "#7 open")
         self.waiting: set[str] | None = None  # keys of tasks waiting for a human
+        self.inside_tmux: set[str] = set()  # $TMUX values found to be the agents' server
 
     def compose(self) -> ComposeResult:
         yield Static(id="header")
@@ -202,10 +205,29 @@ class Dashboard(App[None]):
     def show_keys(self) -> None:
         self.show_detail()
         keys = self.offered()
-        line = "  ".join(f"{_label(k.key)} {k.label}" for k in keys)
+        line = "  ".join(
+            f"{_label(k.key)} {k.label} ({self.return_hint()})"
+            if k.action == "attach"
+            else f"{_label(k.key)} {k.label}"
+            for k in keys
+        )
         self.query_one("#keys", Static).update(
             f" {line}  |  {FIXED_KEYS}" if line else f" {FIXED_KEYS}"
         )
+
+    def return_hint(self) -> str:
+        """The key that comes back from an attach: inside tmux on the agents' server
+        the client switches, and tmux's `RETURN_KEY` returns; elsewhere, a detach."""
+        inside = os.environ.get("TMUX", "")
+        if not inside:
+            return "detach returns"
+        if inside not in self.inside_tmux:
+            try:
+                if TmuxClient().is_current():
+                    self.inside_tmux.add(inside)  # no server yet is not remembered
+            except OrangeError:
+                pass
+        return f"{RETURN_KEY} returns" if inside in self.inside_tmux else "detach returns"
 
     def say(self, line: str) -> None:
         self.query_one("#message", Static).update(visible(line))
@@ -237,7 +259,7 @@ class Dashboard(App[None]):
                 text += f"  ! {row.attention}"
         self.query_one("#detail", Static).update(visible(text))
 
-    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+    def on_task_table_chosen(self, event: TaskTable.Chosen) -> None:
         self.action_task("enter")
 
     # -- fixed keys ------------------------------------------------------------------

@@ -10,7 +10,7 @@ from collections.abc import Iterable
 import pygit2
 
 from orange.errors import OrangeError
-from orange.hooks.github import pr_state
+from orange.hooks.github import pr_view
 from orange.projects import Project
 
 LIMIT = 500  # branches looked at per pass: the active tasks shown first
@@ -35,13 +35,17 @@ def branch_stats(repo: pygit2.Repository, base: str, branch: str) -> str:
 
 
 def pr_cell(project: Project, url: str) -> str:
-    """``#7 open``, ``#7 merged`` or ``#7 closed`` (``#7 ?`` when gh cannot say)."""
+    """``#7 open ✓`` (its checks: ✓ passed, ✗ failed, ⏳ running), ``#7 merged`` or
+    ``#7 closed`` (``#7 ?`` when gh cannot say)."""
     number = url.rstrip("/").rsplit("/", 1)[-1]
     label = f"#{number}" if number.isdigit() else "PR"
     try:
-        return f"{label} {pr_state(project, url).lower()}"
+        state, checks = pr_view(project, url)
     except OrangeError:
         return f"{label} ?"
+    if state == "OPEN" and checks:
+        return f"{label} open {checks}"
+    return f"{label} {state.lower()}"
 
 
 def all_stats(project: Project, rows: Iterable[tuple[str, str, str]]) -> dict[str, tuple[str, str]]:

@@ -6,6 +6,7 @@ from collections.abc import Iterable
 from datetime import datetime
 
 from rich.text import Text
+from textual.message import Message
 from textual.widgets import DataTable
 from textual.widgets.data_table import RowKey
 
@@ -36,7 +37,15 @@ WIDTH_SAMPLE = 300
 class TaskTable(DataTable[Text]):
     """The task table: column widths from a sample of the rows added (their first
     `WIDTH_SAMPLE`), so 10,000 tasks are not all measured before the first paint; a
-    longer cell further down is cut at its column's width."""
+    longer cell further down is cut at its column's width.  Enter on a row posts
+    `Chosen`; a click only selects (DataTable takes a click on the selected row for
+    Enter, and Enter spawns or attaches)."""
+
+    class Chosen(Message):
+        """Enter on the selected row."""
+
+    def action_select_cursor(self) -> None:
+        self.post_message(self.Chosen())
 
     def _update_dimensions(self, new_rows: Iterable[RowKey]) -> None:
         rows = list(new_rows)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 
@@ -28,6 +29,44 @@ def _gh(*args: str, cwd: str) -> str:
 def pr_state(project: Project, url: str) -> str:
     """OPEN, MERGED or CLOSED."""
     return _gh("pr", "view", url, "--json", "state", "--jq", ".state", cwd=project.path).upper()
+
+
+# A check run's conclusions (and a status context's states) that mean it failed.
+_FAILED = {"FAILURE", "ERROR", "CANCELLED", "TIMED_OUT", "ACTION_REQUIRED", "STARTUP_FAILURE"}
+_PASSED = {"SUCCESS", "NEUTRAL", "SKIPPED"}
+
+
+def pr_view(project: Project, url: str) -> tuple[str, str]:
+    """(OPEN, MERGED or CLOSED; the checks: ``✓`` all passed, ``✗`` one failed, ``⏳``
+    some still running, '' none) of the pull request at ``url``."""
+    out = _gh("pr", "view", url, "--json", "state,statusCheckRollup", cwd=project.path)
+    try:
+        data = json.loads(out)
+        state = str(data["state"]).upper()
+        rollup = data.get("statusCheckRollup") or []
+    except (ValueError, KeyError, TypeError, AttributeError):
+        raise HookFailed(f"gh printed no pull request state (got {out[:80]!r})") from None
+    return state, checks_mark(rollup if isinstance(rollup, list) else [])
+
+
+def checks_mark(rollup: list[object]) -> str:
+    """One mark for a pull request's checks (gh's ``statusCheckRollup``): a check run
+    has a status and, once completed, a conclusion; a status context has a state."""
+    results = set()
+    for check in rollup:
+        if not isinstance(check, dict):
+            continue
+        if "state" in check:  # a commit status context
+            results.add(str(check["state"]).upper())
+        elif str(check.get("status", "")).upper() != "COMPLETED":
+            results.add("PENDING")
+        else:
+            results.add(str(check.get("conclusion", "")).upper())
+    if results & _FAILED:
+        return "✗"
+    if not results:
+        return ""
+    return "✓" if results <= _PASSED else "⏳"
 
 
 def create_pr(project: Project, task: Task) -> str:

@@ -1,8 +1,10 @@
 """The client side of the tmux adapter, for a program a person looks at (the dashboard):
 show a task's session and come back, and put text in tmux's paste buffer.
 
-Still one choke point (STYLE §4): every command goes through `Tmux`'s plumbing; only
-``attach-session`` runs tmux as a child, since it hands it the terminal until detach.
+Still one choke point (STYLE §4): every command goes through `Tmux`'s plumbing, but
+two run tmux as a child: ``attach-session``, since it hands it the terminal until
+detach, and ``load-buffer``, since it talks to the tmux the terminal is in (``$TMUX``),
+which need not be the server of the agents.
 """
 
 from __future__ import annotations
@@ -49,8 +51,21 @@ class TmuxClient(Tmux):
         return subprocess.run(argv, env=env, check=False).returncode
 
     def set_buffer(self, text: str) -> None:
-        """Put ``text`` in the paste buffer and (``-w``) the terminal's clipboard: tmux
-        drops an application's own OSC 52 by default."""
+        """Put ``text`` in the paste buffer of the tmux this terminal runs in (``$TMUX``
+        names its socket: not always the server of the agents) and, with ``-w``, the
+        terminal's clipboard: tmux drops an application's own OSC 52 by default."""
         if "\n" in text or not text:
             raise HookFailed("only one non-empty line goes to the tmux buffer")
-        self._run("set-buffer", "-w", "--", text)
+        socket = os.environ.get("TMUX", "").split(",", 1)[0]
+        if not socket:
+            raise HookFailed("not inside tmux")
+        tmux = self._server.tmux_bin or "tmux"
+        result = subprocess.run(
+            [tmux, "-S", socket, "load-buffer", "-w", "-"],
+            input=text,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        if result.returncode != 0:
+            raise HookFailed(f"tmux load-buffer failed: {' '.join(result.stderr.split())}")

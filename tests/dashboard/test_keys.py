@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -150,6 +152,31 @@ def test_c_creates_a_task_from_the_form(project: Path) -> None:
     ]
 
 
+def test_y_inside_tmux_puts_the_id_in_the_buffer_of_the_tmux_it_runs_in(
+    project: Path, monkeypatch: Any
+) -> None:
+    put_task(project, "aaaa0001", status="working")
+    # The user's own tmux: not the server Orange runs agents on (the demo's case).
+    user = ["tmux", "-L", f"{os.environ['ORANGE_TMUX_SOCKET']}-user"]
+    subprocess.run([*user, "new-session", "-d", "-s", "mine"], check=True)
+    try:
+        shown = [*user, "display-message", "-p", "#{socket_path}"]
+        path = subprocess.run(shown, capture_output=True, text=True, check=True).stdout.strip()
+        monkeypatch.setenv("TMUX", f"{path},1,0")
+        app = app_for(project)
+        app.copy_to_clipboard = lambda text: None  # type: ignore[method-assign]
+
+        async def script(pilot: Any) -> None:
+            await pilot.press("y")
+            assert _message(app) == "copied aaaa0001"
+
+        drive(app, script)
+        buffer = subprocess.run([*user, "show-buffer"], capture_output=True, text=True)
+        assert buffer.stdout == "aaaa0001"
+    finally:
+        subprocess.run([*user, "kill-server"], capture_output=True, check=False)
+
+
 def test_y_copies_the_id_and_help_lists_every_key(project: Path) -> None:
     put_task(project, "aaaa0001", status="working")
     app = app_for(project)
@@ -216,3 +243,42 @@ def test_enter_spawns_a_queued_task(project: Path) -> None:
 
     drive(app, script)
     assert _status(project, "aaaa0001") == "working"
+
+
+def test_the_footer_says_which_key_comes_back_from_an_attach(
+    project: Path, monkeypatch: Any
+) -> None:
+    put_task(project, "aaaa0001", status="working", tmux_session="proj-aaaa0001")
+    socket = os.environ["ORANGE_TMUX_SOCKET"]
+    subprocess.run(["tmux", "-L", socket, "new-session", "-d", "-s", "other"], check=True)
+    path = subprocess.run(
+        ["tmux", "-L", socket, "display-message", "-p", "#{socket_path}"],
+        capture_output=True, text=True, check=True,
+    ).stdout.strip()  # fmt: skip
+    app = app_for(project)
+
+    async def script(pilot: Any) -> None:
+        app.agents = {app.shown_rows[0].key: "alive"}
+        monkeypatch.delenv("TMUX", raising=False)
+        app.show_keys()
+        assert "Enter attach (detach returns)" in _keys(app)  # tmux attach, then detach
+        monkeypatch.setenv("TMUX", f"{path},1,0")  # inside tmux on the agents' server
+        app.show_keys()
+        assert "Enter attach (prefix L returns)" in _keys(app)
+
+    drive(app, script)
+
+
+def test_enter_follows_the_agent_attach_a_live_one_respawn_a_dead_one(project: Path) -> None:
+    put_task(project, "aaaa0001", status="working", workflow="default",
+             tmux_session="proj-aaaa0001")  # fmt: skip
+    app = app_for(project)
+
+    async def script(pilot: Any) -> None:
+        key = app.shown_rows[0].key
+        for agent, label in (("alive", "Enter attach"), ("exited 1", "Enter respawn")):
+            app.agents = {key: agent}
+            app.show_keys()
+            assert label in _keys(app)
+
+    drive(app, script)

@@ -6,12 +6,18 @@ import re
 from pathlib import Path
 from typing import Any
 
+from textual.events import MouseScrollDown
 from textual.widgets import DataTable, Static
 from textual.widgets.data_table import ColumnKey
 
+from orange import projects
 from orange.dashboard import table as table_module
-from tests.conftest import Cli, git
-from tests.dashboard.conftest import app_for, drive, put_broken, put_task, table_text
+from orange.dashboard.app import make_app
+from orange.store.listing import all_tasks
+from orange.store.store import TaskStore
+from orange.store.task import Task
+from tests.conftest import Cli, git, make_repo
+from tests.dashboard.conftest import NOW, app_for, drive, put_broken, put_task, table_text
 
 
 def _three(repo: Path) -> None:
@@ -58,6 +64,72 @@ def test_f_cycles_all_active_done_and_slash_filters(project: Path) -> None:
         assert [row[0] for row in table_text(app)] == ["aaaa0001"]
         await pilot.press("escape")
         assert len(table_text(app)) == 2
+
+    drive(app, script)
+
+
+def test_the_filter_matches_id_branch_and_summary_and_takes_any_text(project: Path) -> None:
+    put_task(project, "aaaa0001", branch="login-page", summary="Add a form")
+    put_task(project, "aaaa0002", branch="parser", summary="Speed up the LEXER")
+    app = app_for(project)
+
+    def ids() -> list[str]:
+        return sorted(row[0] for row in table_text(app))
+
+    async def script(pilot: Any) -> None:
+        await pilot.press("slash", *"LOGIN")  # a branch, any case
+        assert ids() == ["aaaa0001"]
+        await pilot.press(*["backspace"] * 5, *"lexer")  # a summary
+        assert ids() == ["aaaa0002"]
+        await pilot.press(*["backspace"] * 5, *"[(*\\")  # no pattern: plain text
+        assert ids() == []
+        assert "filter: [(*\\" in str(app.query_one("#header", Static).render())
+        await pilot.press("escape")
+        assert ids() == ["aaaa0001", "aaaa0002"]
+
+    drive(app, script)
+
+
+def test_a_click_selects_a_row_and_does_nothing_else_and_the_wheel_scrolls(
+    project: Path,
+) -> None:
+    for n in range(1, 41):  # more rows than the screen shows
+        put_task(project, f"aaaa{n:04}", harness="fake",
+                 updated_at=f"2026-01-02T11:{59 - n:02}:00+00:00")  # fmt: skip
+    app = app_for(project)
+
+    async def script(pilot: Any) -> None:
+        table = app.query_one("#table", DataTable)
+        await pilot.click("#table", offset=(2, 3))  # the header, then rows 0, 1, 2
+        assert app.selected().id == "aaaa0003"  # type: ignore[union-attr]
+        await pilot.click("#table", offset=(2, 3))  # the selected row again: no Enter
+        assert str(app.query_one("#message", Static).render()) == ""
+        assert app.selected().id == "aaaa0003"  # type: ignore[union-attr]
+        assert table.scroll_y == 0
+        await pilot._post_mouse_events([MouseScrollDown], "#table", offset=(2, 3))
+        assert table.scroll_y > 0
+
+    drive(app, script, size=(120, 20))
+    assert {t.status for t in all_tasks(TaskStore.open(project)) if isinstance(t, Task)} == {
+        "pending"
+    }
+
+
+def test_several_projects_show_project_slash_branch_and_each_projects_tasks(
+    cli: Cli, project: Path, tmp_path: Path
+) -> None:
+    other = make_repo(tmp_path / "other")
+    cli.ok("project", "add", "--workflow", "minimal", cwd=other)
+    put_task(project, "aaaa0001", branch="login", updated_at="2026-01-02T11:59:00+00:00")
+    put_task(other, "bbbb0001", project="other", branch="login")
+    app = make_app([projects.get("proj"), projects.get("other")], now=lambda: NOW, poll=False)
+
+    async def script(pilot: Any) -> None:
+        assert [row[:3] for row in table_text(app)] == [
+            ["aaaa0001", "pending", "proj/login"],
+            ["bbbb0001", "pending", "other/login"],
+        ]
+        assert "proj, other  pool 0/4" in str(app.query_one("#header", Static).render())
 
     drive(app, script)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import time
 from pathlib import Path
@@ -178,5 +179,33 @@ def test_the_pr_column_shows_the_pull_requests_state(
     async def script(pilot: Any) -> None:
         app.watch_branches()
         await _until(pilot, lambda: table_text(app)[0][8] == "#7 merged")
+
+    drive(app, script)
+
+
+CHECKS = {
+    "✓": [{"status": "COMPLETED", "conclusion": "SUCCESS"}, {"state": "SUCCESS"}],
+    "⏳": [{"status": "COMPLETED", "conclusion": "SUCCESS"}, {"status": "IN_PROGRESS"}],
+    "✗": [{"status": "IN_PROGRESS"}, {"status": "COMPLETED", "conclusion": "FAILURE"}],
+}
+
+
+def test_an_open_pull_request_shows_its_checks(
+    project: Path, tmp_path: Path, monkeypatch: Any
+) -> None:
+    fakes = Path(__file__).parents[1] / "e2e" / "fakes"
+    monkeypatch.setenv("PATH", f"{fakes}:{os.environ['PATH']}")
+    monkeypatch.setenv("FAKE_GH_DIR", str(tmp_path))
+    put_task(project, "aaaa0001", status="reviewing", pr_url="https://github.com/o/p/pull/7")
+    app = app_for(project)
+
+    async def script(pilot: Any) -> None:
+        for mark, checks in CHECKS.items():
+            (tmp_path / "checks.json").write_text(json.dumps(checks))
+            app.watch_branches()
+            await _until(pilot, lambda mark=mark: table_text(app)[0][8] == f"#7 open {mark}")
+        (tmp_path / "checks.json").unlink()  # no checks at all: no mark
+        app.watch_branches()
+        await _until(pilot, lambda: table_text(app)[0][8] == "#7 open")
 
     drive(app, script)

@@ -23,6 +23,7 @@ from orange.hooks.bindings import session_of
 from orange.hooks.git import git
 from orange.hooks.places import agent_window
 from orange.hooks.tmux import Tmux
+from orange.hooks.workspace import base_of
 from orange.ops.workspaces import pool_status
 from orange.store.history import task_history
 
@@ -125,7 +126,7 @@ class PoolView(View):
 
 
 class DiffView(View):
-    """The task branch against the default branch: ``c`` comments on the selected line
+    """The task branch against its base: ``c`` comments on the selected line
     (on a hunk header: the hunk), ``s`` sends every comment as one request-changes."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -215,6 +216,6 @@ def _task_view(app: Dashboard, row: Row, view: str) -> View:
         state = workflow.states.get(row.status) if workflow is not None else None
         window = agent_window(task, state.agent if state is not None else "worker")
         return OutputView(f"{title}  agent output ({window})", session, window)
-    base = acts.project.default_branch
+    base = base_of(acts.project, task)  # the task's base (checked: shared data), else default
     text = git("diff", f"{base}...{task.branch}", "--", cwd=acts.project.path)
     return DiffView(f"{title}  diff against {base}", text, row, acts)

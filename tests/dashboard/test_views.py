@@ -180,3 +180,34 @@ def test_the_pr_column_shows_the_pull_requests_state(
         await _until(pilot, lambda: table_text(app)[0][8] == "#7 merged")
 
     drive(app, script)
+
+
+def _on_a_release_branch(project: Path) -> None:
+    """``release`` one commit past main, ``work`` one commit past release."""
+    git(project, "checkout", "-q", "-b", "release")
+    (project / "RELEASE").write_text("1.0\n")
+    git(project, "add", "RELEASE")
+    git(project, "commit", "-qm", "release")
+    git(project, "checkout", "-q", "-b", "work")
+    (project / "a.py").write_text("one\ntwo\n")
+    git(project, "add", "a.py")
+    git(project, "commit", "-qm", "a")
+    git(project, "checkout", "-q", "main")
+
+
+def test_a_task_with_a_base_is_counted_and_diffed_against_it(project: Path) -> None:
+    _on_a_release_branch(project)
+    put_task(project, "aaaa0001", status="reviewing", branch="work", base="release")
+    app = app_for(project)
+
+    async def script(pilot: Any) -> None:
+        app.watch_branches()
+        await _until(pilot, lambda: table_text(app)[0][7] == "1 +2 -0")
+        await pilot.press("D")
+        view = app.screen
+        assert isinstance(view, DiffView)
+        assert "diff against release" in view.title_text
+        paths = {line.path for line in view.lines}
+        assert paths == {"a.py"}  # not release's own RELEASE file
+
+    drive(app, script)

@@ -11,7 +11,8 @@ here.
 Copying takes only files git ignores or does not track in the main checkout, never
 writes over a file the worktree tracks, keeps symlinks as links, and never reads
 outside the checkout (a glob with ``..`` or an absolute path is refused where it is
-set, and a match whose real path leaves the checkout is skipped).
+set, and a match whose real path leaves the checkout is skipped), nor writes outside the
+worktree (a folder the branch made a link is not written through).
 """
 
 from __future__ import annotations
@@ -119,7 +120,7 @@ def copy_local_files(main: Path, worktree: Path, globs: Iterable[str]) -> list[s
     globs = [check_glob(glob) for glob in globs]
     if not globs:
         return []
-    root = main.resolve()
+    root, there = main.resolve(), worktree.resolve()
     tracked_here = _tracked(main)
     tracked_there = _tracked(worktree)
     copied: list[str] = []
@@ -127,6 +128,8 @@ def copy_local_files(main: Path, worktree: Path, globs: Iterable[str]) -> list[s
         if relative in tracked_here or relative in tracked_there:
             continue
         source, target = root / relative, worktree / relative
+        if not _inside(there, target):
+            continue  # a folder on the way is a link the branch brought: never through it
         if target.is_symlink() or target.exists():
             continue  # the agent's (or a previous setup's) file: left as it is
         target.parent.mkdir(parents=True, exist_ok=True)

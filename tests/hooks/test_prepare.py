@@ -68,6 +68,21 @@ def test_nothing_outside_the_checkout_is_read(trees: tuple[Path, Path], tmp_path
             copy_local_files(main, worktree, [glob])
 
 
+def test_nothing_is_written_outside_the_worktree(trees: tuple[Path, Path], tmp_path: Path) -> None:
+    """A branch (pushed by anyone) that makes a folder a link elsewhere does not get the
+    local files copied through it."""
+    main, worktree = trees
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (main / "config").mkdir()
+    (main / "config" / "dev.local").write_text("KEY=1\n")
+    os.symlink(outside, worktree / "config")
+    git(worktree, "add", "config")
+    git(worktree, "commit", "-q", "-m", "config is a link")
+    assert copy_local_files(main, worktree, ["config/*.local"]) == []
+    assert list(outside.iterdir()) == []
+
+
 def test_commands_run_in_order_with_their_environment_and_a_log(tmp_path: Path) -> None:
     log = tmp_path / "logs" / "setup.log"
     run_commands(

@@ -3,10 +3,10 @@ a port per pool slot (README "Getting worktrees ready").
 
 The settings come from two places.  The project's local settings (``projects.json``,
 set with ``orange project update``) are this host's own.  The repository's
-``.orange/worktree.yml`` (same keys) arrives with a ``git pull``: its copy globs and
-ports are data and always apply, but its commands run only when a human trusted the
-file's exact content on this host (`orange.engine.trust`), so a push never runs code
-here.
+``.orange/worktree.yml`` (same keys) arrives with a ``git pull``: its ports are data and
+always apply, but its commands run and its copy globs apply only when a human trusted
+the file's exact content on this host (`orange.engine.trust`), so a push never runs
+code here nor picks which of this host's files go into a worktree.
 
 Copying takes only files git ignores or does not track in the main checkout, never
 writes over a file the worktree tracks, keeps symlinks as links, and never reads

@@ -86,15 +86,17 @@ def test_the_repository_file_runs_only_once_its_content_is_trusted(
     (project / ".orange" / "worktree.yml").write_text(yaml.safe_dump(shared))
     git(project, "add", ".orange")
     git(project, "commit", "-q", "-m", "share the worktree set-up")
+    (project / ".env").write_text("KEY=1\n")  # untracked: copied once the file is trusted
     # The local setup fails after the repository's, so the spawn stops before any agent.
-    cli.ok("project", "update", "--setup", "exit 1")
+    cli.ok("project", "update", "--setup", f"if [ -e .env ]; then echo env >> {events}; fi; exit 1")
 
     first = cli("task", "create", "t1", "One", "--harness", "hold")
     assert first.code == 1
     warnings = [line for line in first.err.splitlines() if "not trusted" in line]
     assert warnings == [
         "orange: proj's .orange/worktree.yml is not trusted on this host: its commands do "
-        "not run (review and trust it with `orange project trust-setup proj`)"
+        "not run and its files are not copied (review and trust it with "
+        "`orange project trust-setup proj`)"
     ]
     assert not events.exists()
 
@@ -102,7 +104,7 @@ def test_the_repository_file_runs_only_once_its_content_is_trusted(
     assert "setup: echo repo-$ORANGE_WORKSPACE_INDEX" in listed.out
     task_id = json.loads(cli("task", "list", "--json").out)["tasks"][0]["id"]
     assert cli("task", "spawn", task_id).code == 1
-    assert events.read_text() == "repo-0\n"
+    assert events.read_text() == "repo-0\nenv\n"
     assert cli.ok("project", "trust-setup", "--json").json()["already"] is True
 
     shared["setup"] = [f"echo changed >> {events}"]
@@ -111,7 +113,7 @@ def test_the_repository_file_runs_only_once_its_content_is_trusted(
     again = cli("task", "spawn", task_id)
     assert again.code == 1
     assert "is not trusted on this host" in again.err
-    assert events.read_text() == "repo-0\n"
+    assert events.read_text() == "repo-0\nenv\n"
 
 
 @pytest.mark.parametrize("glob", ["../secret", "/etc/passwd", "a/../../b"], ids=str)

@@ -116,7 +116,8 @@ def _list(data: Mapping[str, Any], key: str, where: str) -> tuple[str, ...]:
 # -- copying --------------------------------------------------------------------------
 def copy_local_files(main: Path, worktree: Path, globs: Iterable[str]) -> list[str]:
     """Copy the untracked or ignored files of ``main`` matching ``globs`` into
-    ``worktree``; returns the paths copied, relative to the checkout."""
+    ``worktree`` (over an untracked one there, never a tracked one); returns the paths
+    copied, relative to the checkout."""
     globs = [check_glob(glob) for glob in globs]
     if not globs:
         return []
@@ -130,8 +131,11 @@ def copy_local_files(main: Path, worktree: Path, globs: Iterable[str]) -> list[s
         source, target = root / relative, worktree / relative
         if not _inside(there, target):
             continue  # a folder on the way is a link the branch brought: never through it
-        if target.is_symlink() or target.exists():
-            continue  # the agent's (or a previous setup's) file: left as it is
+        if target.is_dir() and not target.is_symlink():
+            continue  # a folder where main has a file: not ours to remove
+        # An ignored file an earlier task left (the reset keeps them): the main
+        # checkout's as it is now replaces it; a link is replaced, never written through.
+        target.unlink(missing_ok=True)
         target.parent.mkdir(parents=True, exist_ok=True)
         if source.is_symlink():
             os.symlink(os.readlink(source), target)

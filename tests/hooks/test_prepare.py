@@ -48,12 +48,25 @@ def test_copies_ignored_and_untracked_files_never_tracked_ones(trees: tuple[Path
     assert json.loads((worktree / "config.json").read_text()) == {}
 
 
-def test_an_existing_file_in_the_worktree_is_left_alone(trees: tuple[Path, Path]) -> None:
+def test_a_file_an_earlier_task_left_is_replaced_by_the_main_checkouts(
+    trees: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """A reused worktree keeps ignored files (the reset cleans only untracked ones): its
+    next task gets the main checkout's .env as it is now, not the last task's."""
     main, worktree = trees
-    (main / ".env").write_text("from main\n")
-    (worktree / ".env").write_text("the agent's\n")
-    assert copy_local_files(main, worktree, [".env"]) == []
-    assert (worktree / ".env").read_text() == "the agent's\n"
+    (main / ".env").write_text("rotated\n")
+    (main / "secrets").mkdir()
+    (main / "secrets" / "a.key").write_text("new\n")
+    (worktree / ".env").write_text("stale\n")
+    outside = tmp_path / "elsewhere.key"
+    outside.write_text("not ours\n")
+    (worktree / "secrets").mkdir()
+    os.symlink(outside, worktree / "secrets" / "a.key")  # an earlier agent's link
+    assert copy_local_files(main, worktree, [".env", "secrets"]) == [".env", "secrets/a.key"]
+    assert (worktree / ".env").read_text() == "rotated\n"
+    assert not (worktree / "secrets" / "a.key").is_symlink()
+    assert (worktree / "secrets" / "a.key").read_text() == "new\n"
+    assert outside.read_text() == "not ours\n"  # replaced the link, not written through it
 
 
 def test_nothing_outside_the_checkout_is_read(trees: tuple[Path, Path], tmp_path: Path) -> None:

@@ -81,7 +81,8 @@ def test_the_repository_file_runs_only_once_its_content_is_trusted(
     project: Path, cli: Cli, tmp_path: Path
 ) -> None:
     events = tmp_path / "events"
-    shared = {"setup": [f"echo repo-$ORANGE_WORKSPACE_INDEX >> {events}"], "copy": [".env"]}
+    record = f"echo repo-$ORANGE_WORKSPACE-$ORANGE_WORKSPACE_INDEX >> {events}"
+    shared = {"setup": [record], "copy": [".env"]}
     (project / ".orange").mkdir()
     (project / ".orange" / "worktree.yml").write_text(yaml.safe_dump(shared))
     git(project, "add", ".orange")
@@ -101,10 +102,10 @@ def test_the_repository_file_runs_only_once_its_content_is_trusted(
     assert not events.exists()
 
     listed = cli.ok("project", "trust-setup", "--yes")
-    assert "setup: echo repo-$ORANGE_WORKSPACE_INDEX" in listed.out
+    assert "setup: echo repo-$ORANGE_WORKSPACE-$ORANGE_WORKSPACE_INDEX" in listed.out
     task_id = json.loads(cli("task", "list", "--json").out)["tasks"][0]["id"]
     assert cli("task", "spawn", task_id).code == 1
-    assert events.read_text() == "repo-0\nenv\n"
+    assert events.read_text() == "repo-proj--1-0\nenv\n"
     assert cli.ok("project", "trust-setup", "--json").json()["already"] is True
 
     shared["setup"] = [f"echo changed >> {events}"]
@@ -113,7 +114,7 @@ def test_the_repository_file_runs_only_once_its_content_is_trusted(
     again = cli("task", "spawn", task_id)
     assert again.code == 1
     assert "is not trusted on this host" in again.err
-    assert events.read_text() == "repo-0\nenv\n"
+    assert events.read_text() == "repo-proj--1-0\nenv\n"
 
 
 @pytest.mark.parametrize("glob", ["../secret", "/etc/passwd", "a/../../b"], ids=str)

@@ -9,6 +9,8 @@ from pathlib import Path
 import pytest
 
 from orange.errors import InvalidInput
+from orange.home import orange_home
+from orange.hooks import ready
 from orange.hooks.prepare import (
     Settings,
     SetupFailed,
@@ -185,3 +187,13 @@ def test_project_update_keeps_the_settings_and_refuses_escaping_globs(cli: Cli, 
     shown = json.loads(cli.ok("project", "list", "--json").out)["projects"][0]
     assert shown["copy"] == [".env.local"] and shown["port_base"] is None
     assert shown["setup"] == ["true"]
+    cli.ok("project", "update", "--clear-setup", "--setup", "make", "--clear-teardown")
+    shown = json.loads(cli.ok("project", "list", "--json").out)["projects"][0]
+    assert (shown["setup"], shown["teardown"], shown["copy"]) == (["make"], [], [".env.local"])
+
+
+def test_each_command_may_run_ten_minutes_unless_configured() -> None:
+    assert ready.timeout() == 600
+    (orange_home() / "config.yml").parent.mkdir(parents=True, exist_ok=True)
+    (orange_home() / "config.yml").write_text("setup_timeout: 30\n")
+    assert ready.timeout() == 30

@@ -113,15 +113,16 @@ class PoolView(View):
 
     def content(self) -> ComposeResult:
         table: DataTable[str] = DataTable(id="pool", cursor_type="row")
-        for label in ("workspace", "state", "task", "branch", "host"):
+        for label in ("workspace", "state", "task", "branch", "host", "port"):
             table.add_column(label)
         for member in self.members:
             task = str(member.get("task") or "")
             state = "bound" if task else "free" if member.get("exists") else "not created"
+            state = "setting up" if member.get("setting_up") else state
             branch = str(member.get("branch") or "")
-            table.add_row(
-                str(member["name"]), state, task, visible(branch), self.host if task else ""
-            )
+            port = "" if member.get("port") is None else str(member["port"])
+            host = self.host if task else ""
+            table.add_row(str(member["name"]), state, task, visible(branch), host, port)
         yield table
 
 

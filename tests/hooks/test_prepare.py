@@ -179,6 +179,8 @@ def test_project_update_keeps_the_settings_and_refuses_escaping_globs(cli: Cli, 
         assert refused.code == 1 and "reaches outside the checkout" in refused.err
     too_high = cli("project", "update", "--port-base", "65530")
     assert too_high.code == 1 and "not all valid ports" in too_high.err
+    negative = cli("project", "update", "--port-base", "-1")
+    assert negative.err == "orange: port base must be 1 or more (got -1)\n"
     no_stride = cli("project", "update", "--port-stride", "0")
     assert no_stride.code == 1 and "port stride must be at least 1 (got 0)" in no_stride.err
     empty = cli("project", "update", "--copy", "")

@@ -6,6 +6,7 @@ Real git worktrees, real setup processes; the harness named is never reached."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import time
 from pathlib import Path
@@ -198,3 +199,27 @@ def test_a_task_with_a_base_merges_into_it(project: Path, cli: Cli) -> None:
     assert git(project, "rev-parse", "release") == git(project, "rev-parse", "fix")
     assert git(project, "rev-parse", "release^").strip() == release
     assert git(project, "rev-parse", "main").strip() == main  # the default branch untouched
+
+
+def test_trust_setup_asked_on_a_terminal_shows_the_commands_first(project: Path) -> None:
+    """With --json too: the commands and the question on stderr, one JSON object out."""
+    (project / ".orange").mkdir()
+    (project / ".orange" / "worktree.yml").write_text("setup: [make deps]\n")
+    main, terminal = os.openpty()
+    try:
+        asking = subprocess.Popen(
+            [orange_bin(), "project", "trust-setup", "--json"],
+            cwd=project,
+            stdin=terminal,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        os.write(main, b"y\n")
+        out, err = asking.communicate(timeout=60)
+    finally:
+        os.close(main)
+        os.close(terminal)
+    assert asking.returncode == 0, err
+    assert json.loads(out)["trusted"][0]["name"] == "proj:.orange/worktree.yml"
+    assert err.index("setup: make deps") < err.index("run these commands")

@@ -303,8 +303,10 @@ def check_ports(project: Project) -> None:
         raise InvalidInput(f"port stride must be at least 1 (got {project.port_stride})")
     if project.port_base is None:
         return
+    if project.port_base < 1:
+        raise InvalidInput(f"port base must be 1 or more (got {project.port_base})")
     last = project.port_base + (project.pool_size - 1) * project.port_stride
-    if project.port_base < 1 or last > 65535:
+    if last > 65535:
         raise InvalidInput(
             f"ports {project.port_base}..{last} are not all valid ports (1-65535)",
             hint="choose a lower --port-base or --port-stride",

@@ -44,17 +44,10 @@ def trust_setup(
             hint="run it in a terminal, or pass --yes once you have read the file",
         )
     candidate = ops.Candidate(source, str(Path(project.path) / REPO_FILE), shared.text)
-    if not json_out:
-        typer.echo(f"== {visible(source)} (sha256 {candidate.digest[:12]})")
-        for key, commands in (
-            ("setup", shared.settings.setup),
-            ("teardown", shared.settings.teardown),
-        ):
-            for command in commands:
-                typer.echo(f"  {key}: {visible(command)}")
-        for glob in shared.settings.copy:
-            typer.echo(f"  copy: {visible(glob)}")
-    if not yes and not typer.confirm("run these commands in this project's worktrees?"):
+    if not (json_out and yes):  # with --json on stderr: stdout holds one JSON object
+        _show(shared, source, candidate.digest, err=json_out)
+    question = "run these commands in this project's worktrees?"
+    if not yes and not typer.confirm(question, err=json_out):
         if json_out:
             emit_json({"trusted": [], "already": False})
         else:
@@ -67,12 +60,12 @@ def trust_setup(
         typer.echo(f"trusted {entry.digest[:12]} ({visible(source)}) on this host")
 
 
-def _show(shared: RepoFile, source: str, digest: str) -> None:
+def _show(shared: RepoFile, source: str, digest: str, *, err: bool) -> None:
     """What trusting lets run: every command, and the globs copied."""
-    typer.echo(f"== {visible(source)} (sha256 {digest[:12]})")
+    typer.echo(f"== {visible(source)} (sha256 {digest[:12]})", err=err)
     settings = shared.settings
     for key, commands in (("setup", settings.setup), ("teardown", settings.teardown)):
         for command in commands:
-            typer.echo(f"  {key}: {visible(command)}")
+            typer.echo(f"  {key}: {visible(command)}", err=err)
     for glob in settings.copy:
-        typer.echo(f"  copy: {visible(glob)}")
+        typer.echo(f"  copy: {visible(glob)}", err=err)

@@ -134,7 +134,8 @@ class Dashboard(App[None]):
         """Commits ahead and lines changed of the active tasks' branches, read in a
         worker thread: input never waits for git."""
         jobs = [
-            (feed.project, [(r.key, r.branch, r.task.str_field("pr_url"))
+            (feed.project, [(r.key, r.branch, r.task.str_field("pr_url"),
+                             r.task.str_field("base"))
                             for r in order(feed.rows.values())
                             if r.active and r.branch and r.task is not None])
             for feed in self.source.feeds

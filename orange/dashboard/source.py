@@ -17,6 +17,7 @@ from orange.engine.definitions import Definitions
 from orange.engine.workflow import Workflow
 from orange.errors import OrangeError
 from orange.home import host_name
+from orange.hooks import settingup
 from orange.hooks.bindings import session_of
 from orange.hooks.places import agent_window
 from orange.hooks.tmux import Tmux
@@ -167,11 +168,12 @@ class Source:
         return None if known is None or row.task is None else known.of(row.task)
 
     def agents(self) -> dict[str, str]:
-        """Agent state by row key, for active tasks this host runs (one tmux call)."""
+        """Agent state by row key, for active tasks this host runs (one tmux call), and
+        ``setting up`` for those whose worktree is being made ready here."""
+        out = self._setting_up()
         panes: Mapping[tuple[str, str], tuple[bool, int | None]] = {
             (p.session, p.window): (p.dead, p.dead_status) for p in self.tmux.panes()
         }
-        out: dict[str, str] = {}
         for row in self.rows():
             if not row.session or row.task is None or not row.active:
                 continue
@@ -187,6 +189,14 @@ class Source:
             else:
                 dead, status = pane
                 out[row.key] = "alive" if not dead else f"exited {status}" if status else "exited"
+        return out
+
+    def _setting_up(self) -> dict[str, str]:
+        """Rows whose task's setup runs on this host now (one listing a project)."""
+        out: dict[str, str] = {}
+        for feed in self.feeds:
+            busy = {mark.task for mark in settingup.live(feed.project.name) if not mark.ready}
+            out.update((row.key, "setting up") for row in feed.rows.values() if row.id in busy)
         return out
 
     def header(self) -> Header:

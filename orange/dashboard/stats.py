@@ -1,7 +1,7 @@
-"""What a task's branch holds against the default branch (commits ahead, lines added
-and removed: ``3 +40 -2``) and the state of its pull request (``#7 open``, from gh).
-Read in a worker thread, with a repository handle of its own, so the table never
-waits for git or GitHub."""
+"""What a task's branch holds against its base (``task create --base``, else the default
+branch: commits ahead, lines added and removed: ``3 +40 -2``) and the state of its pull
+request (``#7 open``, from gh).  Read in a worker thread, with a repository handle of its
+own, so the table never waits for git or GitHub."""
 
 from __future__ import annotations
 
@@ -12,12 +12,15 @@ import pygit2
 from orange.errors import OrangeError
 from orange.hooks.github import pr_view
 from orange.projects import Project
+from orange.store.branches import check_branch_name
 
 LIMIT = 500  # branches looked at per pass: the active tasks shown first
 
 
 def branch_stats(repo: pygit2.Repository, base: str, branch: str) -> str:
     """``ahead +added -removed`` of ``branch`` over ``base`` ('' when either is missing)."""
+    if not base:
+        return ""
     try:
         head = repo.branches.local.get(branch)
         default = repo.branches.local.get(base)
@@ -48,14 +51,24 @@ def pr_cell(project: Project, url: str) -> str:
     return f"{label} {state.lower()}"
 
 
-def all_stats(project: Project, rows: Iterable[tuple[str, str, str]]) -> dict[str, tuple[str, str]]:
-    """(branch stats, PR state) by row key for ``rows`` (key, branch, PR url), from a
-    repository handle of this thread's own."""
+def all_stats(
+    project: Project, rows: Iterable[tuple[str, str, str, str]]
+) -> dict[str, tuple[str, str]]:
+    """(branch stats, PR state) by row key for ``rows`` (key, branch, PR url, base), from
+    a repository handle of this thread's own."""
     repo = pygit2.Repository(project.path)
     out: dict[str, tuple[str, str]] = {}
-    for count, (key, branch, url) in enumerate(rows):
+    for count, (key, branch, url, base) in enumerate(rows):
         if count >= LIMIT:
             break
         pr = pr_cell(project, url) if url else ""
-        out[key] = (branch_stats(repo, project.default_branch, branch), pr)
+        out[key] = (branch_stats(repo, _base(project, base), branch), pr)
     return out
+
+
+def _base(project: Project, base: str) -> str:
+    """The task's base as the ref says (shared data: a bad name counts as none)."""
+    try:
+        return check_branch_name(base) if base else project.default_branch
+    except OrangeError:
+        return ""

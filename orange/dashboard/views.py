@@ -23,6 +23,7 @@ from orange.hooks.bindings import session_of
 from orange.hooks.git import git
 from orange.hooks.places import agent_window
 from orange.hooks.tmux import Tmux
+from orange.hooks.workspace import base_of
 from orange.ops.workspaces import pool_status
 from orange.store.history import task_history
 
@@ -112,20 +113,21 @@ class PoolView(View):
 
     def content(self) -> ComposeResult:
         table: DataTable[str] = DataTable(id="pool", cursor_type="row")
-        for label in ("workspace", "state", "task", "branch", "host"):
+        for label in ("workspace", "state", "task", "branch", "host", "port"):
             table.add_column(label)
         for member in self.members:
             task = str(member.get("task") or "")
             state = "bound" if task else "free" if member.get("exists") else "not created"
+            state = "setting up" if member.get("setting_up") else state
             branch = str(member.get("branch") or "")
-            table.add_row(
-                str(member["name"]), state, task, visible(branch), self.host if task else ""
-            )
+            port = "" if member.get("port") is None else str(member["port"])
+            host = self.host if task else ""
+            table.add_row(str(member["name"]), state, task, visible(branch), host, port)
         yield table
 
 
 class DiffView(View):
-    """The task branch against the default branch: ``c`` comments on the selected line
+    """The task branch against its base: ``c`` comments on the selected line
     (on a hunk header: the hunk), ``s`` sends every comment as one request-changes."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -215,6 +217,6 @@ def _task_view(app: Dashboard, row: Row, view: str) -> View:
         state = workflow.states.get(row.status) if workflow is not None else None
         window = agent_window(task, state.agent if state is not None else "worker")
         return OutputView(f"{title}  agent output ({window})", session, window)
-    base = acts.project.default_branch
+    base = base_of(acts.project, task)  # the task's base (checked: shared data), else default
     text = git("diff", f"{base}...{task.branch}", "--", cwd=acts.project.path)
     return DiffView(f"{title}  diff against {base}", text, row, acts)

@@ -3,15 +3,16 @@ a port per pool slot (README "Getting worktrees ready").
 
 The settings come from two places.  The project's local settings (``projects.json``,
 set with ``orange project update``) are this host's own.  The repository's
-``.orange/worktree.yml`` (same keys) arrives with a ``git pull``: its copy globs and
-ports are data and always apply, but its commands run only when a human trusted the
-file's exact content on this host (`orange.engine.trust`), so a push never runs code
-here.
+``.orange/worktree.yml`` (same keys) arrives with a ``git pull``: its ports are data and
+always apply, but its commands run and its copy globs apply only when a human trusted
+the file's exact content on this host (`orange.engine.trust`), so a push never runs
+code here nor picks which of this host's files go into a worktree.
 
 Copying takes only files git ignores or does not track in the main checkout, never
 writes over a file the worktree tracks, keeps symlinks as links, and never reads
 outside the checkout (a glob with ``..`` or an absolute path is refused where it is
-set, and a match whose real path leaves the checkout is skipped).
+set, and a match whose real path leaves the checkout is skipped), nor writes outside the
+worktree (a folder the branch made a link is not written through).
 """
 
 from __future__ import annotations
@@ -115,11 +116,12 @@ def _list(data: Mapping[str, Any], key: str, where: str) -> tuple[str, ...]:
 # -- copying --------------------------------------------------------------------------
 def copy_local_files(main: Path, worktree: Path, globs: Iterable[str]) -> list[str]:
     """Copy the untracked or ignored files of ``main`` matching ``globs`` into
-    ``worktree``; returns the paths copied, relative to the checkout."""
+    ``worktree`` (over an untracked one there, never a tracked one); returns the paths
+    copied, relative to the checkout."""
     globs = [check_glob(glob) for glob in globs]
     if not globs:
         return []
-    root = main.resolve()
+    root, there = main.resolve(), worktree.resolve()
     tracked_here = _tracked(main)
     tracked_there = _tracked(worktree)
     copied: list[str] = []
@@ -127,8 +129,13 @@ def copy_local_files(main: Path, worktree: Path, globs: Iterable[str]) -> list[s
         if relative in tracked_here or relative in tracked_there:
             continue
         source, target = root / relative, worktree / relative
-        if target.is_symlink() or target.exists():
-            continue  # the agent's (or a previous setup's) file: left as it is
+        if not _inside(there, target):
+            continue  # a folder on the way is a link the branch brought: never through it
+        if target.is_dir() and not target.is_symlink():
+            continue  # a folder where main has a file: not ours to remove
+        # An ignored file an earlier task left (the reset keeps them): the main
+        # checkout's as it is now replaces it; a link is replaced, never written through.
+        target.unlink(missing_ok=True)
         target.parent.mkdir(parents=True, exist_ok=True)
         if source.is_symlink():
             os.symlink(os.readlink(source), target)

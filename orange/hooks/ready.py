@@ -11,7 +11,9 @@ What: the repository's ``.orange/worktree.yml`` of the project's main checkout (
 a ``git pull`` brings, never the task branch's copy, which an agent may edit) and the
 project's local settings.  The repository's steps come first, then the local ones (a
 host's own set-up builds on the team's); the repository's commands only run when a
-human trusted the file's exact content here (`orange project trust-setup`).
+human trusted the file's exact content here (`orange project trust-setup`), and so are
+its copy globs applied (an untrusted file could copy this host's ignored secrets into a
+worktree whose branch, pushed by anyone, does not ignore them); its ports always apply.
 """
 
 from __future__ import annotations
@@ -79,15 +81,15 @@ def plan_for(project: Project, name: str) -> Plan:
         warning = ""
     copy, setup, teardown = project.copy, project.setup, project.teardown
     if shared is not None:
-        copy = shared.settings.copy + copy
-        commands = shared.settings.setup + shared.settings.teardown
+        theirs = shared.settings
         if repo_trusted(shared.text):
-            setup, teardown = shared.settings.setup + setup, shared.settings.teardown + teardown
-        elif commands:
+            copy = theirs.copy + copy
+            setup, teardown = theirs.setup + setup, theirs.teardown + teardown
+        elif theirs.copy or theirs.setup or theirs.teardown:
             warning = (
                 f"orange: {project.name}'s .orange/worktree.yml is not trusted on this host: "
-                f"its commands do not run (review and trust it with "
-                f"`orange project trust-setup {project.name}`)"
+                f"its commands do not run and its files are not copied (review and trust it "
+                f"with `orange project trust-setup {project.name}`)"
             )
     port = slot_port(project, slot_index(name), shared.settings if shared else None)
     return Plan(copy, setup, teardown, port, warning)

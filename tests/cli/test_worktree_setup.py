@@ -6,6 +6,7 @@ Real git worktrees, real setup processes; the harness named is never reached."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import time
 from pathlib import Path
@@ -81,28 +82,31 @@ def test_the_repository_file_runs_only_once_its_content_is_trusted(
     project: Path, cli: Cli, tmp_path: Path
 ) -> None:
     events = tmp_path / "events"
-    shared = {"setup": [f"echo repo-$ORANGE_WORKSPACE_INDEX >> {events}"], "copy": [".env"]}
+    record = f"echo repo-$ORANGE_WORKSPACE-$ORANGE_WORKSPACE_INDEX >> {events}"
+    shared = {"setup": [record], "copy": [".env"]}
     (project / ".orange").mkdir()
     (project / ".orange" / "worktree.yml").write_text(yaml.safe_dump(shared))
     git(project, "add", ".orange")
     git(project, "commit", "-q", "-m", "share the worktree set-up")
+    (project / ".env").write_text("KEY=1\n")  # untracked: copied once the file is trusted
     # The local setup fails after the repository's, so the spawn stops before any agent.
-    cli.ok("project", "update", "--setup", "exit 1")
+    cli.ok("project", "update", "--setup", f"if [ -e .env ]; then echo env >> {events}; fi; exit 1")
 
     first = cli("task", "create", "t1", "One", "--harness", "hold")
     assert first.code == 1
     warnings = [line for line in first.err.splitlines() if "not trusted" in line]
     assert warnings == [
         "orange: proj's .orange/worktree.yml is not trusted on this host: its commands do "
-        "not run (review and trust it with `orange project trust-setup proj`)"
+        "not run and its files are not copied (review and trust it with "
+        "`orange project trust-setup proj`)"
     ]
     assert not events.exists()
 
     listed = cli.ok("project", "trust-setup", "--yes")
-    assert "setup: echo repo-$ORANGE_WORKSPACE_INDEX" in listed.out
+    assert "setup: echo repo-$ORANGE_WORKSPACE-$ORANGE_WORKSPACE_INDEX" in listed.out
     task_id = json.loads(cli("task", "list", "--json").out)["tasks"][0]["id"]
     assert cli("task", "spawn", task_id).code == 1
-    assert events.read_text() == "repo-0\n"
+    assert events.read_text() == "repo-proj--1-0\nenv\n"
     assert cli.ok("project", "trust-setup", "--json").json()["already"] is True
 
     shared["setup"] = [f"echo changed >> {events}"]
@@ -111,7 +115,7 @@ def test_the_repository_file_runs_only_once_its_content_is_trusted(
     again = cli("task", "spawn", task_id)
     assert again.code == 1
     assert "is not trusted on this host" in again.err
-    assert events.read_text() == "repo-0\n"
+    assert events.read_text() == "repo-proj--1-0\nenv\n"
 
 
 @pytest.mark.parametrize("glob", ["../secret", "/etc/passwd", "a/../../b"], ids=str)
@@ -195,3 +199,27 @@ def test_a_task_with_a_base_merges_into_it(project: Path, cli: Cli) -> None:
     assert git(project, "rev-parse", "release") == git(project, "rev-parse", "fix")
     assert git(project, "rev-parse", "release^").strip() == release
     assert git(project, "rev-parse", "main").strip() == main  # the default branch untouched
+
+
+def test_trust_setup_asked_on_a_terminal_shows_the_commands_first(project: Path) -> None:
+    """With --json too: the commands and the question on stderr, one JSON object out."""
+    (project / ".orange").mkdir()
+    (project / ".orange" / "worktree.yml").write_text("setup: [make deps]\n")
+    main, terminal = os.openpty()
+    try:
+        asking = subprocess.Popen(
+            [orange_bin(), "project", "trust-setup", "--json"],
+            cwd=project,
+            stdin=terminal,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        os.write(main, b"y\n")
+        out, err = asking.communicate(timeout=60)
+    finally:
+        os.close(main)
+        os.close(terminal)
+    assert asking.returncode == 0, err
+    assert json.loads(out)["trusted"][0]["name"] == "proj:.orange/worktree.yml"
+    assert err.index("setup: make deps") < err.index("run these commands")

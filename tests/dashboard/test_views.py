@@ -12,6 +12,7 @@ from typing import Any
 from textual.widgets import DataTable, Markdown, Static
 
 from orange.dashboard.views import DiffView, PoolView, TaskFileView, TextView
+from orange.hooks import settingup
 from orange.store.store import TaskStore
 from tests.conftest import Cli, git
 from tests.dashboard.conftest import app_for, drive, put_task, table_text
@@ -74,8 +75,11 @@ def test_v_shows_task_md_and_l_its_history_and_esc_comes_back(project: Path) -> 
     drive(app, script)
 
 
-def test_w_shows_the_pool_and_o_without_a_session_is_one_line(project: Path) -> None:
+def test_w_shows_the_pool_and_o_without_a_session_is_one_line(project: Path, cli: Cli) -> None:
     put_task(project, "aaaa0001", status="working")
+    put_task(project, "aaaa0002", status="pending")
+    cli.ok("project", "update", "--port-base", "4000", cwd=project)
+    settingup.write("proj", settingup.Mark("aaaa0002", "proj--1", os.getpid()))
     app = app_for(project)
 
     async def script(pilot: Any) -> None:
@@ -84,7 +88,11 @@ def test_w_shows_the_pool_and_o_without_a_session_is_one_line(project: Path) -> 
         await pilot.press("w")
         assert isinstance(app.screen, PoolView)
         rows = app.screen.query_one("#pool", DataTable)
-        assert [str(rows.get_row_at(i)[0]) for i in range(rows.row_count)] == ["proj--1", "proj--2"]
+        shown = [[str(cell) for cell in rows.get_row_at(i)] for i in range(rows.row_count)]
+        assert [(row[0], row[1], row[2], row[-1]) for row in shown] == [
+            ("proj--1", "setting up", "aaaa0002", "4000"),
+            ("proj--2", "not created", "", "4010"),
+        ]
         await pilot.press("escape")
 
     drive(app, script)
@@ -207,5 +215,57 @@ def test_an_open_pull_request_shows_its_checks(
         (tmp_path / "checks.json").unlink()  # no checks at all: no mark
         app.watch_branches()
         await _until(pilot, lambda: table_text(app)[0][8] == "#7 open")
+
+    drive(app, script)
+
+
+def _on_a_release_branch(project: Path) -> None:
+    """``release`` one commit past main, ``work`` one commit past release."""
+    git(project, "checkout", "-q", "-b", "release")
+    (project / "RELEASE").write_text("1.0\n")
+    git(project, "add", "RELEASE")
+    git(project, "commit", "-qm", "release")
+    git(project, "checkout", "-q", "-b", "work")
+    (project / "a.py").write_text("one\ntwo\n")
+    git(project, "add", "a.py")
+    git(project, "commit", "-qm", "a")
+    git(project, "checkout", "-q", "main")
+
+
+def test_a_task_with_a_base_is_counted_and_diffed_against_it(project: Path) -> None:
+    _on_a_release_branch(project)
+    put_task(project, "aaaa0001", status="reviewing", branch="work", base="release")
+    app = app_for(project)
+
+    async def script(pilot: Any) -> None:
+        app.watch_branches()
+        await _until(pilot, lambda: table_text(app)[0][7] == "1 +2 -0")
+        await pilot.press("D")
+        view = app.screen
+        assert isinstance(view, DiffView)
+        assert "diff against release" in view.title_text
+        paths = {line.path for line in view.lines}
+        assert paths == {"a.py"}  # not release's own RELEASE file
+
+    drive(app, script)
+
+
+def test_a_task_whose_worktree_is_being_set_up_shows_it(project: Path) -> None:
+    put_task(project, "aaaa0001", status="pending")
+    put_task(project, "aaaa0002", status="pending", updated_at="2026-01-02T10:00:00+00:00")
+    settingup.write("proj", settingup.Mark("aaaa0001", "proj--1", os.getpid()))
+    app = app_for(project)
+
+    async def script(pilot: Any) -> None:
+        app.watch_agents()
+        await pilot.pause()
+        assert [(r[0], r[3]) for r in table_text(app)] == [
+            ("aaaa0001", "setting up"),
+            ("aaaa0002", "-"),
+        ]
+        settingup.clear("proj", "aaaa0001")
+        app.watch_agents()
+        await pilot.pause()
+        assert [r[3] for r in table_text(app)] == ["-", "-"]
 
     drive(app, script)

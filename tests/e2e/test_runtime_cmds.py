@@ -367,6 +367,17 @@ def test_create_pr_pushes_and_opens_with_summary_and_handoff(
     assert shown["pr_url"] == "https://github.com/example/proj/pull/7"
 
 
+def test_create_pr_targets_the_tasks_base(world: World, tmp_path: Path, gh: Gh) -> None:
+    add_origin(world, tmp_path)
+    commit_on(world.repo, "release", "RELEASE", "1.0\n")
+    git(world.repo, "push", "-q", "origin", "release")
+    commit_on(world.repo, "hotfix", "fix.txt", "fixed\n", start="release")
+    task = world.create("hotfix", "Fix the release", "--status", "reviewing", "--base", "release")
+    world.ok("task", "create-pr", task)
+    (args,) = [c for c in gh.calls() if c[:2] == ["pr", "create"]]
+    assert args[args.index("--base") + 1] == "release"
+
+
 def test_create_pr_without_gh_or_without_a_remote(
     world: World, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

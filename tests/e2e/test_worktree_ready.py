@@ -23,7 +23,8 @@ def test_two_slots_are_made_ready_with_their_own_ports(world: World, tmp_path: P
     world.ok(
         "project", "update", "--copy", ".env", "--port-base", "4100",
         "--setup", f"echo setup $ORANGE_TASK_ID $ORANGE_PORT $(cat .env) >> {events}",
-        "--teardown", f"echo teardown $ORANGE_TASK_ID $ORANGE_PORT >> {events}",
+        "--teardown",  # on the task's branch still: before the worktree's reset
+        f"echo teardown $ORANGE_TASK_ID $ORANGE_PORT $(git branch --show-current) >> {events}",
         "--teardown", "exit 4",
     )  # fmt: skip
     agent = f"echo agent $ORANGE_TASK_ID $ORANGE_PORT >> {events}; exec sleep 600"
@@ -56,7 +57,7 @@ def test_two_slots_are_made_ready_with_their_own_ports(world: World, tmp_path: P
 
     world.ok("task", "cancel", first, "--yes")
     wait_for(lambda: len(lines()) == 5, what="the teardown")
-    assert lines()[-1] == f"teardown {first} 4100"
+    assert lines()[-1] == f"teardown {first} 4100 first"
     assert world.status(third) == "pending"  # a cancel starts nothing: a finished task does
 
     # A task that finishes starts the next pending one (spawn_next) in the freed slot,
@@ -89,3 +90,34 @@ def test_a_task_branch_starts_from_its_base(world: World) -> None:
     worktree = Path(world.ok("task", "show", task_id, "--json").json()["workspace_path"])
     assert git(worktree, "rev-parse", "HEAD") == git(world.repo, "rev-parse", "release")
     assert (worktree / "RELEASE").is_file()
+
+
+def test_the_reviewer_gets_its_slots_port(world: World, tmp_path: Path) -> None:
+    seen = tmp_path / "seen"
+    world.ok("project", "update", "--port-base", "4200")
+    agent = f"echo $ORANGE_AGENT_ROLE $ORANGE_PORT >> {seen}; exec sleep 600"
+    world.set_harness("port", ["sh", "-c", agent, "{prompt}"], ["sh", "-c", agent])
+    world.create("held", "Held", "--harness", "port")  # slot 1: 4200
+    reviewed = world.create("review", "Review", "--harness", "port", "--status", "agent-review")
+    wait_for(lambda: seen.exists() and len(seen.read_text().splitlines()) == 2, what="agents")
+    assert sorted(seen.read_text().splitlines()) == ["reviewer 4210", "worker 4200"]
+    assert world.ok("task", "show", reviewed, "--json").json()["port"] == 4210
+
+
+def test_a_base_only_on_origin_is_fetched_at_create(world: World, tmp_path: Path) -> None:
+    bare = tmp_path / "origin.git"
+    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(bare))
+    git(world.repo, "remote", "add", "origin", str(bare))
+    git(world.repo, "push", "-q", "-u", "origin", "main")
+    teammate = tmp_path / "teammate"
+    git(tmp_path, "clone", "-q", str(bare), str(teammate))
+    git(teammate, "checkout", "-q", "-b", "release")
+    (teammate / "RELEASE").write_text("1.0\n")
+    git(teammate, "add", "RELEASE")
+    git(teammate, "commit", "-q", "-m", "release 1.0")
+    git(teammate, "push", "-q", "origin", "release")
+    pushed = git(teammate, "rev-parse", "release")
+    world.set_harness("hold", ["sh", "-c", "exec sleep 600", "{prompt}"])
+    task_id = world.create("fix", "Fix", "--harness", "hold", "--base", "release")
+    worktree = Path(world.ok("task", "show", task_id, "--json").json()["workspace_path"])
+    assert git(worktree, "rev-parse", "HEAD") == pushed

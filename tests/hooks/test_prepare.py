@@ -9,6 +9,8 @@ from pathlib import Path
 import pytest
 
 from orange.errors import InvalidInput
+from orange.home import orange_home
+from orange.hooks import ready
 from orange.hooks.prepare import (
     Settings,
     SetupFailed,
@@ -48,12 +50,25 @@ def test_copies_ignored_and_untracked_files_never_tracked_ones(trees: tuple[Path
     assert json.loads((worktree / "config.json").read_text()) == {}
 
 
-def test_an_existing_file_in_the_worktree_is_left_alone(trees: tuple[Path, Path]) -> None:
+def test_a_file_an_earlier_task_left_is_replaced_by_the_main_checkouts(
+    trees: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """A reused worktree keeps ignored files (the reset cleans only untracked ones): its
+    next task gets the main checkout's .env as it is now, not the last task's."""
     main, worktree = trees
-    (main / ".env").write_text("from main\n")
-    (worktree / ".env").write_text("the agent's\n")
-    assert copy_local_files(main, worktree, [".env"]) == []
-    assert (worktree / ".env").read_text() == "the agent's\n"
+    (main / ".env").write_text("rotated\n")
+    (main / "secrets").mkdir()
+    (main / "secrets" / "a.key").write_text("new\n")
+    (worktree / ".env").write_text("stale\n")
+    outside = tmp_path / "elsewhere.key"
+    outside.write_text("not ours\n")
+    (worktree / "secrets").mkdir()
+    os.symlink(outside, worktree / "secrets" / "a.key")  # an earlier agent's link
+    assert copy_local_files(main, worktree, [".env", "secrets"]) == [".env", "secrets/a.key"]
+    assert (worktree / ".env").read_text() == "rotated\n"
+    assert not (worktree / "secrets" / "a.key").is_symlink()
+    assert (worktree / "secrets" / "a.key").read_text() == "new\n"
+    assert outside.read_text() == "not ours\n"  # replaced the link, not written through it
 
 
 def test_nothing_outside_the_checkout_is_read(trees: tuple[Path, Path], tmp_path: Path) -> None:
@@ -66,6 +81,21 @@ def test_nothing_outside_the_checkout_is_read(trees: tuple[Path, Path], tmp_path
     for glob in ("../outside/passwd", "/etc/passwd", "a/../../x", "~/x"):
         with pytest.raises(InvalidInput, match="reaches outside the checkout"):
             copy_local_files(main, worktree, [glob])
+
+
+def test_nothing_is_written_outside_the_worktree(trees: tuple[Path, Path], tmp_path: Path) -> None:
+    """A branch (pushed by anyone) that makes a folder a link elsewhere does not get the
+    local files copied through it."""
+    main, worktree = trees
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (main / "config").mkdir()
+    (main / "config" / "dev.local").write_text("KEY=1\n")
+    os.symlink(outside, worktree / "config")
+    git(worktree, "add", "config")
+    git(worktree, "commit", "-q", "-m", "config is a link")
+    assert copy_local_files(main, worktree, ["config/*.local"]) == []
+    assert list(outside.iterdir()) == []
 
 
 def test_commands_run_in_order_with_their_environment_and_a_log(tmp_path: Path) -> None:
@@ -149,6 +179,8 @@ def test_project_update_keeps_the_settings_and_refuses_escaping_globs(cli: Cli, 
         assert refused.code == 1 and "reaches outside the checkout" in refused.err
     too_high = cli("project", "update", "--port-base", "65530")
     assert too_high.code == 1 and "not all valid ports" in too_high.err
+    negative = cli("project", "update", "--port-base", "-1")
+    assert negative.err == "orange: port base must be 1 or more (got -1)\n"
     no_stride = cli("project", "update", "--port-stride", "0")
     assert no_stride.code == 1 and "port stride must be at least 1 (got 0)" in no_stride.err
     empty = cli("project", "update", "--copy", "")
@@ -157,3 +189,13 @@ def test_project_update_keeps_the_settings_and_refuses_escaping_globs(cli: Cli, 
     shown = json.loads(cli.ok("project", "list", "--json").out)["projects"][0]
     assert shown["copy"] == [".env.local"] and shown["port_base"] is None
     assert shown["setup"] == ["true"]
+    cli.ok("project", "update", "--clear-setup", "--setup", "make", "--clear-teardown")
+    shown = json.loads(cli.ok("project", "list", "--json").out)["projects"][0]
+    assert (shown["setup"], shown["teardown"], shown["copy"]) == (["make"], [], [".env.local"])
+
+
+def test_each_command_may_run_ten_minutes_unless_configured() -> None:
+    assert ready.timeout() == 600
+    (orange_home() / "config.yml").parent.mkdir(parents=True, exist_ok=True)
+    (orange_home() / "config.yml").write_text("setup_timeout: 30\n")
+    assert ready.timeout() == 30

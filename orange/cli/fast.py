@@ -1,7 +1,7 @@
 """A fast path for the commands agents run all the time, without typer.
 
-``task update [ID] --summary S | --status S | --branch [B]`` and ``task list`` with
-their plain options.  Anything else — help, an unknown or repeated option, a missing
+``task update [ID] --summary S | --status S | --branch [B]``, ``task list`` and ``sync
+[REMOTE]`` with their plain options.  Anything else — help, an unknown or repeated option, a missing
 value — returns None and typer handles the command as usual, so the fast path never
 changes what a command means; it only skips typer's start-up cost.
 """
@@ -25,6 +25,11 @@ _LIST = {
     "--all": False,
     "--all-projects": False,
     "--body": False,
+    "--json": False,
+}
+_SYNC = {
+    "--project": True,
+    "--setup": False,
     "--json": False,
 }
 
@@ -82,6 +87,8 @@ def fast_command(args: list[str]) -> Callable[[], None] | None:
     """The command to run for ``args`` if the fast path knows it, else None."""
     if args[:2] == ["hook-impl", "reference-transaction"]:
         return _wake(args[2:])
+    if args[:1] == ["sync"]:
+        return _sync(args[1:])
     if len(args) < 2 or args[0] != "task":
         return None
     if args[1] == "update":
@@ -125,3 +132,23 @@ def fast_command(args: list[str]) -> Callable[[], None] | None:
 
         return list_
     return None
+
+
+def _sync(args: list[str]) -> Callable[[], None] | None:
+    parsed = _parse(args, _SYNC, positionals=1)
+    if parsed is None:
+        return None
+    plain, opts = parsed
+
+    def sync() -> None:
+        # Each fast command loads its own module only: that is the point of the path.
+        from orange.cli.syncing import run_sync
+
+        run_sync(
+            remote=plain[0] if plain else None,
+            project=_text(opts, "--project"),
+            setup=bool(opts.get("--setup")),
+            json_out=bool(opts.get("--json")),
+        )
+
+    return sync

@@ -245,8 +245,9 @@ class Checker:
             reason = "a merge of more than two histories is never Orange's"
             self.found.append(Violation(str(commit.id), layout.TASKS_REF, reason, ""))
             return
-        actual = {p: new for p, _old, new in changed_files(self.repo, parents[0].tree, commit.tree)}
-        expected = plan_merge(self.repo, parents[0], parents[1]).writes
+        actual = changed_blobs(parents[0].tree, commit.tree)
+        writes = plan_merge(self.repo, parents[0], parents[1]).writes
+        expected = {path: _blob_of(content) for path, content in writes.items()}
         for path in sorted(actual.keys() | expected.keys()):
             if actual.get(path, _ABSENT) == expected.get(path, _ABSENT) or path in self.tainted:
                 continue
@@ -299,6 +300,24 @@ def changed_files(
         old_data = None if added else repo[delta.old_file.id].read_raw()
         new_data = None if deleted else repo[delta.new_file.id].read_raw()
         yield path, old_data, new_data
+
+
+def changed_blobs(old: pygit2.Tree, new: pygit2.Tree) -> dict[str, str | None]:
+    """Each changed file: path → its blob id now (None: deleted); no content is read."""
+    found: dict[str, str | None] = {}
+    for delta in old.diff_to_tree(new).deltas:
+        if delta.status == pygit2.enums.DeltaStatus.DELETED:
+            found[delta.old_file.path] = None
+        else:
+            found[delta.new_file.path] = str(delta.new_file.id)
+    return found
+
+
+def _blob_of(content: bytes | pygit2.Oid | None) -> str | None:
+    """The blob id a merge's write gives its path (None: deleted)."""
+    if content is None or isinstance(content, pygit2.Oid):
+        return None if content is None else str(content)
+    return str(pygit2.hash(content))
 
 
 def _check_schema(old: bytes | None, new: bytes | None) -> str | None:

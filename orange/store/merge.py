@@ -8,7 +8,8 @@ texts keeps the text with the smaller SHA-1 under its name and the other as
 definition, so a task recording that revision still finds it); any other file keeps the
 larger content.  The result is a `Plan`: the writes over ``ours`` that give the merged
 tree (also how the checker verifies a merge commit without writing objects), and what
-came in, went out and conflicted, by task id.
+came in, went out and conflicted, by task id.  A file taken from their side is written
+as the id of their blob: nothing of it is read or written again.
 """
 
 from __future__ import annotations
@@ -22,12 +23,13 @@ import pygit2
 from orange.store import layout
 from orange.store.history import _changed_tasks, _Listings
 from orange.store.taskmerge import Rules, Side, merge_task
+from orange.store.tree import Content
 
 VERSION = "1"  # the ``Orange-Merge`` trailer: the version of these rules
 
 
 class Plan(NamedTuple):
-    writes: dict[str, bytes | None]  # over ours: path → content (None deletes)
+    writes: dict[str, Content]  # over ours: path → content or blob id (None deletes)
     incoming: tuple[str, ...]  # tasks changed on their side since the base
     outgoing: tuple[str, ...]  # tasks changed on our side since the base
     conflicts: dict[str, tuple[str, ...]]  # task id → what needed a rule
@@ -60,7 +62,7 @@ def plan(repo: pygit2.Repository, ours: pygit2.Commit, theirs: pygit2.Commit, ru
         last_touches(repo, theirs, base, task_paths),
     )
     # Changed on their side only: ours still holds the base's, so theirs differs from it.
-    writes = {p: _data(repo, yours[p]) for p in yours.keys() - mine.keys()}
+    writes: dict[str, Content] = {p: yours[p] for p in yours.keys() - mine.keys()}
     merged_writes: dict[str, bytes | None] = {}
     conflicts: dict[str, tuple[str, ...]] = {}
     for path in both:

@@ -13,18 +13,22 @@ if TYPE_CHECKING:
 BLOB_MODE = 0o100644
 TREE_MODE = 0o040000
 
+# What a path is written with: its content, the id of a blob the repository holds
+# already (a merge taking one side's file writes no object), or None to delete it.
+Content = bytes | pygit2.Oid | None
+
 
 def apply_writes(
-    repo: pygit2.Repository, base: pygit2.Tree | None, writes: Mapping[str, bytes | None]
+    repo: pygit2.Repository, base: pygit2.Tree | None, writes: Mapping[str, Content]
 ) -> pygit2.Oid | None:
-    """Write ``writes`` (path → content, None deletes) over ``base``.
+    """Write ``writes`` (path → content or blob id, None deletes) over ``base``.
 
     Only the trees along the written paths are rebuilt; everything else is shared with
     ``base``.  Returns the new tree id, or None if the tree became empty.
     """
 
-    leaves: dict[str, bytes | None] = {}
-    nested: dict[str, dict[str, bytes | None]] = {}
+    leaves: dict[str, Content] = {}
+    nested: dict[str, dict[str, Content]] = {}
     for path, data in writes.items():
         head, _, rest = path.partition("/")
         if rest:
@@ -38,7 +42,8 @@ def apply_writes(
             if builder.get(name) is not None:
                 builder.remove(name)
         else:
-            builder.insert(name, repo.create_blob(data), BLOB_MODE)
+            blob = data if isinstance(data, pygit2.Oid) else repo.create_blob(data)
+            builder.insert(name, blob, BLOB_MODE)
     for name, sub_writes in nested.items():
         subtree = None
         if base is not None and name in base:

@@ -29,8 +29,9 @@ def release_ended(project: Project, store: TaskStore, task_ids: Iterable[str]) -
     was done, to say."""
     said: list[str] = []
     snap = store.snapshot()
+    bound = {record.task for record in bindings.all_records(project.name)}  # one listing
     for task_id in task_ids:
-        if bindings.read(project.name, task_id) is None:
+        if task_id not in bound:
             continue
         try:
             task = snap.task(task_id)

@@ -30,7 +30,7 @@ def setup(project: Project, remote: str | None = None) -> str | None:
 def bring_in(project: Project, store: TaskStore, remote: str) -> str:
     """Fetch the remote's tasks and take them in (no push): a line saying what came."""
     try:
-        theirs = git_remote.fetch(Path(project.path), remote)
+        theirs = git_remote.fetch(store.pygit, remote)
     except OrangeError as exc:
         return f"tasks not fetched: {exc.message} (run `orange sync` later)"
     if theirs is None:

@@ -40,26 +40,29 @@ class Synced(NamedTuple):
         return data
 
 
-def sync_project(project: Project, remote: str) -> Synced:
-    """`sync`, then the local effects of what came in (`orange.sync.effects`)."""
+def sync_project(project: Project, remote: str | None = None) -> Synced:
+    """`sync` with ``remote`` (default: the project's, `git_remote.default_remote`),
+    then the local effects of what came in (`orange.sync.effects`)."""
     store = open_store(project)
-    result = sync(store, remote)
+    path, branch = Path(project.path), project.default_branch
+    name = remote or git_remote.default_remote(path, branch, store.pygit)
+    result = sync(store, name)
     mark_synced(store)
+    store._wake()  # the remote-tracking ref moved too (git ran no hook of ours)
     return result._replace(local=tuple(release_ended(project, store, result.incoming)))
 
 
 def sync(store: TaskStore, remote: str, bound: float | None = None) -> Synced:
     """Exchange tasks with ``remote`` until both hold the same tip (or a bound is hit:
     ``bound``, seconds for the whole exchange, raises `Unreachable` when spent)."""
-    cwd = _cwd(store)
     deadline = None if bound is None else time.monotonic() + bound
-    git_remote.require_remote(cwd, remote)
+    git_remote.require_remote(_cwd(store), remote, store.pygit)
     incoming: set[str] = set()
     outgoing: set[str] = set()
     conflicts: dict[str, tuple[str, ...]] = {}
     merges: list[str] = []
     for attempt in range(ATTEMPTS):
-        theirs = git_remote.fetch(cwd, remote, _left(deadline))
+        theirs = git_remote.fetch(store.pygit, remote, _left(deadline))
         local = _local_tip(store)
         if theirs is not None:
             outcome = integrate(store, theirs, remote, plan_merge)
@@ -72,7 +75,7 @@ def sync(store: TaskStore, remote: str, bound: float | None = None) -> Synced:
         if local is None or local == theirs:
             return Synced(remote, _s(incoming), _s(outgoing), conflicts, tuple(merges), False)
         outgoing.update(_outgoing(store, local, theirs))
-        if git_remote.push(cwd, remote, _left(deadline)):
+        if git_remote.push(store.pygit, remote, _left(deadline)):
             return Synced(remote, _s(incoming), _s(outgoing), conflicts, tuple(merges), True)
         time.sleep(random.uniform(0.05, 0.2) * (attempt + 1))
     raise RefConflict(

@@ -31,6 +31,11 @@ from tests.conftest import Cli, git, make_repo
         (["task", "update", "a", "b", "--summary", "x"], False),
         (["task", "list", "--bogus"], False),
         (["task", "show", "abc"], False),
+        (["sync"], True),
+        (["sync", "upstream", "--json", "--project", "p"], True),
+        (["sync", "--setup"], True),
+        (["sync", "a", "b"], False),
+        (["sync", "--help"], False),
     ],
     ids=[
         "update-summary",
@@ -43,6 +48,11 @@ from tests.conftest import Cli, git, make_repo
         "two-ids",
         "unknown-option",
         "other-command",
+        "sync",
+        "sync-options",
+        "sync-setup",
+        "sync-two-remotes",
+        "sync-help",
     ],
 )
 def test_fast_path_takes_only_what_it_fully_understands(args: list[str], fast: bool) -> None:
@@ -92,14 +102,15 @@ def _typer_command(*path: str) -> Any:
 
 
 @pytest.mark.parametrize(
-    ("name", "table", "positionals"),
-    [("update", fast._UPDATE, 1), ("list", fast._LIST, 0)],
-    ids=["update", "list"],
-)
+    ("path", "table", "positionals"),
+    [(("task", "update"), fast._UPDATE, 1), (("task", "list"), fast._LIST, 0),
+     (("sync",), fast._SYNC, 1)],
+    ids=["update", "list", "sync"],
+)  # fmt: skip
 def test_fast_option_tables_match_the_typer_commands(
-    name: str, table: dict[str, bool], positionals: int
+    path: tuple[str, ...], table: dict[str, bool], positionals: int
 ) -> None:
-    command = _typer_command("task", name)
+    command = _typer_command(*path)
     takes_value = {
         opt: not param.is_flag
         for param in command.params

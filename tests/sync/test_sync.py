@@ -6,8 +6,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+import pygit2
 import pytest
 
+from orange.cli import fast, main
 from orange.engine.forgery import verify_new
 from orange.engine.replay import check_history
 from orange.engine.trust import trusted_here
@@ -138,8 +140,10 @@ def test_a_push_that_lost_a_race_fetches_merges_and_pushes_again(
     fetches: list[str | None] = []
     real_fetch = git_remote.fetch
 
-    def fetch_then_race(cwd: Path, remote: str, timeout: float | None = None) -> str | None:
-        fetched = real_fetch(cwd, remote, timeout)
+    def fetch_then_race(
+        repo: pygit2.Repository, remote: str, timeout: float | None = None
+    ) -> str | None:
+        fetched = real_fetch(repo, remote, timeout)
         if not fetches:  # a teammate pushes between b's fetch and b's push
             git(a.path, "push", "-q", "origin", f"{layout.TASKS_REF}:{layout.TASKS_REF}")
         fetches.append(fetched)
@@ -193,3 +197,65 @@ def test_a_clone_in_a_folder_of_another_name_takes_the_tasks_project_name(
     assert "registered as 'proj', the name its shared tasks carry" in added.out
     assert [t["id"] for t in b.ok("task", "list", "--json").json()["tasks"]] == [made]
     assert [p["name"] for p in b.ok("project", "list", "--json").json()["projects"]] == ["proj"]
+
+
+def test_the_sync_runs_no_hook_of_the_clone_and_the_hubs_hook_still_judges(
+    clones: Clones, hub: Path
+) -> None:
+    """A clone's ``pre-push`` is for code and its ``reference-transaction`` would only
+    restart Orange about its own move: the sync's git runs neither.  The hub's own
+    ``update`` hook still replays what the sync pushes."""
+    a, b = clones(2)
+    hooks = b.path / ".git" / "hooks"
+    ran = b.path.parent / "ran-hooks"
+    for name in ("pre-push", "reference-transaction"):
+        (hooks / name).write_text(f"#!/bin/sh\necho {name} >> '{ran}'\nexit 1\n")
+        (hooks / name).chmod(0o755)
+    made = b.create("made on b")
+    assert b.ok("sync", "--json").json()["pushed"]
+    assert not ran.exists()
+    assert made in set(git(hub, "ls-tree", "-r", "--name-only", layout.TASKS_REF).split("/"))
+    shared = a.create("shared")
+    a.ok("sync")
+    b.ok("sync")
+    b.ok("task", "update", shared, "--summary", "from b")
+    a.ok("task", "update", shared, "--summary", "from a")
+    a.ok("sync")
+    git(b.path, "-c", "core.hooksPath=/dev/null", "fetch", "-q", "origin")
+    ours = git(b.path, "rev-parse", layout.TASKS_REF).strip()
+    theirs = git(b.path, "rev-parse", "refs/orange/remotes/origin/tasks").strip()
+    tree = git(b.path, "rev-parse", f"{ours}^{{tree}}").strip()  # not Orange's merge
+    forged = git(b.path, "commit-tree", tree, "-p", ours, "-p", theirs, "-m", "merge").strip()
+    git(b.path, "-c", "core.hooksPath=/dev/null", "update-ref", layout.TASKS_REF, forged)
+    refused = b("sync")
+    assert refused.code == 1
+    assert f"task {shared}: merge commit differs from Orange's merge" in refused.err
+    assert git(hub, "rev-parse", layout.TASKS_REF).strip() == theirs
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["sync"],
+        ["sync", "--json"],
+        ["sync", "--setup"],
+        ["sync", "nosuch"],
+        ["sync", "--project", "proj", "origin"],
+    ],
+    ids=["plain", "json", "setup", "no-remote", "named"],
+)
+def test_sync_means_the_same_on_the_fast_path_and_through_typer(
+    clones: Clones, monkeypatch: pytest.MonkeyPatch, args: list[str]
+) -> None:
+    (a,) = clones(1)
+    a.create("one")
+    a.ok("sync")
+    assert fast.fast_command(args) is not None
+    on_fast = a(*args)
+    monkeypatch.setattr(main, "fast_command", lambda argv: None)
+    through_typer = a(*args)
+    assert (on_fast.code, on_fast.out, on_fast.err) == (
+        through_typer.code,
+        through_typer.out,
+        through_typer.err,
+    )

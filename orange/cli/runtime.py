@@ -10,7 +10,7 @@ import typer
 from orange.cli.context import locate
 from orange.cli.engine import engine_for, report_outcome
 from orange.cli.moves import TaskArg
-from orange.cli.output import emit_json, task_object
+from orange.cli.output import emit_json, task_object, visible
 from orange.cli.task import JsonOpt, ProjectOpt
 from orange.engine.decide import can_start
 from orange.engine.workflow import Workflow
@@ -21,6 +21,7 @@ from orange.hooks.places import agent_window
 from orange.hooks.snapshots import restore as restore_snapshot
 from orange.hooks.tmux import Tmux
 from orange.ops.merge import merge_task
+from orange.run.state import agent_log
 from orange.store.task import Task
 
 
@@ -73,6 +74,9 @@ def peek(
     ref = locate(task, project)
     current = ref.store.get(ref.task_id)
     session = session_of(current)
+    if not session and agent_log(current) is not None:
+        _peek_log(current, lines, json_out)
+        return
     if not session:
         raise InvalidInput(f"task {current.id} has no tmux session on this host")
     state = engine_for(ref).workflow(current).states.get(current.status)
@@ -99,6 +103,20 @@ def peek(
         typer.echo(f"the {window} agent {exited}; its last output:" if output else exited)
     if output:
         typer.echo(output)
+
+
+def _peek_log(task: Task, lines: int, json_out: bool) -> None:
+    """A subtask of `orange run`: its agents run without tmux, their output in a log."""
+    log = agent_log(task)
+    assert log is not None
+    text = log.read_text(encoding="utf-8", errors="replace") if log.is_file() else ""
+    output = "\n".join(text.rstrip().splitlines()[-lines:])
+    if json_out:
+        emit_json({"task": task.id, "log": str(log), "output": output})
+        return
+    typer.echo(f"the agents of run {task.str_field('run')} write to {log}")
+    if output:
+        typer.echo(visible(output))
 
 
 def _last_output(screen: str, dead: bool) -> str:

@@ -50,7 +50,7 @@ class Review(NamedTuple):
     feedback: str
 
 
-SUBTASK_ID = re.compile(r"[A-Za-z0-9._-]{1,64}")
+SUBTASK_ID = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]{0,63}")  # no leading dot: a file name
 MAX_SUBTASKS = 100
 MAX_TITLE = 200  # characters
 MAX_DESCRIPTION = 20 * 1024  # bytes of UTF-8
@@ -180,7 +180,8 @@ def _subtask(entry: object, n: int) -> Subtask:
     ident = _field(entry, "id", str, where)
     if not SUBTASK_ID.fullmatch(ident):
         raise ContractError(
-            f'{where}: id "{_one_line(ident)[:70]}" must be 1 to 64 of A-Z a-z 0-9 . _ -'
+            f'{where}: id "{_one_line(ident)[:70]}" must be 1 to 64 of A-Z a-z 0-9 . _ - '
+            "(not starting with a dot)"
         )
     where = f'plan: subtask "{ident}"'
     title = _field(entry, "title", str, where)

@@ -33,6 +33,7 @@ from orange.run.ask import Asker
 from orange.run.progress import Progress
 from orange.run.runner import Runner, Settings, run_branch
 from orange.store import layout
+from orange.store.branches import check_branch_name
 from orange.store.runfile import RunFile
 
 POLICIES = ("retry", "continue", "stop")
@@ -176,6 +177,16 @@ def drive(
 
 
 def _check_resumable(run: RunFile, resuming: bool) -> None:
+    """A run this host may drive: not ended, its own, and every name it would hand to
+    git a valid branch name (the record is shared data: a teammate's push may have
+    changed it)."""
+    names = [run.fields.get("branch"), run.fields.get("base")]
+    names += [entry.get("branch") for entry in run.subtasks()]
+    for name in names:
+        try:
+            check_branch_name(str(name or ""))
+        except InvalidInput as exc:
+            raise InvalidInput(f"run {run.id} names a bad branch: {exc.message}") from None
     status = run.fields.get("status")
     if status in state.ENDED:
         raise InvalidInput(f"run {run.id} is {status}; nothing to resume")

@@ -217,7 +217,7 @@ class Runner:
             return
         history: list[dict[str, str]] = list(run.json_section("Clarification") or [])
         rounds = sum(1 for h in history if h.get("role") == "assistant")
-        limit = int(run.fields.get("max_clarification_rounds") or 10)
+        limit = state.number(run.fields, "max_clarification_rounds", 10)
         request = run.text("Request")
         if str(run.fields.get("step")) != "CLARIFYING":
             self.step("CLARIFYING", "asking the architect")
@@ -312,7 +312,7 @@ class Runner:
 
         create_missing(self)
         run = self.record()
-        agents_n = min(int(run.fields.get("agents") or 2), self.project.pool_size)
+        agents_n = min(state.number(run.fields, "agents", 2) or 2, self.project.pool_size)
         self.step("AGENTS_SPAWNED", f"{agents_n} agents over a pool of {self.project.pool_size}")
 
     # -- finishing -------------------------------------------------------------------

@@ -28,8 +28,11 @@ from orange.store.events import Change
 from orange.store.lock import attempt
 from orange.store.runfile import RunFile
 from orange.store.store import Snapshot, TaskStore, now_iso
+from orange.store.task import Task
 
 # Seed 004's checkpoint steps, in order (a resumed run skips every step before its own).
+_SUBTASK = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]{0,63}")
+
 STEPS = (
     "QUEUED",
     "REPO_SYNC",
@@ -72,6 +75,15 @@ def log_dir(run_id: str) -> Path:
     return orange_home() / "logs" / "runs" / run_id
 
 
+def agent_log(task: Task) -> Path | None:
+    """Where the agents of a run's subtask write on this host (None: no subtask of a
+    run).  Only the ids come from the task, each checked; the folder is this host's."""
+    run_id, sid = task.str_field("run"), task.str_field("subtask")
+    if not runfile.valid_run_id(run_id) or not _SUBTASK.fullmatch(sid):
+        return None
+    return log_dir(run_id) / f"{sid}.log"
+
+
 @contextmanager
 def runner_lock(store: TaskStore, run_id: str) -> Iterator[bool]:
     """This host's lock on running ``run_id``; yields whether it was taken."""
@@ -86,8 +98,6 @@ def is_running_here(store: TaskStore, run_id: str) -> bool:
 
 
 # -- agents' process groups (local files: a pid never comes from the shared ref) ------
-
-_SUBTASK = re.compile(r"[A-Za-z0-9._-]{1,64}")
 
 
 def _agent_file(store: TaskStore, run_id: str, who: str) -> Path:
@@ -211,6 +221,15 @@ def _change(run: RunFile, subject: str, step: str) -> Change:
         writes={runfile.run_path(run.id): run.render().encode()},
         trailers=(("Orange-Run", run.id), ("Orange-Step", step)),
     )
+
+
+def number(values: dict[str, Any], key: str, default: int) -> int:
+    """A count from the record (shared data): a whole number from 0 to 10,000, else
+    ``default``."""
+    value = values.get(key)
+    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= 10_000:
+        return value
+    return default
 
 
 def subtask(run: RunFile, sid: str) -> dict[str, Any]:

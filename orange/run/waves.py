@@ -60,7 +60,7 @@ class Waves:
     def run_all(self) -> None:
         from orange.run.runner import RunFailed  # the runner imports this module lazily
 
-        start = int(self.runner.record().fields.get("group") or 0)
+        start = state.number(self.runner.record().fields, "group", 0)
         for n in range(start, len(self.groups)):
             self.runner.check_cancelled()
             stopped = self.wave(n)
@@ -77,7 +77,7 @@ class Waves:
         """Run the group's unsettled subtasks; the ids the policy stopped on."""
         run = self.runner.record()
         todo = [sid for sid in self.groups[n] if state.subtask(run, sid)["status"] not in SETTLED]
-        agents_n = max(1, min(int(run.fields.get("agents") or 2), self.runner.project.pool_size))
+        agents_n = max(1, min(state.number(run.fields, "agents", 2), self.runner.project.pool_size))
         self.runner.step(
             "SUBTASK_IMPLEMENTING",
             f"wave {n + 1} of {len(self.groups)}: {len(todo)} subtasks, {agents_n} agents",
@@ -174,7 +174,7 @@ class Work:
         except SubtaskFailed as exc:
             reason = str(exc)
         self.runner.check_cancelled()
-        if policy == "retry" and int(self.entry().get("retries") or 0) == 0:
+        if policy == "retry" and state.number(self.entry(), "retries", 0) == 0:
             self.set("SUBTASK_FEEDBACK", "retrying", reason, retries=1)
             try:
                 self.work(f"Your previous attempt failed: {reason}", conflict=conflict, fresh=True)
@@ -206,8 +206,8 @@ class Work:
 
     def _iterate(self, context: str | None, *, conflict: bool, fresh: bool) -> None:
         entry = self.entry()
-        limit = int(self.runner.record().fields.get("max_iterations") or 3)
-        done = 0 if fresh or conflict else int(entry.get("iterations") or 0)
+        limit = state.number(self.runner.record().fields, "max_iterations", 3) or 3
+        done = 0 if fresh or conflict else state.number(entry, "iterations", 0)
         if entry.get("status") not in ("planned", "feedback", "blocked", "approved") and done:
             done -= 1  # caught mid-iteration by a crash: that iteration again
         task, path = self.bind()

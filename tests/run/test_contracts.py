@@ -101,6 +101,7 @@ BAD_PLANS = [
     Bad("duplicate-ids", [st_("a"), st_("a")], [["a"]], 'id "a" is used twice'),
     Bad("bad-id", [st_("a b")], [["a b"]], "must be 1 to 64 of"),
     Bad("long-id", [st_("x" * 65)], [["x" * 65]], "must be 1 to 64 of"),
+    Bad("dot-id", [st_("..")], [[".."]], "not starting with a dot"),
     Bad("no-groups", [st_("a")], [], "no parallel groups"),
     Bad("empty-group", [st_("a")], [["a"], []], "group 2 must be a non-empty list"),
     Bad("group-of-numbers", [st_("a")], [[1]], "holds a number"),

@@ -14,6 +14,13 @@ if TYPE_CHECKING:
     import typer
 
 
+APP_HELP = (
+    "Run many coding agents on one project, every transition gated and recorded in "
+    "git.  Starting an agent also starts a background monitor (one per host) that "
+    "notices agents that die: `orange monitor status`, `orange monitor stop`."
+)
+
+
 def build_app() -> typer.Typer:
     """The typer application with every command registered (imported on demand)."""
     # typer (and the pydantic it loads) and the command modules cost more than an
@@ -36,15 +43,11 @@ def build_app() -> typer.Typer:
         workflow,
         workspace,
     )
-    from orange.cli import (
-        run as runs,
-    )
+    from orange.cli import run as runs
 
     app = typer.Typer(
         name="orange",
-        help="Run many coding agents on one project, every transition gated and recorded in "
-        "git.  Starting an agent also starts a background monitor (one per host) that "
-        "notices agents that die: `orange monitor status`, `orange monitor stop`.",
+        help=APP_HELP,
         no_args_is_help=True,
         add_completion=False,
         pretty_exceptions_enable=False,

@@ -41,6 +41,9 @@ Subcommands: list, show ID, resume ID, cancel ID.  `orange run -- list` runs a
 request that is literally "list"."""
 
 
+AGENTS_HELP = "SWE agents at once (default 2, at most the pool)."
+
+
 class RequestGroup(TyperGroup):
     """A group whose first argument, when no subcommand, is the request of ``start``."""
 
@@ -70,10 +73,7 @@ def _asker(answers: Path | None, used: int, run_id: str) -> Asker:
 def start(
     request: Annotated[str, typer.Argument(help="What to build; - reads it from stdin.")],
     project: Annotated[str | None, typer.Option("--project", help="Project name.")] = None,
-    agents: Annotated[
-        int | None,
-        typer.Option("--agents", help="SWE agents at once (default 2, at most the pool)."),
-    ] = None,
+    agents: Annotated[int | None, typer.Option("--agents", help=AGENTS_HELP)] = None,
     architect: Annotated[
         str | None, typer.Option("--architect", help="The architect's harness.")
     ] = None,
@@ -104,17 +104,8 @@ def start(
     """Start a run of REQUEST."""
     text = sys.stdin.read() if request == "-" else request
     found = _project(project)
-    options = ops.Options(
-        agents,
-        architect,
-        swe,
-        skip_clarification,
-        max_clarification_rounds,
-        failure_policy,
-        max_iterations,
-        no_pr,
-        base,
-    )
+    given = (agents, architect, swe, skip_clarification, max_clarification_rounds)
+    options = ops.Options(*given, failure_policy, max_iterations, no_pr, base)
     run = ops.start(build_engine(found, actor="cli"), text, options)
     if not json_out:
         typer.echo(f"run {run.id} on branch {run.fields['branch']}", err=True)

@@ -5,7 +5,8 @@ some role (users' older files, copies committed in the tasks ref) gets it inferr
 `Workflow.inferred_roles` says so (it also notes a role no state has, declared or
 inferred); inference only considers states without a role:
 
-- queue: the first of ``initial_statuses`` with no agent and no ``on_enter`` that has a
+- queue (not missed in a workflow where no move starts an agent: nothing to queue):
+  the first of ``initial_statuses`` with no agent and no ``on_enter`` that has a
   transition spawning an agent (``spawn_agent``/``spawn_reviewer``); else a
   non-terminal state named ``pending``;
 - cancelled: a terminal state named ``cancelled``;
@@ -70,6 +71,8 @@ class RoleInference(LoaderBase):
         infer("cancelled", self._free_terminal("cancelled"))
         infer("done", self._infer_done())
         for role in _ROLES:
+            if role == "queue" and not self._starts_agents():
+                continue  # nothing to queue: no move starts an agent (run-subtask)
             if role not in self.role_states:
                 notes.append(
                     f"{self.doc.source}: states: no state has role '{role}' "
@@ -84,6 +87,11 @@ class RoleInference(LoaderBase):
                         "inferred true"
                     )
         return tuple(notes)
+
+    def _starts_agents(self) -> bool:
+        return any(spawns(t.hooks) for t in self.transitions) or any(
+            spawns(state.on_enter) for state in self.states.values()
+        )
 
     def _infer_queue(self, initial: Sequence[str]) -> str | None:
         for name in initial:

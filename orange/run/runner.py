@@ -167,7 +167,14 @@ class Runner:
         note = "no remote to fetch"
         if has_origin(self.project.path):
             try:
-                git("fetch", "--quiet", "origin", cwd=self.project.path, timeout=300)
+                git(
+                    "fetch",
+                    "--quiet",
+                    "origin",
+                    "+refs/heads/*:refs/remotes/origin/*",
+                    cwd=self.project.path,
+                    timeout=300,
+                )
                 note = "fetched origin"
             except GitFailed as exc:
                 note = f"could not fetch origin ({exc.message}); using local refs"

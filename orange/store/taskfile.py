@@ -274,6 +274,10 @@ def _check_yaml(header: str, where: str) -> None:
                 stack.append((isinstance(event, yaml.MappingStartEvent), [True], set()))
     except yaml.YAMLError as exc:
         reason = " ".join(str(exc).split())
+        if "maximum nesting depth" in reason:  # libyaml 0.2.6's own limit (1000) came first
+            raise BrokenTaskFile(
+                f"{where}: frontmatter is nested deeper than {MAX_DEPTH}"
+            ) from None
         raise BrokenTaskFile(f"{where}: frontmatter is not valid YAML: {reason}") from None
 
 

@@ -35,7 +35,7 @@ CASES = [
     Case(
         "unknown-workflow",
         ("workflow", "show", "nope"),
-        "(known: default, fresh-worker, minimal, self-review); ",
+        "(known: default, fresh-worker, minimal, run-subtask, self-review); ",
     ),
     Case(
         "bad-branch",

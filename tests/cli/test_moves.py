@@ -375,8 +375,9 @@ def test_unknown_workflow_in_projects_json_fails_creation(h: Harness) -> None:
     path.write_text(json.dumps(data))
     result = h.cli("task", "create", "", "s", "--no-spawn")
     assert result.code == 1 and result.err.count("\n") == 1
-    assert 'unknown workflow "nope" (known: default, fresh-worker, minimal, self-review)' in (
-        result.err
+    assert (
+        'unknown workflow "nope" (known: default, fresh-worker, minimal, run-subtask, self-review)'
+        in (result.err)
     )
     assert git(h.repo, "for-each-ref", "refs/orange") == ""
 

@@ -10,7 +10,7 @@ import pytest
 from orange.engine.catalog import load_named
 from tests.conftest import Cli
 
-SHIPPED = ["default", "fresh-worker", "minimal", "self-review"]
+SHIPPED = ["default", "fresh-worker", "minimal", "run-subtask", "self-review"]
 
 
 @pytest.fixture(autouse=True)
@@ -129,8 +129,9 @@ def test_show_mermaid(cli: Cli) -> None:
 def test_show_unknown_name_or_format(cli: Cli) -> None:
     missing = cli("workflow", "show", "nope")
     assert missing.code == 1 and missing.err.count("\n") == 1
-    assert 'unknown workflow "nope" (known: default, fresh-worker, minimal, self-review)' in (
-        missing.err
+    assert (
+        'unknown workflow "nope" (known: default, fresh-worker, minimal, run-subtask, self-review)'
+        in (missing.err)
     )
     bad = cli("workflow", "show", "default", "--format", "svg")
     assert bad.code == 1 and "unknown format 'svg'" in bad.err

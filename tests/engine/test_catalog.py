@@ -22,7 +22,13 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
 
 def test_lists_shipped_workflows() -> None:
     entries = catalog.list_workflows()
-    assert [e.name for e in entries] == ["default", "fresh-worker", "minimal", "self-review"]
+    assert [e.name for e in entries] == [
+        "default",
+        "fresh-worker",
+        "minimal",
+        "run-subtask",
+        "self-review",
+    ]
     assert not any(e.is_user for e in entries)
     assert all(Path(e.path).name == f"{e.name}.yml" for e in entries)
 
@@ -73,5 +79,5 @@ def test_unknown_name_lists_known(name: str) -> None:
     with pytest.raises(NotFound) as info:
         catalog.load_named(name)
     assert info.value.message == (
-        f'unknown workflow "{name}" (known: default, fresh-worker, minimal, self-review)'
+        f'unknown workflow "{name}" (known: default, fresh-worker, minimal, run-subtask, self-review)'
     )

@@ -46,11 +46,19 @@ def _is_field_write(node: ast.Call) -> bool:
     return name in {"with_fields", "update", "dict", "Task", "replace"}
 
 
+# An `orange run`'s record (runs/<id>/RUN.md) has a status of its own, the run's and
+# its subtasks' steps, and `orange run --json` prints it; the run's tasks move only
+# through the engine (`orange.run.waves._move`, `orange.run.ops.cancel`).
+RUN_RECORDS = {"run/runner.py", "run/ops.py", "cli/run.py"}
+
+
 def test_nothing_outside_the_engine_writes_status() -> None:
     offenders = {
         str(path.relative_to(PACKAGE)): lines
         for path in PACKAGE.rglob("*.py")
-        if ENGINE not in path.parents and (lines := _status_writes(path))
+        if ENGINE not in path.parents
+        and str(path.relative_to(PACKAGE)) not in RUN_RECORDS
+        and (lines := _status_writes(path))
     }
     assert offenders == {}
 

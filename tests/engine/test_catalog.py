@@ -79,5 +79,6 @@ def test_unknown_name_lists_known(name: str) -> None:
     with pytest.raises(NotFound) as info:
         catalog.load_named(name)
     assert info.value.message == (
-        f'unknown workflow "{name}" (known: default, fresh-worker, minimal, run-subtask, self-review)'
+        f'unknown workflow "{name}" '
+        "(known: default, fresh-worker, minimal, run-subtask, self-review)"
     )

@@ -104,7 +104,7 @@ class Waves:
                 if report is None:
                     break
                 work = Work(self, sid, self.runner.make_engine())
-                if work.under_policy(report, conflict=True):
+                if work.failed(report, conflict=True):
                     stopped.append(sid)
                     break
         return stopped
@@ -166,18 +166,22 @@ class Work:
 
     # -- the policy ------------------------------------------------------------------
     def under_policy(self, context: str | None, *, conflict: bool = False) -> bool:
-        run = self.runner.record()
-        policy = str(run.fields.get("policy") or "retry")
         try:
             self.work(context, conflict=conflict, fresh=False)
             return False
         except SubtaskFailed as exc:
-            reason = str(exc)
+            return self.failed(str(exc), conflict=conflict)
+
+    def failed(self, reason: str, *, conflict: bool = False) -> bool:
+        """The policy on a failed attempt (a merge conflict is one: under ``retry`` its
+        agent resolves it once, under ``continue`` it is given up); True: stop the run."""
+        policy = str(self.runner.record().fields.get("policy") or "retry")
         self.runner.check_cancelled()
         if policy == "retry" and state.number(self.entry(), "retries", 0) == 0:
             self.set("SUBTASK_FEEDBACK", "retrying", reason, retries=1)
+            context = reason if conflict else f"Your previous attempt failed: {reason}"
             try:
-                self.work(f"Your previous attempt failed: {reason}", conflict=conflict, fresh=True)
+                self.work(context, conflict=conflict, fresh=True)
                 return False
             except SubtaskFailed as exc:
                 reason = str(exc)

@@ -221,9 +221,11 @@ def cancel(engine: Engine, prefix: str) -> tuple[RunFile, list[str]]:
     said = [f"stopped agent {who}" for who in stop_leftover_agents(engine, run.id)]
     if state.is_running_here(store, run.id):
         said += _stop_runner(engine, run.id)
-    for entry in run.subtasks():
+    run = state.get(store, run.id)  # as the runner left it
+    open_ones = [e for e in run.subtasks() if e.get("status") not in ("done", "failed")]
+    for entry in open_ones:
         task_id = entry.get("task")
-        if not task_id or entry.get("status") in ("done", "failed"):
+        if not task_id:
             continue
         try:
             task = store.get(str(task_id))
@@ -232,7 +234,12 @@ def cancel(engine: Engine, prefix: str) -> tuple[RunFile, list[str]]:
                 said.append(f"cancelled subtask {entry['id']} (task {task.id})")
         except OrangeError as exc:
             said.append(f"subtask {entry['id']}: {exc}")
-    return state.get(store, run.id), said
+
+    def cancelled(record: RunFile) -> None:
+        for entry in open_ones:
+            state.set_subtask(record, str(entry["id"]), status="cancelled")
+
+    return state.update(store, run.id, "open subtasks cancelled", cancelled), said
 
 
 def _stop_runner(engine: Engine, run_id: str, wait: float = 15.0) -> list[str]:

@@ -14,7 +14,8 @@ counts invocations.  Scenario keys (each optional):
   true);
 - ``fail``: titles whose implementation exits 1;
 - ``block``: titles whose implementation waits until ``$FAKE_RUN_DIR/release`` exists,
-  having written ``$FAKE_RUN_DIR/working-<title>`` (a test kills the runner meanwhile).
+  having written ``$FAKE_RUN_DIR/working-<title>`` (a test kills the runner meanwhile);
+  stopped by SIGTERM meanwhile, it logs a ``stopped`` call with its pid first.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import fcntl
 import json
 import os
 import re
+import signal
 import sys
 import time
 from pathlib import Path
@@ -61,6 +63,11 @@ def record(kind: str, title: str) -> int:
     return before
 
 
+def stopped(title: str) -> None:
+    record("stopped", title)
+    sys.exit(143)
+
+
 def nth(values: list[object], n: int, default: object) -> object:
     if not values:
         return default
@@ -92,6 +99,7 @@ def main() -> int:
 
 def implement(scenario: dict[str, Any], title: str, n: int, prompt: str) -> int:
     if title in scenario.get("block", []):
+        signal.signal(signal.SIGTERM, lambda *_: stopped(title))
         (FOLDER / f"working-{title}").write_text(str(os.getpid()))
         while not (FOLDER / "release").exists():
             time.sleep(0.05)

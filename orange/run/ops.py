@@ -105,12 +105,12 @@ def start(engine: Engine, request: str, options: Options) -> RunFile:
     policy = options.failure_policy or str(conf["failure_policy"])
     if policy not in POLICIES:
         raise InvalidInput(f"unknown failure policy {policy!r}", hint=f"use {', '.join(POLICIES)}")
-    values = {
-        "agents": options.agents or conf["agents"],
-        "max_iterations": options.max_iterations or conf["max_iterations"],
-        "max_clarification_rounds": options.max_clarification_rounds
-        or conf["max_clarification_rounds"],
-    }
+    given = {
+        "agents": options.agents,
+        "max_iterations": options.max_iterations,
+        "max_clarification_rounds": options.max_clarification_rounds,
+    }  # 0 is refused below, not taken for "not given"
+    values = {key: conf[key] if value is None else value for key, value in given.items()}
     for key, value in values.items():
         _positive(f"--{key.replace('_', '-')}", value)
     architect = options.architect or str(conf["architect"])

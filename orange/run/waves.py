@@ -186,19 +186,19 @@ class Work:
             except SubtaskFailed as exc:
                 reason = str(exc)
             self.runner.check_cancelled()
-        if policy == "stop":
-            self.give_up("blocked", reason)
+        if policy == "stop":  # a conflict shows as one, for resume to send to the agent
+            self.give_up("blocked", reason, shown="conflict" if conflict else "blocked")
             return True
         self.give_up("failed", reason)
         return False
 
-    def give_up(self, status: str, reason: str) -> None:
+    def give_up(self, status: str, reason: str, shown: str | None = None) -> None:
         task_id = str(self.entry()["task"])
         try:
             _move(self.engine, task_id, status)
         except OrangeError as exc:
             reason += f" (and the task could not move to {status}: {exc})"
-        self.set("SUBTASK_DONE", status, reason, note=reason[:500])
+        self.set("SUBTASK_DONE", shown or status, reason, note=reason[:500])
 
     # -- one attempt -----------------------------------------------------------------
     def work(self, context: str | None, *, conflict: bool, fresh: bool) -> None:

@@ -116,3 +116,22 @@ def test_a_merge_conflict_fails_the_subtask_under_continue(world: RunWorld) -> N
     assert git(world.repo, "show", f"{run['branch']}:same.txt") == "line from a\n"
     # Its branch is kept, with its own work.
     assert git(world.repo, "show", f"{subs['b']['branch']}:same.txt") == "line from b\n"
+
+
+def test_a_merge_conflict_under_stop_is_resolved_on_resume(world: RunWorld) -> None:
+    world.scenario(plan=[plan([["a", "b"]])], edits=clash())
+    args = ("x", "--skip-clarification", "--no-pr", "--failure-policy", "stop", "--json")
+    result = world.run(*args)
+    assert result.code == 1
+    run = result.json()["run"]
+    assert run["status"] == "failed"
+    assert by_id(run)["b"]["status"] == "conflict"  # its task is blocked
+    assert "conflicts in same.txt" in by_id(run)["b"]["note"]
+    task = [t for t in world.tasks() if t.get("run") == run["id"] and t.get("subtask") == "b"]
+    assert [t["status"] for t in task] == ["blocked"]
+    resumed = world.run("resume", run["id"], "--json")
+    assert resumed.code == 0, resumed.err
+    assert resumed.json()["run"]["status"] == "completed"
+    text = git(world.repo, "show", f"{run['branch']}:same.txt")
+    assert "line from a" in text and "line from b" in text
+    assert implemented(world, "b") == 2  # its work, then the conflict on resume

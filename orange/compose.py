@@ -65,7 +65,7 @@ def _carries_tasks(engine: Engine) -> bool:
     return any(
         entry.name.startswith("remote.")
         and entry.name.endswith(".fetch")
-        and str(entry.value).startswith("refs/orange/tasks:")
+        and str(entry.value).startswith(("refs/orange/tasks:", "refs/orange/task*:"))
         for entry in entries
     )
 

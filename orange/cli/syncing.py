@@ -23,9 +23,9 @@ def run_sync(remote: str | None, project: str | None, setup: bool, json_out: boo
         name = remote or git_remote.default_remote(Path(found.path), found.default_branch)
         setup_refspec(found, name)
         if json_out:
-            emit_json({"remote": name, "refspec": git_remote.refspec(name)})
+            emit_json({"remote": name, "refspec": git_remote.config_refspec(name)})
         else:
-            print(f"git fetch {name} now also fetches {git_remote.refspec(name)}")
+            print(f"git fetch {name} now also fetches {git_remote.config_refspec(name)}")
         return
     result = sync_project(found, remote)
     if json_out:

@@ -15,6 +15,7 @@ code, as ``git push --no-verify`` assumes.  Refs and configuration are read in-p
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -44,7 +45,20 @@ class Unreachable(OrangeError):
 
 
 def refspec(remote: str) -> str:
+    """The exact refspec Orange's own fetch of the tasks asks for."""
     return f"{layout.TASKS_REF}:{remote_ref(remote)}"
+
+
+def config_refspec(remote: str) -> str:
+    """The refspec kept in ``remote.<name>.fetch`` so plain `git fetch` carries the
+    tasks: a pattern (matching ``refs/orange/tasks``), because an exact refspec makes
+    every `git fetch` of a remote that has no tasks yet fail ("couldn't find remote
+    ref"), the user's own fetches included.  Never forced (no ``+``)."""
+    return f"{layout.TASKS_REF[:-1]}*:{remote_ref(remote)[:-1]}*"
+
+
+def _ours(line: str, remote: str) -> bool:
+    return line in (refspec(remote), config_refspec(remote))
 
 
 def remotes(cwd: Path) -> list[str]:
@@ -139,21 +153,23 @@ def claim_remote(project: Project) -> str | None:
         return None
     path = Path(project.path)
     existing = git("config", "--get-all", f"remote.{name}.fetch", cwd=path, check=False)
-    return name if refspec(name) in existing.splitlines() else None
+    return name if any(_ours(line, name) for line in existing.splitlines()) else None
 
 
 def add_refspec(cwd: Path, remote: str) -> bool:
     """Add the fetch refspec to ``remote`` unless it is there; True when added."""
     existing = git("config", "--get-all", f"remote.{remote}.fetch", cwd=cwd, check=False)
-    if refspec(remote) in existing.splitlines():
+    if config_refspec(remote) in existing.splitlines():
         return False
-    git("config", "--add", f"remote.{remote}.fetch", refspec(remote), cwd=cwd)
+    remove_refspec(cwd, remote)  # an earlier Orange's exact refspec
+    git("config", "--add", f"remote.{remote}.fetch", config_refspec(remote), cwd=cwd)
     return True
 
 
 def remove_refspec(cwd: Path, remote: str) -> None:
-    pattern = "^" + refspec(remote).replace("/", "\\/").replace(".", "\\.") + "$"
-    git("config", "--unset-all", f"remote.{remote}.fetch", pattern, cwd=cwd, check=False)
+    for spec in (refspec(remote), config_refspec(remote)):
+        pattern = "^" + re.escape(spec) + "$"
+        git("config", "--unset-all", f"remote.{remote}.fetch", pattern, cwd=cwd, check=False)
 
 
 def _last_line(text: str) -> str:

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
@@ -17,7 +18,7 @@ from orange.store import layout, listing
 from orange.store.store import TaskStore
 from orange.store.task import Task
 from orange.sync import remote as git_remote
-from tests.conftest import Cli, git
+from tests.conftest import Cli, git, make_repo
 from tests.sync.conftest import Clone
 
 Clones = Callable[[int], list[Clone]]
@@ -108,7 +109,7 @@ def test_clone_and_project_add_bring_the_tasks_and_remove_takes_the_refspec_out(
     a.ok("sync")
     (b,) = clones(1)  # cloned after a pushed: project add fetched the tasks
     assert b.ok("task", "show", made, "--json").json()["summary"] == "before the clone"
-    spec = f"{layout.TASKS_REF}:refs/orange/remotes/origin/tasks"
+    spec = "refs/orange/task*:refs/orange/remotes/origin/task*"
     fetch = git(b.path, "config", "--get-all", "remote.origin.fetch").split()
     assert spec in fetch and f"+{spec}" not in fetch
     assert git(b.path, "config", "--get-all", "remote.origin.push", check=False) == ""
@@ -175,7 +176,7 @@ def test_sync_setup_adds_the_refspec_to_a_project_added_before_its_remote(
     git(repo, "remote", "remove", "origin")
     cli.ok("project", "add", cwd=repo)  # no remote yet: no refspec
     git(repo, "remote", "add", "origin", str(hub))
-    spec = f"{layout.TASKS_REF}:refs/orange/remotes/origin/tasks"
+    spec = "refs/orange/task*:refs/orange/remotes/origin/task*"
     assert spec not in git(repo, "config", "--get-all", "remote.origin.fetch").split()
     out = cli.ok("sync", "--setup", "--json", cwd=repo).json()
     assert out == {"remote": "origin", "refspec": spec}
@@ -259,3 +260,16 @@ def test_sync_means_the_same_on_the_fast_path_and_through_typer(
         through_typer.out,
         through_typer.err,
     )
+
+
+def test_a_plain_fetch_works_while_the_remote_has_no_tasks(tmp_path: Path, cli: Cli) -> None:
+    """`project add` on a clone whose remote holds no tasks yet: the user's own
+    `git fetch` (and Orange's fetches of branches) must not fail on the tasks refspec."""
+    hub = tmp_path / "hub.git"
+    git(tmp_path, "init", "-q", "--bare", str(hub))
+    repo = make_repo(tmp_path / "solo")
+    git(repo, "remote", "add", "origin", str(hub))
+    git(repo, "push", "-q", "origin", "main")
+    cli.ok("project", "add", cwd=repo)
+    result = subprocess.run(["git", "fetch", "origin"], cwd=repo, capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr

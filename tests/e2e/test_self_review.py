@@ -15,7 +15,7 @@ import pytest
 from orange.engine.gates import section
 from orange.ops.idle_hooks import IDLE_HOOK_DIRS
 from tests.e2e.conftest import World, wait_for
-from tests.helpers import DRIVE, node
+from tests.node import DRIVE, node
 
 # Stops once without an outcome, keeps going as told, writes `passed` (no ## Handoff)
 # and stops again; records each stop's exit status and message, then idles.

@@ -16,7 +16,7 @@ import pytest
 from orange.ops import install as install_module
 from orange.ops.idle_hooks import IDLE_HOOK_DIRS
 from orange.ops.install import install
-from tests.helpers import DRIVE, node
+from tests.node import DRIVE, node
 
 # Plays `orange` for the check: `task show` says the task is a self-review worker's,
 # still working; every other call is appended to CALLS.

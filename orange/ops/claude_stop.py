@@ -22,7 +22,12 @@ task of another workflow (its worker stops between turns and waits for a
 notification), or a task that has already left ``working``.  A failure of the hook
 itself never keeps the agent running.
 
-It imports nothing of Orange: it runs on every stop of every Claude Code or codex session.
+opencode and pi cannot refuse a stop: their plugin / extension (`orange.ops.idle_hooks`)
+runs this same module in the session's directory and sends its exit-2 message as the
+agent's next prompt.
+
+It imports nothing of Orange: it runs on every stop of every Claude Code, codex, opencode
+or pi session.
 """
 
 from __future__ import annotations

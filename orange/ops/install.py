@@ -2,8 +2,9 @@
 
 For each harness it writes two skills (the task protocol for workers and reviewers, and
 the orchestrator's) where that agent looks for user skills; for Claude Code it also
-allows the ``orange`` command, and for Claude Code and codex it registers the seed-003
-stop hook.  Every write is
+allows the ``orange`` command; for Claude Code and codex it registers the seed-003
+stop hook, and for opencode and pi it writes the plugin / extension that does the same
+job (`orange.ops.idle_hooks`).  Every write is
 idempotent: a file whose content is already right is reported "unchanged" and not
 touched; JSON settings are merged, never replaced.
 
@@ -31,6 +32,10 @@ a message on stderr blocks the stop and hands the message to the agent as its ne
 prompt (codex-rs/hooks/src/engine/command_runner.rs and src/events/stop.rs).  Codex
 runs a hook it does not manage only once a person has trusted it in ``/hooks`` (trust
 is kept per hook definition, which Orange keeps byte-stable).
+
+opencode (``~/.config/opencode/plugins/orange-stop.js``) and pi
+(``~/.pi/agent/extensions/orange-stop.js``): a file of Orange's own in the directory the
+tool loads at startup, beside the user's own plugins, which are never touched.
 """
 
 from __future__ import annotations
@@ -44,6 +49,7 @@ from typing import Any, Literal
 
 from orange.errors import InvalidInput
 from orange.hooks.harness import BUILTINS, ORANGE_PERMISSION, load_harnesses
+from orange.ops.idle_hooks import FILE_NAME, IDLE_HOOK_DIRS, idle_hook_source
 from orange.ops.skills import SKILLS, Skill
 
 Outcome = Literal["written", "unchanged"]
@@ -65,14 +71,26 @@ CODEX_TRUST = (
     "codex runs Orange's stop hook only once you trust it: open /hooks in codex and "
     "trust orange-stop.sh (once; again only if the hook changes)"
 )
+# What a person does after Orange wrote (or changed) the opencode plugin / pi extension.
+RELOAD = {
+    "opencode": "opencode loads Orange's stop plugin (plugins/orange-stop.js) when it "
+    "starts: restart any opencode already running",
+    "pi": "pi loads Orange's stop extension (extensions/orange-stop.js) when it starts: "
+    "restart any pi already running, or run /reload in it",
+}
 
 
 def notes(results: list[tuple[Path, Outcome]]) -> list[str]:
-    """What a person still has to do after ``results``: trusting a newly written
-    codex hook in codex itself (https://developers.openai.com/codex/hooks)."""
+    """What a person still has to do after ``results``: trusting a newly written codex
+    hook in codex itself (https://developers.openai.com/codex/hooks), restarting an
+    opencode or pi that runs without the stop file just written."""
     codex = Path(STOP_HOOKS["codex"][1]).parts
     written = [path for path, outcome in results if outcome == "written"]
-    return [CODEX_TRUST] if any(path.parts[-2:] == codex for path in written) else []
+    todo = [CODEX_TRUST] if any(path.parts[-2:] == codex for path in written) else []
+    for harness, folder in IDLE_HOOK_DIRS.items():
+        if any(path.parent.as_posix().endswith(folder) for path in written):
+            todo.append(RELOAD[harness])
+    return todo
 
 
 def _orange_bin() -> str:
@@ -80,15 +98,19 @@ def _orange_bin() -> str:
     return str(beside) if beside.exists() else "orange"
 
 
+def hook_command() -> list[str]:
+    """The stop check every harness's hook runs: `orange.ops.claude_stop` with this
+    Python and this ``orange``."""
+    return [sys.executable, "-P", "-m", "orange.ops.claude_stop", _orange_bin()]
+
+
 def stop_hook_script(harness: str = "claude") -> str:
-    """The shell shim ``harness`` runs on stop: it execs `orange.ops.claude_stop` with
-    this Python and this ``orange``."""
+    """The shell shim ``harness`` runs on stop: it execs `hook_command`."""
     return (
         "#!/bin/sh\n"
         f"# Orange stop hook for {TOOL_NAMES[harness]} (seed 003); installed by `orange install`.\n"
         "# Reports the outcome in .orange-task: see orange/ops/claude_stop.py.\n"
-        f"exec {shlex.quote(sys.executable)} -P -m orange.ops.claude_stop "
-        f"{shlex.quote(_orange_bin())} || exit 0\n"
+        f"exec {shlex.join(hook_command())} || exit 0\n"
     )
 
 
@@ -119,6 +141,9 @@ def install(harness: str | None = None, *, home: Path | None = None) -> list[tup
             results.append(_write_skill(skills / skill.name / "SKILL.md", skill))
         if name in STOP_HOOKS:
             results.extend(_install_stop_hook(home, name))
+        if name in IDLE_HOOK_DIRS:
+            source = idle_hook_source(name, hook_command())
+            results.append(_write(home / IDLE_HOOK_DIRS[name] / FILE_NAME, source))
     return results
 
 

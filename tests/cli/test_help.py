@@ -50,6 +50,7 @@ def test_monitor_stop_and_install_speak_json(cli: Cli, hermetic: Path) -> None:
             "path": str(hermetic / ".pi/agent/skills/orange-orchestrator/SKILL.md"),
             "outcome": "written",
         },
+        {"path": str(hermetic / ".pi/agent/extensions/orange-stop.js"), "outcome": "written"},
     ]
 
 

@@ -1,7 +1,8 @@
 """The self-review workflow as seed 003 runs it (issue 10, item 6): the agent writes its
 outcome to ``.orange-task`` and stops; the stop hook Orange installs for Claude Code
 reports it.  A scripted agent in tmux plays Claude Code's part: on each stop it runs the
-installed hook and keeps going while the hook exits 2, as Claude Code does."""
+installed hook and keeps going while the hook exits 2, as Claude Code does.  For opencode
+and pi, a stand-in for the tool loads the installed plugin / extension in node."""
 
 from __future__ import annotations
 
@@ -9,8 +10,12 @@ import json
 import sys
 from pathlib import Path
 
+import pytest
+
 from orange.engine.gates import section
+from orange.ops.idle_hooks import IDLE_HOOK_DIRS
 from tests.e2e.conftest import World, wait_for
+from tests.node import DRIVE, node
 
 # Stops once without an outcome, keeps going as told, writes `passed` (no ## Handoff)
 # and stops again; records each stop's exit status and message, then idles.
@@ -77,3 +82,45 @@ def test_an_invalid_outcome_says_what_is_wrong(world: World, tmp_path: Path) -> 
     assert [code for code, _ in stops] == [2, 2, 0]
     assert '.orange-task: "outcome" must be "passed" or "stuck", not "done"' in stops[1][1]
     world.wait_status(task_id, "reviewing")
+
+
+@pytest.mark.parametrize("kind", ["opencode", "pi"])
+def test_opencode_and_pi_are_sent_what_is_missing_until_the_outcome_completes_the_task(
+    kind: str, world: World, tmp_path: Path
+) -> None:
+    """The plugin (opencode) or extension (pi) `orange install` writes, loaded in node by a
+    stand-in for the tool that runs as the task's agent in tmux (in its worktree, with
+    Orange's environment): each stop is a `session.idle` / `agent_end`, and what the file
+    sends through the tool's API is recorded."""
+    steps = [
+        {"outcome": None},
+        {"outcome": '{"id": "{task}", "outcome": "done"}'},
+        {"outcome": '{"id": "{task}", "outcome": "passed"}'},
+    ]
+    (tmp_path / "steps.json").write_text(json.dumps(steps))
+    record = tmp_path / "sent.json"
+    plugin = Path.home() / IDLE_HOOK_DIRS[kind] / "orange-stop.js"
+    stand_in = [node(), str(DRIVE), kind, str(plugin), str(tmp_path / "steps.json")]
+    world.set_harness(kind, [*stand_in, str(record), "--idle", "{prompt}"])
+    world.ok("install", "--harness", kind)
+    world.ok("project", "update", "proj", "--workflow", "self-review")
+    task_id = world.create("dark-mode", "Add dark mode", "--harness", kind)
+    sent = wait_for(lambda: record.exists() and json.loads(record.read_text()), what="stops")
+    if kind == "opencode":
+        said = [[part["text"] for call in step for part in call["body"]["parts"]] for step in sent]
+    else:
+        said = [[call["content"] for call in step] for step in sent]
+    path = world.task(task_id).str_field("workspace")
+    missing, invalid, done = said
+    assert missing == [
+        f"Orange: task {task_id} has no outcome: {tmp_path}/home/orange/workspaces/{path}/"
+        f".orange-task is missing or holds no outcome. Before stopping, write "
+        f'{{"id": "{task_id}", "outcome": "passed"}} when your self-review passed, or '
+        f'{{"id": "{task_id}", "outcome": "stuck", "reason": "..."}} when you are stuck.'
+    ]
+    assert len(invalid) == 1
+    assert '.orange-task: "outcome" must be "passed" or "stuck", not "done"' in invalid[0]
+    assert done == []
+    task = world.wait_status(task_id, "reviewing")
+    assert section(task.body, "## Handoff") is None
+    assert (section(task.body, "## Outcome") or "").startswith("OUTCOME: passed")

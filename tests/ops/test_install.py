@@ -39,6 +39,7 @@ def test_installs_for_detected_harnesses_in_the_hermetic_home(agents: Path, herm
         ".claude/settings.json": "written",
         ".config/opencode/skills/orange-task/SKILL.md": "written",
         ".config/opencode/skills/orange-orchestrator/SKILL.md": "written",
+        ".config/opencode/plugins/orange-stop.js": "written",
     }
     skill = (hermetic / ".claude/skills/orange-task/SKILL.md").read_text()
     post = frontmatter.loads(skill)
@@ -174,7 +175,8 @@ def test_cli_command_prints_each_file(agents: Path, capsys: pytest.CaptureFixtur
 
     command(harness="opencode")
     lines = capsys.readouterr().out.splitlines()
-    assert len(lines) == 2 and all(line.startswith("written") for line in lines)
+    assert len(lines) == 4 and all(line.startswith("written") for line in lines[:3])
+    assert lines[3] == f"note: {install_module.RELOAD['opencode']}"
     command(harness="opencode")
     assert all(line.startswith("unchanged") for line in capsys.readouterr().out.splitlines())
 

@@ -1,15 +1,20 @@
-"""A tasks checkout: a linked worktree whose HEAD *is* ``refs/orange/tasks``.
+"""A tasks checkout: a linked worktree on a detached HEAD that follows
+``refs/orange/tasks``.
 
-People edit TASK.md files there with their editor and commit with plain git; the
-commit moves the tasks ref directly, and the ``pre-commit`` hook checks each status
-change is a legal step of the task's workflow.
+People edit TASK.md files there with their editor and commit (or ``git merge``) with
+plain git.  The ``pre-commit`` hook checks each status change is a legal step of the
+task's workflow, ``pre-merge-commit`` that a merge is exactly the sync's; the
+``post-commit`` and ``post-merge`` hooks carry the new commit to the ref when that is
+a fast forward.  HEAD is never the ref itself, so ``git fetch`` into the ref is not
+refused while a checkout exists.
 
 Orange itself writes the ref without touching that worktree, so its index and files
 fall behind.  The tip the checkout was last brought to is recorded in the worktree's
-private git dir (``orange-checkout-tip``): a commit made while the ref has moved since
-is refused (it would silently revert Orange's writes), and ``refresh`` brings the
-checkout to the tip, keeping the person's uncommitted edits (three-way merged; a
-conflict keeps both versions between markers).
+private git dir (``orange-checkout-tip``, which also marks the worktree as a tasks
+checkout): a commit made while the ref has moved since is refused (it would silently
+revert Orange's writes), and ``refresh`` moves HEAD to the tip, keeping the person's
+uncommitted edits (three-way merged; a conflict keeps both versions between markers).
+A checkout made before HEAD was detached (HEAD *is* the ref) is detached by ``refresh``.
 """
 
 from __future__ import annotations
@@ -47,8 +52,19 @@ class Refreshed:
 def is_tasks_checkout(repo: GitRepo) -> bool:
     if repo.is_bare:
         return False
+    return _head_is_the_ref(repo) or (repo.git_dir / TIP_FILE).is_file()
+
+
+def _head_is_the_ref(repo: GitRepo) -> bool:
+    """A checkout made before HEAD was detached: HEAD is the ref itself."""
     head = repo.pygit.references.get("HEAD")
     return head is not None and head.target == layout.TASKS_REF
+
+
+def head_commit(repo: GitRepo) -> str | None:
+    if repo.pygit.head_is_unborn:
+        return None
+    return str(repo.pygit.head.target)
 
 
 def tasks_tip(repo: GitRepo) -> str | None:
@@ -87,7 +103,6 @@ def checkout(repo: GitRepo, directory: Path) -> Path:
     install_hooks(top)
     mergedriver.install(repo.common_dir, orange_executable())  # plain `git merge` = sync's
     git("worktree", "add", "--no-checkout", "--detach", str(target), tip, cwd=top)
-    git("symbolic-ref", "HEAD", layout.TASKS_REF, cwd=target)
     git("reset", "-q", "--hard", cwd=target)
     record_tip(open_repo(target), tip)
     return target
@@ -107,6 +122,9 @@ def refresh(directory: Path) -> Refreshed:
     if new is None:  # pragma: no cover - HEAD is the ref, which someone deleted
         raise NotFound(f"{layout.TASKS_REF} does not exist")
     old = recorded_tip(repo)
+    if _head_is_the_ref(repo):  # an older checkout: detach it where it is
+        git("update-ref", "--no-deref", "HEAD", new, cwd=top)
+    _refuse_unpublished(repo, old, new)
     if old == new:
         return Refreshed(old=old, new=new)
     # The tree the files were checked out from: the recorded tip, else (a checkout not
@@ -114,11 +132,29 @@ def refresh(directory: Path) -> Refreshed:
     base = _tree_of(repo, old) if old else git("write-tree", cwd=top)
     mine = _worktree_tree(repo, top)
     result = Refreshed(old=old, new=new)
-    git("reset", "-q", "--hard", cwd=top)
+    git("reset", "-q", "--hard", new, cwd=top)
     if mine != base:
         _reapply(repo, top, base, mine, _tree_of(repo, new), result)
     record_tip(repo, new)
     return result
+
+
+def _refuse_unpublished(repo: GitRepo, old: str | None, new: str) -> None:
+    """A refresh never drops a commit made in the checkout that is not on the ref (its
+    post-commit hook did not run, or the ref had moved)."""
+    head = head_commit(repo)
+    if head is None or head in (old, new) or repo.pygit.descendant_of(new, head):
+        return
+    where = repo.workdir
+    if repo.pygit.descendant_of(head, new):
+        raise InvalidInput(
+            f"{where} has commits not on {layout.TASKS_REF} (HEAD {head[:10]})",
+            hint=f"carry them there (Orange replays them): git update-ref {layout.TASKS_REF} HEAD",
+        )
+    raise InvalidInput(
+        f"{where} has commits not on {layout.TASKS_REF}, which moved since (HEAD {head[:10]})",
+        hint=f"merge it in with Orange's merge: git merge {layout.TASKS_REF}",
+    )
 
 
 def _reapply(

@@ -13,6 +13,11 @@ The shims in ``git-hooks/`` only find ``orange`` and call this.
   (`orange.engine.forgery.verify_new`: a forged step is restored, with ``attention``),
   then carry out, once, the hooks of the status changes just committed
   (`orange.engine.external.complete_external_move`) only if the commit is legal.
+- ``pre-merge-commit`` (tasks checkout only): a clean ``git merge`` is exactly the
+  sync's merge (`orange.githooks.premerge`).
+- ``post-merge`` (tasks checkout only, once the shim carried the merge to the ref):
+  replay what is new, then carry out, once, the hooks still pending of the moves the
+  merge brought in, for the tasks bound to this host.
 - ``reference-transaction``: git itself moved ``refs/orange/*``; wake the monitor
   (`orange.githooks.wake`).
 - ``update``: the server side, in `orange.githooks.server`.
@@ -40,8 +45,9 @@ from orange.engine.forgery import verify_new
 from orange.engine.trust import trusted_here
 from orange.errors import NotPermitted, OrangeError
 from orange.githooks import checkout as taskscheckout
-from orange.githooks import mergedriver, server
+from orange.githooks import mergedriver, premerge, server
 from orange.githooks.wake import reference_transaction
+from orange.home import host_name
 from orange.hooks.git import git
 from orange.projects import find_for_repo
 from orange.store.lock import exclusive
@@ -57,6 +63,7 @@ if TYPE_CHECKING:
 STALE = (
     "the tasks checkout is behind refs/orange/tasks (Orange wrote since); run: orange tasks refresh"
 )
+UNPUBLISHED = "the tasks checkout has commits not on refs/orange/tasks; run: orange tasks refresh"
 # Files Orange puts in a task worktree (the agent's TASK.md copy, harness settings):
 # never part of the project's history unless the project tracks them itself.
 PROTECTED_FILES = ("TASK.md", "ORANGE-TASK.md", "opencode.json", ".orange-task")
@@ -69,6 +76,8 @@ def run(name: str, args: Sequence[str], cwd: Path | None = None) -> int:
     handlers: dict[str, Callable[[Path, Sequence[str]], int]] = {
         "pre-commit": pre_commit,
         "post-commit": post_commit,
+        "pre-merge-commit": premerge.pre_merge_commit,
+        "post-merge": post_merge,
         "reference-transaction": reference_transaction,
         "update": server.update,
         "merge-driver": mergedriver.merge_driver,
@@ -102,6 +111,8 @@ def check_tasks_commit(repo: GitRepo) -> list[str]:
     tip = taskscheckout.tasks_tip(repo)
     if tip != taskscheckout.recorded_tip(repo):
         return [STALE]
+    if taskscheckout.head_commit(repo) != tip:
+        return [UNPUBLISHED]
 
     assert repo.workdir is not None
     pygit = repo.pygit
@@ -218,9 +229,9 @@ def post_commit(cwd: Path, args: Sequence[str] = ()) -> int:
     repo = open_repo(cwd)
     if not taskscheckout.is_tasks_checkout(repo):
         return 0
-    head = taskscheckout.tasks_tip(repo)
-    if head is None:  # pragma: no cover - a commit just made it
-        return 0
+    head = taskscheckout.head_commit(repo)
+    if head is None or head != taskscheckout.tasks_tip(repo):
+        return 0  # the shim did not carry the commit to the ref: nothing to do here
     taskscheckout.record_tip(repo, head)
     for line in check_new_commits(repo, head):
         print(f"orange: {line}", file=sys.stderr)
@@ -228,6 +239,47 @@ def post_commit(cwd: Path, args: Sequence[str] = ()) -> int:
         assert repo.workdir is not None
         taskscheckout.refresh(repo.workdir)
     return 0
+
+
+def post_merge(cwd: Path, args: Sequence[str] = ()) -> int:
+    """``post-merge OLD``: OLD is the tip the checkout had before the merge."""
+    repo = open_repo(cwd)
+    head = taskscheckout.head_commit(repo)
+    if not taskscheckout.is_tasks_checkout(repo) or head is None or len(args) != 1:
+        return 0
+    if head != taskscheckout.tasks_tip(repo) or find_for_repo(repo) is None:
+        return 0
+    found = verify_new(TaskStore(repo), trusted=trusted_here, actor="git-hook")
+    lines = [f"forged: {v}; its engine fields were restored" for v in found.restored]
+    if not found.restored:
+        lines += handle_external_moves(repo, head, lambda: merged_moves(repo, head, args[0]))
+    for line in lines:
+        print(f"orange: {line}", file=sys.stderr)
+    if taskscheckout.tasks_tip(repo) != head:  # the hooks wrote: follow them
+        assert repo.workdir is not None
+        taskscheckout.refresh(repo.workdir)
+    return 0
+
+
+def merged_moves(repo: GitRepo, head: str, old: str) -> list[Task]:
+    """The moves a merge brought in (``old`` → ``head``) whose hooks are still to run
+    and whose task is bound to this host: each task as it was before its move."""
+    pygit = repo.pygit
+    commit = pygit[head].peel(pygit2.Commit)
+    checker = replay.Checker(pygit, trusted_here)
+    here = host_name()
+    moves = []
+    for path, _, new in replay.changed_files(pygit, pygit[old].peel(pygit2.Tree), commit.tree):
+        if new is None or not path.startswith("tasks/"):
+            continue
+        try:
+            after = Task.parse(new.decode("utf-8"), where=path)
+            pending = checker.pending(commit, path)
+        except (OrangeError, UnicodeDecodeError):
+            continue
+        if pending is not None and after.str_field("host") == here:
+            moves.append(pending[0])
+    return moves
 
 
 def check_new_commits(repo: GitRepo, head: str) -> list[str]:
@@ -248,9 +300,12 @@ def check_new_commits(repo: GitRepo, head: str) -> list[str]:
     return lines + handle_external_moves(repo, head)
 
 
-def handle_external_moves(repo: GitRepo, commit_id: str) -> list[str]:
+def handle_external_moves(
+    repo: GitRepo, commit_id: str, select: Callable[[], list[Task]] | None = None
+) -> list[str]:
     """Run, once on this host, the hooks of the status changes made by ``commit_id``
-    (a plain-git commit of the tasks ref).  Returns what was done, for the user."""
+    (a plain-git commit of the tasks ref; ``select``: which, when not all of its
+    moves).  Returns what was done, for the user."""
 
     project = find_for_repo(repo)
     if project is None:
@@ -262,7 +317,7 @@ def handle_external_moves(repo: GitRepo, commit_id: str) -> list[str]:
         handled = set(record.read_text().split()) if record.is_file() else set()
         if commit_id in handled:
             return []
-        moves = moved_tasks(pygit, commit)
+        moves = select() if select is not None else moved_tasks(pygit, commit)
         with record.open("a") as handle:
             handle.write(f"{commit_id}\n")
         return [_complete(repo, project, before) for before in moves]

@@ -42,7 +42,7 @@ def merge_driver(cwd: Path, args: Sequence[str]) -> int:
         return 2
     _base_file, ours_file, _theirs_file, path = args
     repo = open_repo(cwd).pygit
-    theirs_id = _merged_head(cwd)
+    theirs_id = merged_head(cwd)
     if not theirs_id:
         print("orange: the TASK.md merge driver runs only inside `git merge`", file=sys.stderr)
         return 1
@@ -66,7 +66,7 @@ def merge_driver(cwd: Path, args: Sequence[str]) -> int:
     return 0
 
 
-def _merged_head(cwd: Path) -> str:
+def merged_head(cwd: Path) -> str:
     """The commit being merged in: git names it in ``GITHEAD_<id>`` while it merges
     (``MERGE_HEAD`` is written only after); one, or none."""
     heads = [key.removeprefix("GITHEAD_") for key in os.environ if key.startswith("GITHEAD_")]

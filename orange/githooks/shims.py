@@ -29,7 +29,13 @@ from orange.store.repo import GitRepo, open_repo
 
 MARKER = "orange-hook-shim"
 CHAINED_SUFFIX = ".orange-chained"
-PROJECT_HOOKS = ("pre-commit", "post-commit", "reference-transaction")
+PROJECT_HOOKS = (
+    "pre-commit",
+    "post-commit",
+    "pre-merge-commit",
+    "post-merge",
+    "reference-transaction",
+)
 SERVER_HOOKS = ("update",)
 _BIN_LINE = "ORANGE_BIN=orange\n"
 SERVER_TRUST_KEY = "orange.trustedWorkflows"  # read by `orange.githooks.server`

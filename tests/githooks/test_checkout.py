@@ -92,11 +92,43 @@ def env(cli: Cli, repo: Path, tmp_path: Path) -> Env:
     return result
 
 
-def test_checkout_is_the_tasks_ref_itself(env: Env) -> None:
-    assert git(env.checkout, "symbolic-ref", "HEAD").strip() == layout.TASKS_REF
+def test_checkout_follows_the_tasks_ref_on_a_detached_head(env: Env) -> None:
+    assert git(env.checkout, "symbolic-ref", "-q", "HEAD", check=False).strip() == ""
+    assert git(env.checkout, "rev-parse", "HEAD").strip() == env.tip()
     assert git(env.checkout, "status", "--porcelain") == ""
     assert taskscheckout.recorded_tip(open_repo(env.checkout)) == env.tip()
     assert (env.repo / ".git" / "hooks" / "pre-commit").is_file()
+
+
+def test_a_checkout_does_not_block_fetching_into_the_ref(
+    cli: Cli, env: Env, tmp_path: Path
+) -> None:
+    other = tmp_path / "other"
+    git(tmp_path, "clone", "-q", str(env.repo), str(other))
+    git(other, "fetch", "-q", "origin", f"{layout.TASKS_REF}:{layout.TASKS_REF}")
+    tree = git(other, "rev-parse", f"{layout.TASKS_REF}^{{tree}}").strip()
+    theirs = git(other, "commit-tree", tree, "-p", layout.TASKS_REF, "-m", "theirs").strip()
+    git(other, "update-ref", layout.TASKS_REF, theirs)
+    git(env.repo, "fetch", "-q", str(other), f"{layout.TASKS_REF}:{layout.TASKS_REF}")
+    assert env.tip() == theirs
+    cli.ok("tasks", "refresh", str(env.checkout))
+    assert git(env.checkout, "rev-parse", "HEAD").strip() == theirs
+    assert taskscheckout.recorded_tip(open_repo(env.checkout)) == theirs
+
+
+def test_refresh_never_drops_a_commit_that_is_not_on_the_ref(cli: Cli, env: Env) -> None:
+    task = env.new_task()
+    env.refresh()
+    path = env.file(task.id)
+    path.write_text(path.read_text() + "\n## Notes\n\nhooks off\n")
+    git(env.checkout, "-c", "core.hooksPath=/dev/null", "commit", "-q", "-am", "no hooks")
+    mine = git(env.checkout, "rev-parse", "HEAD").strip()
+    env.append(task.id, "\n## More\n\nwritten by Orange\n")
+    result = cli("tasks", "refresh", str(env.checkout))
+    assert result.code != 0
+    assert "has commits not on refs/orange/tasks" in result.err
+    assert "git merge refs/orange/tasks" in result.err
+    assert git(env.checkout, "rev-parse", "HEAD").strip() == mine
 
 
 def test_legal_move_commits_and_its_effects_run_once(env: Env) -> None:
@@ -243,6 +275,7 @@ def test_an_agent_keeps_to_its_moves_and_its_task_with_plain_git_too(
     env.set_status(task.id, "stuck")
     assert env.check() == (0, "")  # the worker's own move
     git(env.checkout, "commit", "-q", "--no-verify", "-m", "stuck")  # as pre-commit allowed
+    assert env.tip() == git(env.checkout, "rev-parse", "HEAD").strip()  # post-commit carried it
     env.refresh()
     env.set_status(task.id, "reviewing")
     code, err = env.check()
@@ -284,6 +317,7 @@ def test_plain_git_move_is_followed_by_at_most_one_orange_commit(env: Env) -> No
     env.refresh()
     env.set_status(task.id, "planning")
     git(env.checkout, "-c", "core.hooksPath=/dev/null", "commit", "-q", "-am", "plan it")
+    git(env.checkout, "update-ref", layout.TASKS_REF, "HEAD")  # what post-commit does
     mine = env.tip()
     outcome = complete_external_move(env.engine, task)  # what post-commit runs, recorded
     assert outcome is not None and not outcome.hook_errors

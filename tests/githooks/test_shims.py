@@ -50,7 +50,7 @@ def test_install_bakes_this_orange_and_is_idempotent(cli: Cli, project: Path) ->
     hooks = project / ".git" / "hooks"
     cli.ok("hooks", "install", cwd=project)
     cli.ok("hooks", "install", "--project", "proj", cwd=project)
-    assert shims(hooks) == ["post-commit", "pre-commit", "reference-transaction"]
+    assert shims(hooks) == sorted(githooks.PROJECT_HOOKS)
     text = (hooks / "pre-commit").read_text()
     assert f"ORANGE_BIN={orange_bin()}\n" in text
     assert not list(hooks.glob("*.orange-chained"))
@@ -85,7 +85,7 @@ def test_install_and_uninstall_speak_json(cli: Cli, project: Path) -> None:
     cli.ok("hooks", "uninstall", cwd=project)
     installed = cli.ok("hooks", "install", "--json", cwd=project).json()
     assert sorted(installed["installed"]) == [
-        str(hooks / name) for name in ("post-commit", "pre-commit", "reference-transaction")
+        str(hooks / name) for name in sorted(githooks.PROJECT_HOOKS)
     ]
     removed = cli.ok("hooks", "uninstall", "--json", cwd=project).json()
     assert sorted(removed["removed"]) == sorted(installed["installed"])
@@ -97,7 +97,9 @@ def test_install_and_uninstall_speak_json(cli: Cli, project: Path) -> None:
 def test_project_add_installs_the_hooks(project: Path) -> None:
     assert shims(project / ".git" / "hooks") == [
         "post-commit",
+        "post-merge",
         "pre-commit",
+        "pre-merge-commit",
         "reference-transaction",
     ]
 

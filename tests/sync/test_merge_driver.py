@@ -51,3 +51,60 @@ def test_a_plain_git_merge_in_a_tasks_checkout_is_the_sync_merge(
     assert "a's note" in task.body and "b's note" in task.body
     refreshed = b.ok("tasks", "refresh", str(checkout), "--json").json()
     assert (refreshed["kept"], refreshed["conflicts"]) == ([], [])
+
+
+def test_a_clean_merge_that_is_not_the_sync_merge_is_refused_by_pre_merge_commit(
+    clones: Callable[[int], list[Clone]], tmp_path: Path
+) -> None:
+    a, b = clones(2)
+    shared = a.create("shared")
+    a.ok("sync")
+    b.ok("sync")
+    a.ok("task", "update", shared, "--summary", "from a")
+    a.ok("sync")
+    b.ok("task", "update", shared, "--summary", "from b")
+    checkout = tmp_path / "tasks-checkout"
+    b.ok("tasks", "checkout", str(checkout))
+    git(b.path, "fetch", "-q", "origin")
+    repo = TaskStore.open(b.path).pygit
+    before = str(repo.references[layout.TASKS_REF].target)
+    # a driver that keeps ours: a clean merge, but not Orange's
+    merged = subprocess.run(
+        ["git", "-c", "merge.orange.driver=true", "merge", "--no-edit", "-q",
+         "refs/orange/remotes/origin/tasks"],
+        cwd=checkout, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert merged.returncode != 0
+    assert f"{layout.task_path(shared)}: the merge differs from Orange's merge" in merged.stderr
+    assert str(repo.references[layout.TASKS_REF].target) == before
+    assert git(checkout, "rev-parse", "HEAD").strip() == before
+
+
+def test_a_merge_in_the_checkout_reaches_the_ref_while_a_fetch_into_it_works(
+    clones: Callable[[int], list[Clone]], tmp_path: Path
+) -> None:
+    a, b = clones(2)
+    shared = a.create("shared")
+    a.ok("sync")
+    b.ok("sync")
+    checkout = tmp_path / "tasks-checkout"
+    b.ok("tasks", "checkout", str(checkout))
+    a.ok("task", "update", shared, "--summary", "from a")
+    a.ok("sync")
+    b.ok("task", "update", shared, "--summary", "from b")
+    b.ok("tasks", "refresh", str(checkout))
+    git(b.path, "fetch", "-q", "origin")
+    git(checkout, "merge", "--no-edit", "-q", "refs/orange/remotes/origin/tasks")
+    head = git(checkout, "rev-parse", "HEAD").strip()
+    repo = TaskStore.open(b.path).pygit
+    assert str(repo.references[layout.TASKS_REF].target) == head
+    assert len(repo[head].peel(pygit2.Commit).parents) == 2
+    # the ref is not the checkout's HEAD: a fast-forward fetch into it is allowed
+    b.ok("sync")
+    a.ok("sync")
+    a.ok("task", "update", shared, "--summary", "from a again")
+    a.ok("sync")
+    git(b.path, "fetch", "-q", "origin", f"{layout.TASKS_REF}:{layout.TASKS_REF}")
+    refreshed = b.ok("tasks", "refresh", str(checkout), "--json").json()
+    assert refreshed["new"] == git(checkout, "rev-parse", "HEAD").strip()
+    assert TaskStore.open(b.path).get(shared).summary == "from a again"

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -282,3 +284,40 @@ def test_enter_follows_the_agent_attach_a_live_one_respawn_a_dead_one(project: P
             assert label in _keys(app)
 
     drive(app, script)
+
+
+GH = Path(__file__).parents[1] / "e2e" / "fakes" / "gh"
+
+
+def test_p_creates_a_pr_for_a_task_without_one_and_keeps_its_url(
+    project: Path, tmp_path: Path, monkeypatch: Any
+) -> None:
+    origin = tmp_path / "origin.git"
+    git(tmp_path, "init", "-q", "--bare", str(origin))
+    git(project, "remote", "add", "origin", str(origin))
+    git(project, "push", "-q", "origin", "main")
+    git(project, "branch", "feature/aaaa0001")
+    bin_dir, gh_dir = tmp_path / "gh-bin", tmp_path / "gh-state"
+    bin_dir.mkdir()
+    gh_dir.mkdir()
+    shutil.copy(GH, bin_dir / "gh")
+    monkeypatch.setenv("FAKE_GH_DIR", str(gh_dir))
+    monkeypatch.setenv("FAKE_GH_URL", "https://github.com/example/proj/pull/42")
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    put_task(project, "aaaa0001", status="reviewing")
+    app = app_for(project)
+
+    async def script(pilot: Any) -> None:
+        assert "p create PR" in _keys(app)
+        await pilot.press("p")
+        await pilot.pause()
+        assert _message(app) == "task aaaa0001: opened https://github.com/example/proj/pull/42"
+        assert "p open PR" in _keys(app)
+
+    drive(app, script)
+    calls = [json.loads(line) for line in (gh_dir / "calls.jsonl").read_text().splitlines()]
+    assert [call[:2] for call in calls] == [["pr", "create"]]
+    assert calls[0][calls[0].index("--head") + 1] == "feature/aaaa0001"
+    task = TaskStore.open(project).get("aaaa0001")
+    assert task.str_field("pr_url") == "https://github.com/example/proj/pull/42"
+    assert git(origin, "rev-parse", "feature/aaaa0001") == git(project, "rev-parse", "main")

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from orange.home import orange_home
+from orange.hooks.watcher import is_running
 from tests.conftest import git, orange_bin
 from tests.e2e.conftest import World, wait_for
 
@@ -174,6 +175,24 @@ def test_exit_on_attach_quits_once_the_user_comes_back(
     wait_for(lambda: _clients(world) == [session], 20, "tmux attach on the task's session")
     dash.type(b"\x02d")
     assert dash.proc.wait(20) == 0  # no q: it quit by itself
+
+
+def test_the_dashboard_makes_sure_the_monitor_runs(
+    hourly: World, terminals: list[Terminal], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    world = hourly
+    monkeypatch.setenv("ORANGE_MONITOR", "off")  # the task's spawn starts no monitor
+    world.create("held", "a held task", "--harness", "hold")
+    monkeypatch.setenv("ORANGE_MONITOR", "on")
+    assert not is_running()  # an agent to watch, and no monitor watching it
+    env = {k: v for k, v in os.environ.items() if k != "TMUX"}
+    dash = Terminal([orange_bin(), "dashboard"], {**env, "TERM": "xterm-256color"}, world.repo)
+    terminals.append(dash)
+    wait_for(lambda: b"alive" in dash.output, 30, "the dashboard to show the live agent")
+    wait_for(is_running, 30, "the monitor, started by the dashboard")
+    dash.type(b"q")
+    assert dash.proc.wait(20) == 0
+    assert is_running()  # it outlives the dashboard: it watches the agents, not the app
 
 
 # A worker that stays alive through the review: the human's send-back notifies it.

@@ -163,7 +163,9 @@ class Dashboard(App[None]):
         keys = [row.key for row in rows]
         multi = len(self.source.feeds) > 1
         now = self.now()
-        if keys == [row.key for row in self.shown_rows]:
+        before = [row.key for row in self.shown_rows]
+        if keys == before or self._reorderable(keys, before):
+            selected = self.selected()
             for row in rows:
                 seen = (row, self.agents.get(row.key, ""), self.extra.get(row.key, _NONE))
                 if self.drawn.get(row.key) != seen:
@@ -172,6 +174,11 @@ class Dashboard(App[None]):
                     ):
                         table.update_cell(row.key, column, value)
                     self.drawn[row.key] = seen
+            if keys != before:  # the same rows in a new order: moved, not added again
+                rank = {visible(row.id): n for n, row in enumerate(rows)}
+                table.sort("id", key=lambda cell: rank[cell.plain])
+                if selected is not None:
+                    table.move_cursor(row=keys.index(selected.key))
         else:
             selected = self.selected()
             table.clear()
@@ -185,6 +192,15 @@ class Dashboard(App[None]):
         self.shown_rows = rows
         self.show_header()
         self.show_keys()
+
+    def _reorderable(self, keys: list[str], before: list[str]) -> bool:
+        """The same rows in another order, each told apart by its id cell (a task's
+        activity moved it): sorted in place instead of cleared and added again."""
+        if len(keys) != len(before) or set(keys) != set(before):
+            return False
+        wanted = set(keys)
+        ids = [visible(row.id) for row in self.source.rows() if row.key in wanted]
+        return len(set(ids)) == len(keys)
 
     def _ring_for_new_waits(self) -> None:
         """The terminal bell when a task starts waiting for a human."""

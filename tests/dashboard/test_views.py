@@ -52,6 +52,29 @@ def test_one_changed_task_redraws_only_its_cells(project: Path) -> None:
     drive(app, script)
 
 
+def test_a_task_that_moves_up_is_moved_not_all_rows_added_again(project: Path) -> None:
+    put_task(project, "aaaa0001", status="working", updated_at="2026-01-03T10:00:00+00:00")
+    put_task(project, "aaaa0002", status="working", updated_at="2026-01-02T10:00:00+00:00")
+    put_task(project, "aaaa0003", status="working", updated_at="2026-01-01T10:00:00+00:00")
+    app = app_for(project)
+
+    async def script(pilot: Any) -> None:
+        table = app.query_one("#table", DataTable)
+        assert [r[0] for r in table_text(app)] == ["aaaa0001", "aaaa0002", "aaaa0003"]
+        await pilot.press("down")  # the cursor on aaaa0002
+        kept = dict(table.rows)  # the table's own row records
+        put_task(project, "aaaa0003", status="working", summary="now",
+                 updated_at="2026-01-04T10:00:00+00:00")  # fmt: skip
+        app.watch_refs()
+        assert [r[0] for r in table_text(app)] == ["aaaa0003", "aaaa0001", "aaaa0002"]
+        assert table_text(app)[0][-1] == "now"
+        assert table.row_count == 3
+        assert table.cursor_row == 2  # still on aaaa0002
+        assert all(table.rows[key] is row for key, row in kept.items())  # moved, not re-added
+
+    drive(app, script)
+
+
 def _dir(task_id: str) -> str:
     from orange.store.layout import task_path
 

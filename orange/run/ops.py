@@ -17,6 +17,7 @@ minute timeout per agent invocation)::
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import time
 from collections.abc import Callable
@@ -85,6 +86,16 @@ def _positive(what: str, value: object) -> int:
     return value
 
 
+def _check_runnable(role: str, name: str) -> None:
+    """The harness exists here, has a non-interactive form, and its program is on PATH."""
+    program = agents.exec_harness(name).argv[0]
+    if shutil.which(program) is None:
+        raise InvalidInput(
+            f"the {role}'s harness {name!r} runs `{program}`, which is not on PATH",
+            hint=f"install it, or choose another with --{role} (or run: {role}: in config.yml)",
+        )
+
+
 def settings_for(run: RunFile) -> Settings:
     """The harnesses the run names, as this host defines them (a name from the ref only
     picks among this host's harnesses; their command lines come from here)."""
@@ -115,8 +126,8 @@ def start(engine: Engine, request: str, options: Options) -> RunFile:
         _positive(f"--{key.replace('_', '-')}", value)
     architect = options.architect or str(conf["architect"])
     swe = options.swe or str(conf["swe"])
-    agents.exec_harness(architect)  # unknown, or no exec_command: refused before writing
-    agents.exec_harness(swe)
+    for role, name in (("architect", architect), ("swe", swe)):
+        _check_runnable(role, name)  # refused before anything is written
     base = options.base or project.default_branch
     check_base(project, base, [])
     run_id = layout.new_task_id()

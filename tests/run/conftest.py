@@ -89,7 +89,13 @@ def world(tmp_path: Path, cli: Cli, monkeypatch: pytest.MonkeyPatch) -> RunWorld
     (home / "config.yml").write_text(
         yaml.safe_dump(
             {
-                "harnesses": {"fake": {"command": agent, "exec_command": agent}},
+                "harnesses": {
+                    "fake": {"command": agent, "exec_command": agent},
+                    "ghost": {
+                        "command": ["orange-test-no-such-agent", "{prompt}"],
+                        "exec_command": ["orange-test-no-such-agent", "{prompt}"],
+                    },
+                },
                 "run": {"architect": "fake", "swe": "fake"},
             }
         )

@@ -37,7 +37,7 @@ BAD = [
     (("  \n",), "the request is empty"),
     (("x", "--architect", "nope"), 'unknown harness "nope"'),
     (("x", "--swe", "nope"), 'unknown harness "nope"'),
-    (("x", "--architect", "pi"), "runs `pi`, which is not on PATH"),
+    (("x", "--architect", "ghost"), "runs `orange-test-no-such-agent`, which is not on PATH"),
     (("show", "nope"), "no run 'nope'"),
     (("resume", "nope"), "no run 'nope'"),
     (("cancel", "nope"), "no run 'nope'"),

@@ -68,6 +68,8 @@ def status_style(row: Row) -> str:
 
 def visible(text: str) -> str:
     """Control characters made visible before they reach the terminal (DESIGN §8)."""
+    if text.isprintable():  # nearly every cell: checked in C, nothing built
+        return text
     return "".join(c if c.isprintable() else f"\\x{ord(c):02x}" for c in text)
 
 

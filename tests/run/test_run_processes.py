@@ -66,10 +66,18 @@ def implemented(world: RunWorld, sid: str) -> int:
     return len([c for c in world.calls("implement") if c[1] == f"Title {sid}"])
 
 
-def blocked_agent(world: RunWorld, sid: str) -> int:
-    """Wait until the SWE of ``sid`` blocks (and ``a`` is approved); its pid."""
+def blocked_agent(world: RunWorld, sid: str, proc: subprocess.Popen[str]) -> int:
+    """Wait until the SWE of ``sid`` blocks (and ``a`` is approved); its pid.  A runner
+    that ended meanwhile fails the wait with what it said."""
     working = world.agent_dir / f"working-Title {sid}"
-    wait_for(f"{sid}'s agent at work", working.exists)
+
+    def at_work() -> bool:
+        if proc.poll() is not None:
+            out, err = proc.communicate()
+            raise AssertionError(f"the runner ended ({proc.returncode}): {out}{err}")
+        return working.exists()
+
+    wait_for(f"{sid}'s agent at work", at_work)
     wait_for("subtask a approved", lambda: status_of(world, "a") == "approved")
     return int(working.read_text())
 
@@ -77,7 +85,7 @@ def blocked_agent(world: RunWorld, sid: str) -> int:
 def test_kill_9_mid_wave_then_resume_redoes_nothing_finished(world: RunWorld) -> None:
     world.scenario(plan=[plan(WAVES)], edits=edits("a", "b", "c"), block=["Title b"])
     with runner(world, "x", "--skip-clarification", "--no-pr") as proc:
-        old_agent = blocked_agent(world, "b")
+        old_agent = blocked_agent(world, "b", proc)
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait()
     assert alive(old_agent)  # the killed runner left its agent working
@@ -129,7 +137,7 @@ def test_two_resumes_at_once_one_wins(world: RunWorld) -> None:
 def test_cancel_stops_the_runner_and_its_agents_and_keeps_branches(world: RunWorld) -> None:
     world.scenario(plan=[plan(WAVES)], edits=edits("a", "b", "c"), block=["Title b"])
     with runner(world, "x", "--skip-clarification", "--no-pr") as proc:
-        agent = blocked_agent(world, "b")
+        agent = blocked_agent(world, "b", proc)
         run_id = the_run(world)["id"]
         cancelled = world.run("cancel", run_id)
         assert cancelled.code == 0, cancelled.err

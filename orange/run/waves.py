@@ -350,7 +350,11 @@ def _move(engine: Engine, task_id: str, to: str) -> Task:
         return task
     # force: a release keeps the worktree's work under refs/orange/snapshots/ (the
     # subtask's commits are on its branch anyway; the run keeps every branch).
-    return engine.transition(task_id, to, options={"force": True}).task
+    # offline: no claim pushed to a sync remote before binding a worktree: a run
+    # belongs to the host that started it (its record says which), a push per
+    # subtask would make every run depend on the network, and a lost claim would
+    # leave the subtask where it was with nobody to say so.
+    return engine.transition(task_id, to, options={"force": True, "offline": True}).task
 
 
 def _any_text(text: str) -> str:

@@ -152,6 +152,9 @@ def test_a_subtask_that_fails_its_tests_once_passes_after_feedback(world: RunWor
     assert (sub["status"], sub["iterations"]) == ("done", 2)
     assert len(world.calls("implement")) == 2
     assert len(world.calls("review")) == 1
+    # A run's subtasks are bound without a claim pushed to the sync remote (a run
+    # belongs to its host; no network call per subtask).
+    assert git(world.repo, "ls-remote", "origin", "refs/orange/tasks").strip() == ""
 
 
 def test_a_subtask_rejected_twice_is_approved_on_the_third(world: RunWorld) -> None:

@@ -19,7 +19,7 @@ from typer.core import TyperGroup
 from orange.cli.context import current_project
 from orange.cli.output import emit_json, visible
 from orange.compose import build_engine
-from orange.errors import InvalidInput, NotFound
+from orange.errors import BrokenTaskFile, InvalidInput, NotFound
 from orange.projects import Project
 from orange.run import ops, state
 from orange.run.ask import Asker, FileAsker, TerminalAsker
@@ -215,15 +215,12 @@ def show(
 
 def run_object(store: Any, run: RunFile, *, full: bool = False) -> dict[str, Any]:
     f = run.fields
-    plan = {}
-    try:
-        plan = {s["id"]: s for s in (run.json_section("Plan") or {}).get("subtasks", [])}
-    except Exception:  # a broken plan section: shown without titles
-        plan = {}
+    planned = _safe_json(run, "Plan")
+    titles = _titles(planned)
     subtasks = [
         {
             "id": e.get("id"),
-            "title": plan.get(e.get("id"), {}).get("title", ""),
+            "title": titles.get(str(e.get("id")), ""),
             "status": e.get("status"),
             "task": e.get("task"),
             "branch": e.get("branch"),
@@ -254,15 +251,28 @@ def run_object(store: Any, run: RunFile, *, full: bool = False) -> dict[str, Any
     if full:
         obj["requirement"] = run.text("Requirement")
         obj["clarification"] = _safe_json(run, "Clarification") or []
-        obj["plan"] = _safe_json(run, "Plan")
+        obj["plan"] = planned
         obj["logs"] = str(state.log_dir(run.id))
     return obj
+
+
+def _titles(plan: Any) -> dict[str, str]:
+    """Each planned subtask's title by id (the record is shared data: anything of
+    another shape is left out)."""
+    subtasks = plan.get("subtasks") if isinstance(plan, dict) else None
+    if not isinstance(subtasks, list):
+        return {}
+    return {
+        s["id"]: str(s.get("title", ""))
+        for s in subtasks
+        if isinstance(s, dict) and isinstance(s.get("id"), str)
+    }
 
 
 def _safe_json(run: RunFile, title: str) -> Any:
     try:
         return run.json_section(title)
-    except Exception:  # shown as missing rather than failing the whole command
+    except BrokenTaskFile:  # shown as missing rather than failing the whole command
         return None
 
 

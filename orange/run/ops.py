@@ -160,13 +160,12 @@ def drive(
     *,
     asker: Asker,
     progress: Progress,
-    resuming: bool = False,
 ) -> RunFile:
     """Run ``run_id`` from where its record stands, holding this host's lock on it."""
     engine = build_engine(project, actor="cli")
     store = engine.store
     run = state.get(store, run_id)
-    _check_resumable(run, resuming)
+    _check_resumable(run)
     with state.runner_lock(store, run.id) as held:
         if not held:
             raise InvalidInput(
@@ -187,7 +186,7 @@ def drive(
             return runner.go()
 
 
-def _check_resumable(run: RunFile, resuming: bool) -> None:
+def _check_resumable(run: RunFile) -> None:
     """A run this host may drive: not ended, its own, and every name it would hand to
     git a valid branch name (the record is shared data: a teammate's push may have
     changed it)."""
@@ -206,7 +205,6 @@ def _check_resumable(run: RunFile, resuming: bool) -> None:
             f"run {run.id} belongs to host {run.fields.get('host')}; it is resumed there",
             hint="its branches are on that host (and on the remote once pushed)",
         )
-    del resuming
 
 
 def stop_leftover_agents(engine: Engine, run_id: str) -> list[str]:

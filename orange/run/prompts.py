@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-from orange.run.contracts import Plan, Subtask, parse_plan
+from orange.run.contracts import Plan, parse_plan
 
 CLARIFY = """\
 You are the architect of a change to this repository (your working directory).
@@ -125,7 +125,3 @@ def clipped_diff(diff: str) -> str:
     if len(diff) <= MAX_DIFF:
         return diff
     return diff[:MAX_DIFF] + f"\n... ({len(diff) - MAX_DIFF} more characters not shown)"
-
-
-def subtask_text(s: Subtask) -> dict[str, str]:
-    return {"title": s.title, "description": s.description}

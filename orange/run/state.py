@@ -15,7 +15,6 @@ and the waves are merged).  Agent logs go to ``$ORANGE_HOME/logs/runs/<id>/``.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -23,6 +22,7 @@ from typing import Any
 
 from orange.errors import BrokenTaskFile, InvalidInput, NotFound
 from orange.home import orange_home
+from orange.run.contracts import SUBTASK_ID  # a subtask id names local files
 from orange.store import runfile
 from orange.store.events import Change
 from orange.store.lock import attempt
@@ -31,7 +31,6 @@ from orange.store.store import Snapshot, TaskStore, now_iso
 from orange.store.task import Task
 
 # Seed 004's checkpoint steps, in order (a resumed run skips every step before its own).
-_SUBTASK = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]{0,63}")
 
 STEPS = (
     "QUEUED",
@@ -54,9 +53,7 @@ STEPS = (
     "COMPLETED",
     "FAILED",
 )
-STATUSES = ("running", "completed", "failed", "cancelled")
 ENDED = ("completed", "cancelled")
-SUBTASK_OPEN = ("planned", "implementing", "testing", "reviewing", "merging", "blocked")
 
 
 def step_index(step: str) -> int:
@@ -79,7 +76,7 @@ def agent_log(task: Task) -> Path | None:
     """Where the agents of a run's subtask write on this host (None: no subtask of a
     run).  Only the ids come from the task, each checked; the folder is this host's."""
     run_id, sid = task.str_field("run"), task.str_field("subtask")
-    if not runfile.valid_run_id(run_id) or not _SUBTASK.fullmatch(sid):
+    if not runfile.valid_run_id(run_id) or not SUBTASK_ID.fullmatch(sid):
         return None
     return log_dir(run_id) / f"{sid}.log"
 
@@ -101,7 +98,7 @@ def is_running_here(store: TaskStore, run_id: str) -> bool:
 
 
 def _agent_file(store: TaskStore, run_id: str, who: str) -> Path:
-    if not _SUBTASK.fullmatch(who):
+    if not SUBTASK_ID.fullmatch(who):
         raise InvalidInput(f"{who!r} is no subtask id")
     folder = local_dir(store, run_id) / "agents"
     folder.mkdir(exist_ok=True)
@@ -132,18 +129,8 @@ def recorded_agents(store: TaskStore, run_id: str) -> dict[str, int]:
 
 def read(snap: Snapshot, run_id: str) -> RunFile | None:
     """The run's record; raises BrokenTaskFile if it does not parse."""
-    path = runfile.run_path(run_id)
-    data = snap.read(path)
-    if data is None:
-        return None
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        raise BrokenTaskFile(f"{path}: not UTF-8 text") from None
-    run = runfile.parse(text, path)
-    if run.id != run_id:
-        raise BrokenTaskFile(f"{path}: id {run.id!r} does not match its directory")
-    return run
+    data = snap.read(runfile.run_path(run_id))
+    return None if data is None else runfile.load(data, run_id)
 
 
 def get(store: TaskStore, prefix: str) -> RunFile:

@@ -47,15 +47,12 @@ class SubtaskFailed(Exception):
     """A subtask did not get through (its agent failed, or not approved in time)."""
 
 
-class Stopped(Exception):
-    """The failure policy ``stop`` ended the run at this subtask."""
-
-
 class Waves:
     def __init__(self, runner: Runner) -> None:
         self.runner = runner
-        self.plan = {s.id: s for s in runner.the_plan().subtasks}
-        self.groups = runner.the_plan().groups
+        plan = runner.the_plan()
+        self.plan = {s.id: s for s in plan.subtasks}
+        self.groups = plan.groups
 
     def run_all(self) -> None:
         from orange.run.runner import RunFailed  # the runner imports this module lazily
@@ -233,7 +230,7 @@ class Work:
         """One iteration; the feedback for the next (None: approved)."""
         self.set("SUBTASK_IMPLEMENTING", "implementing", f"iteration {n}", iterations=n)
         _move(self.engine, task.id, "implementing")
-        self.swe(path, self.implement_prompt(task, feedback, conflict))
+        self.swe(task, path, self.implement_prompt(task, feedback, conflict))
         self.set("SUBTASK_COMMITTING", "committing", f"iteration {n}")
         harvest(path, self.sid)
         self.set("SUBTASK_TESTING", "testing", f"iteration {n}")
@@ -285,12 +282,11 @@ class Work:
             self.runner.settings.architect, prompt, parse_review, who=f"{self.sid}.review", cwd=path
         )
 
-    def swe(self, path: Path, prompt: str) -> None:
-        task = self.task()
-        text = self.runner.ask(
+    def swe(self, task: Task, path: Path, prompt: str) -> None:
+        """The SWE's turn: what it says is in its log; what it did is in the worktree."""
+        self.runner.ask(
             self.runner.settings.swe, prompt, _any_text, who=self.sid, cwd=path, env=self.env(task)
         )
-        del text
 
     def env(self, task: Task) -> dict[str, str]:
         name = task.str_field("workspace")

@@ -54,7 +54,6 @@ FIELDS = (
     "updated_at",
     "subtasks",
 )
-SUBTASK_KEYS = ("id", "task", "branch", "status", "iterations", "retries", "note")
 
 
 def valid_run_id(run_id: str) -> bool:
@@ -144,14 +143,24 @@ def check_path(path: str, data: bytes) -> str | None:
     if len(parts) != 3 or parts[2] != RUN_FILE or not valid_run_id(parts[1]):
         return f"{path}: only runs/<id>/RUN.md belongs under runs/"
     try:
-        run = parse(data.decode("utf-8"), path)
-    except UnicodeDecodeError:
-        return f"{path}: not UTF-8 text"
+        load(data, parts[1])
     except BrokenTaskFile as exc:
         return exc.message
-    if run.id != parts[1]:
-        return f"{path}: id {run.id!r} does not match its directory"
     return None
+
+
+def load(data: bytes, run_id: str) -> RunFile:
+    """The record of run ``run_id`` from its file's bytes: UTF-8, parsed (`parse`), and
+    its id the one of its folder.  Raises BrokenTaskFile."""
+    path = run_path(run_id)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise BrokenTaskFile(f"{path}: not UTF-8 text") from None
+    run = parse(text, path)
+    if run.id != run_id:
+        raise BrokenTaskFile(f"{path}: id {run.id!r} does not match its directory")
+    return run
 
 
 def run_ids(tree: pygit2.Tree | None) -> Iterator[str]:

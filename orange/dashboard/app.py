@@ -50,6 +50,14 @@ _NONE = ("", "")
 FIXED_KEYS = "j/k move  f view  / filter  c create  y copy id  v l o D w views  ? help  q quit"
 
 
+def _reorderable(rows: list[Row], before: list[str]) -> bool:
+    """The rows shown before, in another order, each told apart by its id cell (a
+    task's activity moved it): sorted in place instead of cleared and added again."""
+    if len(rows) != len(before) or {row.key for row in rows} != set(before):
+        return False
+    return len({visible(row.id) for row in rows}) == len(rows)
+
+
 class Dashboard(App[None]):
     """Every task of the project (or projects), live."""
 
@@ -164,7 +172,7 @@ class Dashboard(App[None]):
         multi = len(self.source.feeds) > 1
         now = self.now()
         before = [row.key for row in self.shown_rows]
-        if keys == before or self._reorderable(keys, before):
+        if keys == before or _reorderable(rows, before):
             selected = self.selected()
             for row in rows:
                 seen = (row, self.agents.get(row.key, ""), self.extra.get(row.key, _NONE))
@@ -192,15 +200,6 @@ class Dashboard(App[None]):
         self.shown_rows = rows
         self.show_header()
         self.show_keys()
-
-    def _reorderable(self, keys: list[str], before: list[str]) -> bool:
-        """The same rows in another order, each told apart by its id cell (a task's
-        activity moved it): sorted in place instead of cleared and added again."""
-        if len(keys) != len(before) or set(keys) != set(before):
-            return False
-        wanted = set(keys)
-        ids = [visible(row.id) for row in self.source.rows() if row.key in wanted]
-        return len(set(ids)) == len(keys)
 
     def _ring_for_new_waits(self) -> None:
         """The terminal bell when a task starts waiting for a human."""

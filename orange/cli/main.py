@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Iterable
+from importlib import import_module
 from typing import TYPE_CHECKING
 
 from orange.cli.errors import EXIT_USAGE, report_bug, report_usage_error, report_user_error
@@ -21,29 +22,36 @@ APP_HELP = (
 )
 
 
-def build_app() -> typer.Typer:
-    """The typer application with every command registered (imported on demand)."""
+# Every top-level name, in the order help lists them, with where it lives: a group made
+# of the `COMMANDS` of one or more modules of `orange.cli` (help and callback from the
+# first), `run`'s own group, or one command (`module:function`).  Only the entry a
+# command line names is imported (as click's lazy groups do): a command pays for its own
+# modules, not for the dashboard's and every other's.
+_ENTRIES: tuple[tuple[str, str], ...] = (
+    ("project", "project"),
+    ("task", "task moves runtime"),
+    ("workflow", "workflow"),
+    ("workspace", "workspace"),
+    ("monitor", "monitor"),
+    ("dashboard", "dashboard:dashboard"),
+    ("demo", "demo:demo"),
+    ("install", "install:install"),
+    ("notify", "notify:notify"),
+    ("sync", "sync:sync_command"),
+    ("run", "run:group"),
+    ("hooks", "githooks"),
+    ("tasks", "tasks_checkout"),
+    ("hook-impl", "githooks:hook_impl"),
+)
+_HIDDEN = ("hook-impl",)
+
+
+def build_app(first: str | None = None) -> typer.Typer:
+    """The typer application: every command, or only the top-level entry named
+    ``first`` when it is one (a mistyped or missing name gets them all, for help)."""
     # typer (and the pydantic it loads) and the command modules cost more than an
     # agent's whole `task update`: only a command the fast path does not take loads them.
     import typer
-
-    from orange.cli import (
-        dashboard,
-        demo,
-        githooks,
-        install,
-        monitor,
-        moves,
-        notify,
-        project,
-        runtime,
-        sync,
-        task,
-        tasks_checkout,
-        workflow,
-        workspace,
-    )
-    from orange.cli import run as runs
 
     app = typer.Typer(
         name="orange",
@@ -53,24 +61,30 @@ def build_app() -> typer.Typer:
         pretty_exceptions_enable=False,
         rich_markup_mode=None,
     )
-    app.add_typer(_group(project.HELP, project.COMMANDS), name="project")
-    app.add_typer(
-        _group(task.HELP, (*task.COMMANDS, *moves.COMMANDS, *runtime.COMMANDS)), name="task"
-    )
-    app.add_typer(_group(workflow.HELP, workflow.COMMANDS), name="workflow")
-    app.add_typer(_group(workspace.HELP, workspace.COMMANDS), name="workspace")
-    monitor_group = _group(monitor.HELP, monitor.COMMANDS, callback=monitor.CALLBACK)
-    app.add_typer(monitor_group, name="monitor")
-    app.command("dashboard")(dashboard.dashboard)
-    app.command("demo")(demo.demo)
-    app.command("install")(install.install)
-    app.command("notify")(notify.notify)
-    app.command("sync")(sync.sync_command)
-    app.add_typer(runs.group(), name="run")
-    app.add_typer(_group(githooks.HELP, githooks.COMMANDS), name="hooks")
-    app.add_typer(_group(tasks_checkout.HELP, tasks_checkout.COMMANDS), name="tasks")
-    app.command("hook-impl", hidden=True)(githooks.hook_impl)
+    # A callback keeps `orange` a group when one command is all it holds (typer would
+    # otherwise run that command as the whole program and take its name for an argument).
+    app.callback()(_root)
+    names = {name for name, _ in _ENTRIES}
+    for name, where in _ENTRIES:
+        if first in names and name != first:
+            continue
+        if ":" not in where:
+            modules = [import_module(f"orange.cli.{m}") for m in where.split()]
+            commands = [c for module in modules for c in module.COMMANDS]
+            callback = getattr(modules[0], "CALLBACK", None)
+            app.add_typer(_group(modules[0].HELP, commands, callback=callback), name=name)
+            continue
+        module, attribute = where.split(":")
+        function = getattr(import_module(f"orange.cli.{module}"), attribute)
+        if name == "run":
+            app.add_typer(function(), name=name)
+        else:
+            app.command(name, hidden=name in _HIDDEN)(function)
     return app
+
+
+def _root() -> None:
+    pass
 
 
 def _group(
@@ -123,7 +137,9 @@ def _run_typer(args: list[str]) -> int:
     from typer._click import exceptions as click_exc
 
     try:
-        result = build_app()(args=args, prog_name="orange", standalone_mode=False)
+        result = build_app(args[0] if args else None)(
+            args=args, prog_name="orange", standalone_mode=False
+        )
     except click_exc.NoArgsIsHelpError as exc:
         exc.show()
         return EXIT_USAGE

@@ -115,3 +115,32 @@ def test_the_reference_transaction_hook_loads_neither_typer_nor_the_engine(
     # subprocess stays: it starts a monitor when none runs
     assert result == {"code": 0, "dataclasses": [], "engine": False, "loaded": ["subprocess"]}
     assert (repo / ".git" / "orange" / "wake").read_text().count("\n") == 1
+
+
+def test_a_command_loads_only_its_own_command_modules(repo: Path) -> None:
+    """Off the fast path, `orange monitor stop` builds typer with the monitor's group
+    alone: the other command modules (the dashboard's Textual, `orange run`, the task
+    commands) cost it nothing.  Help and a mistyped name still see every command."""
+    probe = PROBE.replace(
+        'unused += ("hashlib",',
+        'unused += ("orange.cli.task", "orange.cli.run", "orange.cli.project", "hashlib",',
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", probe, "monitor", "stop"],
+        cwd=repo,
+        env=os.environ.copy(),
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    assert result["code"] == 0 and "orange.cli.monitor" not in result["loaded"]
+    assert not [n for n in result["loaded"] if n.startswith(("orange.cli", "orange.dash", "text"))]
+    listed = subprocess.run(
+        [sys.executable, "-m", "orange", "--help"], cwd=repo, capture_output=True, text=True
+    ).stdout
+    assert all(f"  {name} " in listed for name in ("dashboard", "task", "run", "monitor"))
+    typo = subprocess.run(
+        [sys.executable, "-m", "orange", "monitr", "stop"], cwd=repo, capture_output=True, text=True
+    )
+    assert typo.returncode == 2 and "Did you mean 'monitor'?" in typo.stderr

@@ -15,6 +15,11 @@ import yaml
 
 from orange.errors import WorkflowError
 
+# libyaml's parser when PyYAML has it (ten times faster, and a workflow is parsed on
+# every task command that loads one); the same safe constructor and resolver either way.
+# One parse serves both the duplicate-key check (on the nodes) and the values.
+_Loader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
 
 def join(path: str, key: str | int) -> str:
     """``transitions`` + 3 -> ``transitions[3]``; ``states`` + ``x`` -> ``states.x``."""
@@ -54,11 +59,13 @@ class Doc:
 
     def parse(self, text: str) -> object:
         """``yaml.safe_load`` of ``text``, refusing syntax errors and duplicate keys."""
+        loader = _Loader(text)
         try:
-            root = yaml.compose(text, Loader=yaml.SafeLoader)
-            if root is not None:
-                self._no_duplicates(root, "")
-            return yaml.safe_load(text)
+            root = loader.get_single_node()
+            if root is None:
+                return None
+            self._no_duplicates(root, "")
+            return loader.construct_document(root)
         except yaml.MarkedYAMLError as exc:
             mark = exc.problem_mark or exc.context_mark
             where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""
@@ -66,6 +73,8 @@ class Doc:
             self.fail("", f"invalid YAML: {reason}{where}")
         except yaml.YAMLError as exc:
             self.fail("", f"invalid YAML: {' '.join(str(exc).split())}")
+        finally:
+            loader.dispose()
 
     def _no_duplicates(self, node: yaml.Node, path: str) -> None:
         if isinstance(node, yaml.MappingNode):

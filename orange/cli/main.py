@@ -7,6 +7,7 @@ from collections.abc import Callable, Iterable
 from importlib import import_module
 from typing import TYPE_CHECKING
 
+from orange.cli.coercion import plain
 from orange.cli.errors import EXIT_USAGE, report_bug, report_usage_error, report_user_error
 from orange.cli.fast import fast_command
 from orange.errors import EnvironmentProblem, OrangeError
@@ -133,13 +134,13 @@ def run(argv: list[str] | None = None) -> int:
 
 def _run_typer(args: list[str]) -> int:
     """Run through typer; its own exceptions become usage errors and exit codes."""
-    from typer import Abort, Exit  # typer: loaded off the fast path only (see build_app)
+    import typer.main  # typer: loaded off the fast path only (see build_app)
+    from typer import Abort, Exit
     from typer._click import exceptions as click_exc
 
     try:
-        result = build_app(args[0] if args else None)(
-            args=args, prog_name="orange", standalone_mode=False
-        )
+        command = plain(typer.main.get_command(build_app(args[0] if args else None)))
+        result = command(args=args, prog_name="orange", standalone_mode=False)
     except click_exc.NoArgsIsHelpError as exc:
         exc.show()
         return EXIT_USAGE

@@ -10,8 +10,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import typer.main
 
-from orange.cli import fast, main
+from orange.cli import coercion, fast, main
 from orange.cli.fast import fast_command
 from orange.cli.main import build_app
 from orange.store import layout
@@ -194,3 +195,73 @@ def test_fast_and_typer_paths_give_the_same_result(
     assert fast.fast_command(args) is not None
     fast_outcome, typer_outcome = _run_both_ways(cli, repo, monkeypatch, args)
     assert fast_outcome == typer_outcome
+
+
+# Values as the parser hands them over: strings from the command line (well-formed or
+# not), flags' booleans, a repeated option's tuple.
+SAMPLES: dict[object, list[object]] = {
+    str: ["x", "", " a b ", "-", "ünï", "12"],
+    int: ["0", "12", "-3", "007", " 5", "1_0", "x", "1.0", "", "+4"],
+    Path: ["a/b", "", ".", "~/x", "/abs/"],
+    bool: [True, False, None],
+    list[str]: [("a", "b"), (), ["x"], ("",)],
+}
+WELL_FORMED = {str: "x", int: "12", Path: "a/b", bool: True, list[str]: ("a", "b")}
+
+
+def _typer_params(command: Any) -> Any:
+    yield command, command.params
+    for sub in getattr(command, "commands", {}).values():
+        yield from _typer_params(sub)
+
+
+def _outcome(converter: Any, param: Any, ctx: Any, value: object) -> tuple[str, object]:
+    try:
+        return "value", converter.coerce(value, param=param, ctx=ctx)
+    except Exception as exc:  # typer's own error, compared as text
+        return type(exc).__name__, str(exc)
+
+
+def test_plain_converters_give_what_typers_pydantic_gives() -> None:
+    """Every parameter of every command: the plain converter (`orange.cli.coercion`)
+    turns each sample into what typer's pydantic adapter turns it into, and hands a value
+    it does not take to typer's converter (the same words on an error)."""
+    seen = set()
+    for command, params in _typer_params(typer.main.get_command(build_app())):
+        ctx = command.context_class(command)
+        for param in params:
+            annotation = param.type_descriptor.annotation
+            seen.add(annotation)
+            assert annotation in coercion.PLAIN, f"{param.name}: {annotation} is not plain"
+            typer_converter = param.get_runtime_param()
+            assert not isinstance(typer_converter, coercion._Plain)
+            many = param.multiple or param.nargs == -1
+            kind = list[str] if many else annotation
+            plain = coercion._Plain(annotation)
+            for value in SAMPLES[kind]:
+                want = _outcome(typer_converter, param, ctx, value)
+                param._runtime_param = plain  # what coercion.plain installs
+                got = _outcome(plain, param, ctx, value)
+                assert got == want, (command.name, param.name, value)
+                param._runtime_param = typer_converter
+            assert plain.convert(WELL_FORMED[kind], many) is not None
+    assert seen == set(coercion.PLAIN)  # each converter is exercised by some option
+
+
+def test_a_typer_command_loads_no_pydantic(repo: Path, cli: Cli) -> None:
+    """Only a value the plain converters do not take (here a malformed integer) loads
+    pydantic, for typer's own error."""
+    cli.ok("project", "add", cwd=repo)
+    probe = "import sys; from orange.cli.main import run; run(sys.argv[1:]); "
+    probe += "print('pydantic' in sys.modules)"
+    cases = {
+        ("task", "show", "nope", "--json"): "False",
+        ("monitor", "status", "--json"): "False",
+        ("task", "peek", "nope", "--lines", "7"): "False",
+        ("task", "peek", "nope", "--lines", "x"): "True",
+    }
+    for args, loaded in cases.items():
+        out = subprocess.run(
+            [sys.executable, "-c", probe, *args], cwd=repo, capture_output=True, text=True
+        )
+        assert out.stdout.strip().splitlines()[-1] == loaded, (args, out.stderr)

@@ -8,6 +8,7 @@ import time
 
 import pytest
 
+from orange.hooks.watcher import read_status
 from tests.e2e.conftest import AGENT, World, wait_for
 
 HOLD = ["sh", "-c", "sleep 600", "{prompt}"]
@@ -140,12 +141,13 @@ def test_monitor_autostarts_reports_status_and_exits_when_idle(world: World) -> 
     assert "not running" in before.out
     task_id = world.create("mon-auto", "Autostart", "--harness", "hold")
 
-    def running() -> dict[str, object] | None:
-        data = json.loads(world.ok("monitor", "status", "--json").out)
+    def running() -> dict[str, object] | None:  # in-process: a poll is no `orange` each
+        data = read_status()
         return data if data.get("running") and data.get("last_pass") else None
 
-    status = wait_for(running, 15, "the monitor to start")
-    assert status["active_tasks"] == 1
+    wait_for(running, 15, "the monitor to start")
+    status = json.loads(world.ok("monitor", "status", "--json").out)
+    assert status["running"] is True and status["active_tasks"] == 1
     human = world.ok("monitor", "status").out
     assert "running (pid" in human and "since" in human
     # A second loop refuses to run beside it (one per host) and returns at once.
@@ -153,9 +155,7 @@ def test_monitor_autostarts_reports_status_and_exits_when_idle(world: World) -> 
     # Idle: no active task left -> the loop exits by itself (the cancel's write wakes it).
     world.ok("task", "cancel", task_id, "--yes", "--force")
 
-    def stopped() -> bool:
-        return not json.loads(world.ok("monitor", "status", "--json").out)["running"]
-
-    wait_for(stopped, 20, "the idle monitor to exit")
+    wait_for(lambda: not read_status()["running"], 20, "the idle monitor to exit")
+    assert json.loads(world.ok("monitor", "status", "--json").out)["running"] is False
     log = (world.repo.parent / "home" / "orange" / "logs" / "monitor.log").read_text()
     assert "no active tasks on this host: monitor exits" in log

@@ -552,11 +552,13 @@ def test_peek_prints_the_agents_recent_output(world: World, hold: Hold) -> None:
     task = world.create("peeked", "Peek at me", "--harness", "hold")
     marker = f"HOLD-MARKER {task}"
 
-    def peeked() -> str:
-        out = world.ok("task", "peek", task, "--lines", "3").out
-        return out if marker in out else ""
+    def shown() -> bool:  # the pane, read from tmux: a poll is no `orange` each
+        return marker in world.tmux(
+            "capture-pane", "-p", "-t", f"={world.task(task).str_field('tmux_session')}:=worker"
+        )
 
-    out = wait_for(peeked, what="the marker in peek")
+    wait_for(shown, what="the marker in the agent's pane")
+    out = world.ok("task", "peek", task, "--lines", "3").out
     lines = out.rstrip("\n").splitlines()
     assert len(lines) <= 3 and lines[-1] == marker
     assert "hold line 29" in out and "hold line 5\n" not in out

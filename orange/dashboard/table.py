@@ -7,9 +7,9 @@ from datetime import datetime
 
 from rich.text import Text
 from textual.message import Message
-from textual.widgets import DataTable
 from textual.widgets.data_table import RowKey
 
+from orange.dashboard.drawing import RowTable
 from orange.dashboard.rows import Row, ago
 
 # (key, label): id, status and branch first, so an 80-column terminal shows them.
@@ -34,7 +34,7 @@ COLUMNS = (
 WIDTH_SAMPLE = 300
 
 
-class TaskTable(DataTable[Text]):
+class TaskTable(RowTable):
     """The task table: column widths from a sample of the rows added (their first
     `WIDTH_SAMPLE`), so 10,000 tasks are not all measured before the first paint; a
     longer cell further down is cut at its column's width.  Enter on a row posts

@@ -1,0 +1,159 @@
+"""A DataTable whose one-line rows under a row cursor are drawn by the table itself.
+
+Textual's `DataTable` draws each cell through Rich (`Padding` in `Styled` around the
+cell's `Text`, rendered to lines and cropped): about a third of a millisecond a cell,
+and a Page Down at 10,000 tasks draws some 45 new rows of 12 cells.  It also keys its
+cache of drawn rows on where the cursor is, so each step of the cursor drew every row
+on screen again.  `RowTable` makes the same segments (a test compares them with
+DataTable's own, segment by segment) straight from a plain `Text` cell, and keeps a
+drawn row for as long as the cursor stays off it or on it.  Anything else (the header,
+a cell with spans, control characters or several lines, fixed columns, row labels, a
+cell or column cursor) is left to DataTable.
+"""
+
+from __future__ import annotations
+
+from typing import Any, TypeGuard
+
+from rich.cells import cell_len, set_cell_size
+from rich.segment import Segment
+from rich.style import Style
+from rich.text import Text
+from textual._types import SegmentLines
+from textual.coordinate import Coordinate
+from textual.widget import PseudoClasses
+from textual.widgets import DataTable
+from textual.widgets.data_table import RowKey
+
+_AWAY = Coordinate(-2, 0)  # no row's (the header row is -1): the cursor is elsewhere
+
+
+class RowTable(DataTable[Text]):
+    """A DataTable of `Text` cells, quicker to draw with ``cursor_type="row"``."""
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
+        self._row_styles: dict[tuple[int, Style, PseudoClasses], Style] = {}
+
+    def _render_line_in_row(
+        self,
+        row_key: RowKey,
+        line_no: int,
+        base_style: Style,
+        cursor_location: Coordinate,
+        hover_location: Coordinate,
+    ) -> tuple[SegmentLines, SegmentLines]:
+        if self.cursor_type != "row":
+            return super()._render_line_in_row(
+                row_key, line_no, base_style, cursor_location, hover_location
+            )
+        # Under a row cursor, a row changes only as the cursor (or hover) comes or goes.
+        found = self._row_locations.get(row_key)
+        index = -1 if found is None else found  # -1: the header
+        cursor = cursor_location.row == index
+        hover = hover_location.row == index
+        cursor_location = cursor_location if cursor else _AWAY
+        hover_location = hover_location if hover else _AWAY
+        if (
+            index < 0
+            or line_no
+            or self.fixed_columns
+            or self._should_render_row_labels
+            or self.rows[row_key].height != 1
+        ):
+            return super()._render_line_in_row(
+                row_key, line_no, base_style, cursor_location, hover_location
+            )
+        key = (row_key, line_no, base_style, cursor_location, hover_location, self.cursor_type,
+               self.show_cursor, self._show_hover_cursor, self._update_count,
+               self._pseudo_class_state)  # fmt: skip
+        drawn = self._row_render_cache.get(key)
+        if drawn is None:
+            drawn = ([], self._draw_row(row_key, index, base_style, cursor, hover))
+            self._row_render_cache[key] = drawn
+        return drawn
+
+    def _draw_row(
+        self, row_key: RowKey, index: int, base_style: Style, cursor: bool, hover: bool
+    ) -> SegmentLines:
+        """The row's cells, each one line of segments, then the space to the right."""
+        row_style = self._row_style(index, base_style)
+        show, show_hover = self.show_cursor, self._show_hover_cursor
+        component, post = self._get_styles_to_render_cell(
+            False, False, False, hover, cursor, show, show_hover,
+            self.cursor_foreground_priority == "css", self.cursor_background_priority == "css",
+        )  # fmt: skip
+        pad = self.cell_padding
+        get_style = self.app.console.get_style
+        cells = self._data[row_key]
+        drawn: SegmentLines = []
+        used = 0
+        for column_index, column in enumerate(self.ordered_columns):
+            width = column.get_render_width(self)
+            used += width
+            cell = cells.get(column.key)
+            if width > 2 * pad and _plain(cell):
+                pre = row_style + Style.from_meta({"row": index, "column": column_index})
+                pre += component
+                text_style = pre + get_style(cell.style) if cell.style else pre
+                drawn.append(_cell_line(cell.plain, pre, text_style, post, width - 2 * pad, pad))
+            else:
+                drawn.append(self._render_cell(index, column_index, row_style, width,
+                                               cursor, hover)[0])  # fmt: skip
+        extend, _ = self._get_styles_to_render_cell(
+            False, False, False, hover, cursor, show, show_hover, False, False
+        )
+        extend = row_style + extend
+        extend += Style.from_meta({"row": index, "column": 0, "out_of_bounds": True})
+        drawn.append([Segment(" " * max(0, self.size.width - used), extend)])
+        return drawn
+
+    def _row_style(self, index: int, base_style: Style) -> Style:
+        """DataTable's style of the row at ``index`` (zebra stripes), kept until the
+        table's styles change: DataTable works it out from the CSS for every row."""
+        if self.fixed_rows:
+            return self._get_row_style(index, base_style)
+        key = (index % 2, base_style, self._pseudo_class_state)
+        style = self._row_styles.get(key)
+        if style is None:
+            style = self._row_styles[key] = self._get_row_style(index, base_style)
+        return style
+
+    def notify_style_update(self) -> None:
+        self._row_styles.clear()
+        super().notify_style_update()
+
+
+def _cell_line(
+    plain: str, pre: Style, style: Style, post: Style, inner: int, pad: int
+) -> list[Segment]:
+    """What Rich makes of ``Styled(Padding(cell, (0, pad)), pre, post)`` on one line
+    of ``inner + 2 * pad`` cells, ``style`` the cell's own on top of ``pre``: the text
+    cut or filled to ``inner``, in as few segments as styles (Rich makes four, which
+    the table joins again when it crops the line)."""
+    size = cell_len(plain)
+    if size > inner:
+        plain, size = set_cell_size(plain, inner), inner
+    if post:
+        pre, style = pre + post, style + post
+    space = " " * pad
+    after = " " * (inner - size) + space
+    if style == pre or not plain:
+        return [Segment(f"{space}{plain}{after}", pre)]
+    line = [Segment(plain, style)]
+    if space:
+        line.insert(0, Segment(space, pre))
+    if after:
+        line.append(Segment(after, pre))
+    return line
+
+
+def _plain(cell: object) -> TypeGuard[Text]:
+    """A cell `RowTable` draws itself: one `Text` of one style, printable."""
+    return (
+        type(cell) is Text
+        and not cell.spans
+        and not cell.justify
+        and not cell.overflow
+        and cell.plain.isprintable()
+    )

@@ -1,0 +1,85 @@
+"""The task table's own drawing of a row is the drawing DataTable makes through Rich:
+the same text, styles and mouse metadata, for every kind of cell the table holds,
+wherever the cursor and the mouse are."""
+
+from __future__ import annotations
+
+import asyncio
+from itertools import chain
+from typing import Any
+
+from rich.segment import Segment
+from rich.text import Text
+from textual._types import SegmentLines
+from textual.app import App, ComposeResult
+from textual.coordinate import Coordinate
+from textual.widgets import DataTable
+from textual.widgets.data_table import ColumnKey
+
+from orange.dashboard.table import TaskTable
+
+CELLS = [
+    Text("aaaa0001"),
+    Text("working", style="cyan"),
+    Text("broken", style="bold red"),
+    Text(""),
+    Text("", style="red"),
+    Text("a summary much longer than its column is wide, cut at the width"),
+    Text("漢字のタスク: 幅の広い文字", style="dim"),  # wide characters, one cut in half
+    Text("exited 1", style="red"),
+    Text.assemble(("sp", "red"), "ans"),  # spans: drawn by DataTable itself
+]
+
+
+class _Table(App[None]):
+    def compose(self) -> ComposeResult:
+        yield TaskTable(id="table", cursor_type="row", zebra_stripes=True)
+
+
+def _draw_both(table: TaskTable, row: int) -> None:
+    """The table's own row (-1: the header) against DataTable's, the cursor and the
+    mouse on it or on another row.  The table's drawings are kept between its calls (a
+    row drawn with the cursor on one other row serves while it is on any other),
+    DataTable's are not."""
+    key = table._row_locations.get_key(row) if row >= 0 else table._header_row_key
+    places = [(cursor, hover, show_hover)
+              for cursor in (max(row, 0), row + 1, row + 2)
+              for hover in (row, row + 3, row + 1)
+              for show_hover in (False, True)]  # fmt: skip
+
+    def draw(place: tuple[int, int, bool], how: Any) -> Any:
+        cursor, hover, table._show_hover_cursor = place
+        return how(key, 0, table.rich_style, Coordinate(cursor, 0), Coordinate(hover, 1))
+
+    table._clear_caches()
+    ours = [draw(place, table._render_line_in_row) for place in places]
+    for place, drawn in zip(places, ours, strict=True):
+        table._clear_caches()
+        theirs = draw(place, lambda *at: DataTable._render_line_in_row(table, *at))
+        assert _joined(drawn) == _joined(theirs), (row, place)
+
+
+def _joined(drawn: tuple[SegmentLines, SegmentLines]) -> list[list[Segment]]:
+    """A row's fixed and scrollable parts, each as one line with neighbouring segments
+    of one style joined (as the table does to each line it draws: `Strip.simplify`)."""
+    return [list(Segment.simplify(chain.from_iterable(part))) for part in drawn]
+
+
+def test_a_row_is_drawn_as_datatable_draws_it() -> None:
+    async def main() -> None:
+        app = _Table()
+        async with app.run_test(size=(120, 20)) as pilot:
+            table = app.query_one(TaskTable)
+            table.add_column("a", key="a")
+            table.add_column("b", key="b", width=8)  # narrower than most cells
+            for n, cell in enumerate(CELLS):
+                table.add_row(cell, cell, key=str(n))
+            await pilot.pause()
+            assert table.columns[ColumnKey("b")].get_render_width(table) == 10  # cut cells
+            for row in range(-1, len(CELLS)):
+                _draw_both(table, row)
+            table.cursor_foreground_priority = "renderable"
+            table.cursor_background_priority = "renderable"
+            _draw_both(table, 1)
+
+    asyncio.run(main())

@@ -98,6 +98,7 @@ class Dashboard(App[None]):
         self.extra: dict[str, tuple[str, str]] = {}  # key -> ("3 +40 -2", "#7 open")
         self.waiting: set[str] | None = None  # keys of tasks waiting for a human
         self.inside_tmux: set[str] = set()  # $TMUX values found to be the agents' server
+        self.lines: dict[str, str] = {}  # what each one-line bar shows (`put_line`)
 
     def compose(self) -> ComposeResult:
         yield Static(id="header")
@@ -216,7 +217,7 @@ class Dashboard(App[None]):
         text += f"{self.view}: {count} task{'s' if count != 1 else ''}"
         if self.filter_text:
             text += f"  filter: {visible(self.filter_text)}"
-        self.query_one("#header", Static).update(text)
+        self.put_line("header", text)
 
     def show_keys(self) -> None:
         self.show_detail()
@@ -227,9 +228,7 @@ class Dashboard(App[None]):
             else f"{_label(k.key)} {k.label}"
             for k in keys
         )
-        self.query_one("#keys", Static).update(
-            f" {line}  |  {FIXED_KEYS}" if line else f" {FIXED_KEYS}"
-        )
+        self.put_line("keys", f" {line}  |  {FIXED_KEYS}" if line else f" {FIXED_KEYS}")
 
     def return_hint(self) -> str:
         """The key that comes back from an attach: inside tmux on the agents' server
@@ -246,7 +245,14 @@ class Dashboard(App[None]):
         return f"{RETURN_KEY} returns" if inside in self.inside_tmux else "detach returns"
 
     def say(self, line: str) -> None:
-        self.query_one("#message", Static).update(visible(line))
+        self.put_line("message", visible(line))
+
+    def put_line(self, name: str, text: str) -> None:
+        """One of the one-line bars, redrawn only when its text changed and never laid
+        out again (each is one line high): a cursor move repaints the rows it moved."""
+        if self.lines.get(name) != text:
+            self.lines[name] = text
+            self.query_one(f"#{name}", Static).update(text, layout=False)
 
     # -- selection -------------------------------------------------------------------
 
@@ -273,7 +279,7 @@ class Dashboard(App[None]):
             text = f" {row.id}: {row.broken or row.summary}"
             if row.attention and not row.broken:
                 text += f"  ! {row.attention}"
-        self.query_one("#detail", Static).update(visible(text))
+        self.put_line("detail", visible(text))
 
     def on_task_table_chosen(self, event: TaskTable.Chosen) -> None:
         self.action_task("enter")

@@ -175,7 +175,7 @@ class Dashboard(App[None]):
         else the rows again (the table draws only what is on screen)."""
         rows = order(shown(self.source.rows(), self.view, self.filter_text))
         self._ring_for_new_waits()
-        table = self.query_one("#table", DataTable)
+        table = self.query_one("#table", TaskTable)
         keys = [row.key for row in rows]
         multi = len(self.source.feeds) > 1
         now = self.now()
@@ -200,10 +200,12 @@ class Dashboard(App[None]):
             table.clear()
             self.drawn = {}
             with _collector_paused():
+                added = []
                 for row in rows:
                     seen = (row, self.agents.get(row.key, ""), self.extra.get(row.key, _NONE))
-                    table.add_row(*cells(row, seen[1], now, multi, seen[2]), key=row.key)
+                    added.append((row.key, cells(row, seen[1], now, multi, seen[2])))
                     self.drawn[row.key] = seen
+                table.add_rows_at_once(added)
             if selected is not None and selected.key in keys:
                 table.move_cursor(row=keys.index(selected.key))
         self.shown_rows = rows

@@ -1,6 +1,7 @@
 """The task table's own drawing of a row is the drawing DataTable makes through Rich:
 the same text, styles and mouse metadata, for every kind of cell the table holds,
-wherever the cursor and the mouse are."""
+wherever the cursor and the mouse are; rows it adds at once are the rows `add_row`
+adds one at a time."""
 
 from __future__ import annotations
 
@@ -8,13 +9,14 @@ import asyncio
 from itertools import chain
 from typing import Any
 
+import pytest
 from rich.segment import Segment
 from rich.text import Text
 from textual._types import SegmentLines
 from textual.app import App, ComposeResult
 from textual.coordinate import Coordinate
 from textual.widgets import DataTable
-from textual.widgets.data_table import ColumnKey
+from textual.widgets.data_table import ColumnKey, DuplicateKey
 
 from orange.dashboard.table import TaskTable
 
@@ -81,5 +83,65 @@ def test_a_row_is_drawn_as_datatable_draws_it() -> None:
             table.cursor_foreground_priority = "renderable"
             table.cursor_background_priority = "renderable"
             _draw_both(table, 1)
+
+    asyncio.run(main())
+
+
+class _Two(App[None]):
+    """Two tables one above the other, and the rows each said it highlighted (of a
+    fixed height: a table that grew would be measured again on its resize)."""
+
+    CSS = "TaskTable { height: 12; }"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.highlighted: list[tuple[str | None, int, str | None]] = []
+
+    def compose(self) -> ComposeResult:
+        yield TaskTable(id="one", cursor_type="row")
+        yield TaskTable(id="other", cursor_type="row")
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        self.highlighted.append((event.data_table.id, event.cursor_row, event.row_key.value))
+
+
+def _state(table: TaskTable) -> Any:
+    """The rows in order (cells and height), column widths, cursor, scrollable size."""
+    return (
+        [(table.get_row_at(n), row) for n, row in enumerate(table.ordered_rows)],
+        [column.content_width for column in table.ordered_columns],
+        table.cursor_coordinate,
+        table.virtual_size,
+    )
+
+
+def test_rows_added_at_once_are_the_rows_add_row_adds() -> None:
+    async def main() -> None:
+        app = _Two()
+        async with app.run_test(size=(120, 30)) as pilot:
+            one, other = app.query_one("#one", TaskTable), app.query_one("#other", TaskTable)
+            for table in (one, other):
+                table.add_column("a", key="a")
+                table.add_column("b", key="b")
+            rows = [(str(n), [cell, cell]) for n, cell in enumerate(CELLS)]
+            rows.append(("short", [Text("only a")]))  # b: None, as add_row leaves it
+            for key, cells in rows:
+                one.add_row(*cells, key=key)
+            other.add_rows_at_once(rows)
+            await pilot.pause()
+            assert _state(one) == _state(other)
+            assert one.get_row("short") == [Text("only a"), None]
+            assert sorted(app.highlighted) == [("one", 0, "0"), ("other", 0, "0")]
+            with pytest.raises(DuplicateKey):
+                other.add_rows_at_once([("new", [Text("x")]), ("3", [Text("again")])])
+            with pytest.raises(DuplicateKey):
+                other.add_rows_at_once([("new", [Text("x")]), ("new", [Text("y")])])
+            with pytest.raises(ValueError, match="More values"):
+                other.add_rows_at_once([("new", [Text("x")] * 3)])
+            one.add_row(Text("a much longer cell than any before"), key="new")
+            other.add_rows_at_once([("new", [Text("a much longer cell than any before")])])
+            await pilot.pause()
+            assert _state(one) == _state(other)  # refused batches left nothing behind
+            assert len(app.highlighted) == 2  # rows added below: no new highlight
 
     asyncio.run(main())

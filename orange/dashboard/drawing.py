@@ -4,16 +4,22 @@ Textual's `DataTable` draws each cell through Rich (`Padding` in `Styled` around
 cell's `Text`, rendered to lines and cropped): about a third of a millisecond a cell,
 and a Page Down at 10,000 tasks draws some 45 new rows of 12 cells.  It also keys its
 cache of drawn rows on where the cursor is, so each step of the cursor drew every row
-on screen again.  `RowTable` makes the same segments (a test compares them with
-DataTable's own, segment by segment) straight from a plain `Text` cell, and keeps a
-drawn row for as long as the cursor stays off it or on it.  Anything else (the header,
-a cell with spans, control characters or several lines, fixed columns, row labels, a
-cell or column cursor) is left to DataTable.
+on screen again, and gives each cell mouse metadata of its own, so a line stays at
+least a segment a cell through every later stage of Textual's drawing.
+
+`RowTable` draws a plain `Text` cell straight into what Rich makes of it (a test
+compares them with DataTable's own, character by character), joins a row into a
+segment for each run of one style (its metadata names the row and column 0, as
+DataTable's own does right of a row: a row cursor takes only the row), and keeps a
+drawn row for as long as the cursor stays off it or on it.  Anything else (the
+header, a cell with spans, control characters or several lines, fixed columns, row
+labels, a cell or column cursor) is drawn by DataTable.  `add_rows_at_once` adds rows
+as `add_row` does, its bookkeeping done once.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from itertools import zip_longest
 from typing import Any, TypeGuard
 
@@ -103,37 +109,40 @@ class RowTable(DataTable[Text]):
     def _draw_row(
         self, row_key: RowKey, index: int, base_style: Style, cursor: bool, hover: bool
     ) -> SegmentLines:
-        """The row's cells, each one line of segments, then the space to the right."""
+        """The row as one line, a segment for each run of one style."""
         row_style = self._row_style(index, base_style)
         show, show_hover = self.show_cursor, self._show_hover_cursor
         component, post = self._get_styles_to_render_cell(
             False, False, False, hover, cursor, show, show_hover,
             self.cursor_foreground_priority == "css", self.cursor_background_priority == "css",
         )  # fmt: skip
+        # The mouse metadata names the row and column 0, as DataTable's own for the
+        # space right of a row: a row cursor takes a click's row, and one style for a
+        # whole row lets its cells be joined into a few segments.
+        pre = row_style + Style.from_meta({"row": index, "column": 0}) + component
+        text_styles = _TextStyles(pre, post, self.app.console.get_style)
         pad = self.cell_padding
-        get_style = self.app.console.get_style
         cells = self._data[row_key]
-        drawn: SegmentLines = []
+        line = _Runs()
         used = 0
         for column_index, column in enumerate(self.ordered_columns):
             width = column.get_render_width(self)
             used += width
             cell = cells.get(column.key)
             if width > 2 * pad and _plain(cell):
-                pre = row_style + Style.from_meta({"row": index, "column": column_index})
-                pre += component
-                text_style = pre + get_style(cell.style) if cell.style else pre
-                drawn.append(_cell_line(cell.plain, pre, text_style, post, width - 2 * pad, pad))
+                _add_cell(line, cell.plain, text_styles.of(cell.style), text_styles.pre,
+                          width - 2 * pad, pad)  # fmt: skip
             else:
-                drawn.append(self._render_cell(index, column_index, row_style, width,
-                                               cursor, hover)[0])  # fmt: skip
+                for segment in self._render_cell(index, column_index, row_style, width,
+                                                 cursor, hover)[0]:  # fmt: skip
+                    line.add(segment.text, segment.style)
         extend, _ = self._get_styles_to_render_cell(
             False, False, False, hover, cursor, show, show_hover, False, False
         )
         extend = row_style + extend
         extend += Style.from_meta({"row": index, "column": 0, "out_of_bounds": True})
-        drawn.append([Segment(" " * max(0, self.size.width - used), extend)])
-        return drawn
+        line.add(" " * max(0, self.size.width - used), extend)
+        return [line.segments()]
 
     def _row_style(self, index: int, base_style: Style) -> Style:
         """DataTable's style of the row at ``index`` (zebra stripes), kept until the
@@ -151,34 +160,66 @@ class RowTable(DataTable[Text]):
         super().notify_style_update()
 
 
-def _cell_line(
-    plain: str, pre: Style, style: Style, post: Style, inner: int, pad: int
-) -> list[Segment]:
-    """What Rich makes of ``Styled(Padding(cell, (0, pad)), pre, post)`` on one line
-    of ``inner + 2 * pad`` cells, ``style`` the cell's own on top of ``pre``: the text
-    cut or filled to ``inner``, in as few segments as styles (Rich makes four, which
-    the table joins again when it crops the line)."""
+class _TextStyles:
+    """The styles of a row's cells: ``pre`` for the padding, and for a text of style
+    ``name`` what Rich makes of it, ``pre + name + post`` (`Styled`), found once a row."""
+
+    def __init__(self, pre: Style, post: Style, get_style: Callable[[str | Style], Style]) -> None:
+        self.base, self.post, self.get_style = pre, post, get_style
+        self.pre = pre + post if post else pre
+        self.found: dict[str | Style, Style] = {"": self.pre}
+
+    def of(self, name: str | Style) -> Style:
+        style = self.found.get(name)
+        if style is None:
+            style = self.base + self.get_style(name)
+            style = self.found[name] = style + self.post if self.post else style
+        return style
+
+
+class _Runs:
+    """One line's segments, neighbours of one style joined as they are added."""
+
+    def __init__(self) -> None:
+        self.done: list[Segment] = []
+        self.texts: list[str] = []
+        self.style: Style | None = None
+
+    def add(self, text: str, style: Style | None) -> None:
+        if not text:
+            return
+        if style is not self.style and style != self.style:
+            self.flush()
+            self.style = style
+        self.texts.append(text)
+
+    def flush(self) -> None:
+        if self.texts:
+            self.done.append(Segment("".join(self.texts), self.style))
+            self.texts = []
+
+    def segments(self) -> list[Segment]:
+        self.flush()
+        return self.done
+
+
+def _add_cell(line: _Runs, plain: str, style: Style, pre: Style, inner: int, pad: int) -> None:
+    """What Rich makes of ``Styled(Padding(Text(plain), (0, pad)), ...)`` on one line
+    of ``inner + 2 * pad`` cells: the text (of ``style``) cut or filled to ``inner``,
+    the padding and the fill of ``pre``."""
     size = cell_len(plain)
     if size > inner:
         plain, size = set_cell_size(plain, inner), inner
-    if post:
-        pre, style = pre + post, style + post
-    space = " " * pad
-    after = " " * (inner - size) + space
-    if style == pre or not plain:
-        return [Segment(f"{space}{plain}{after}", pre)]
-    line = [Segment(plain, style)]
-    if space:
-        line.insert(0, Segment(space, pre))
-    if after:
-        line.append(Segment(after, pre))
-    return line
+    line.add(" " * pad, pre)
+    line.add(plain, style)
+    line.add(" " * (inner - size + pad), pre)
 
 
 def _plain(cell: object) -> TypeGuard[Text]:
-    """A cell `RowTable` draws itself: one `Text` of one style, printable."""
+    """A cell `RowTable` draws itself: one `Text` of one named style, printable."""
     return (
         type(cell) is Text
+        and isinstance(cell.style, str)
         and not cell.spans
         and not cell.justify
         and not cell.overflow

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 from rich.segment import Segment
+from rich.style import Style
 from rich.text import Text
 from textual._types import SegmentLines
 from textual.app import App, ComposeResult
@@ -31,6 +32,7 @@ CELLS = [
     Text("exited 1", style="red"),
     Text.assemble(("sp", "red"), "ans"),  # spans: drawn by DataTable itself
 ]
+SPANS = len(CELLS) - 1
 
 
 class _Table(App[None]):
@@ -58,13 +60,24 @@ def _draw_both(table: TaskTable, row: int) -> None:
     for place, drawn in zip(places, ours, strict=True):
         table._clear_caches()
         theirs = draw(place, lambda *at: DataTable._render_line_in_row(table, *at))
-        assert _joined(drawn) == _joined(theirs), (row, place)
+        assert _chars(drawn) == _chars(theirs), (row, place)
+        columns = {_style(segment).meta["column"] for segment in chain(*drawn[0], *drawn[1])}
+        assert columns == ({0, 1} if row == SPANS else {0} if row >= 0 else {0, 1}), place
 
 
-def _joined(drawn: tuple[SegmentLines, SegmentLines]) -> list[list[Segment]]:
-    """A row's fixed and scrollable parts, each as one line with neighbouring segments
-    of one style joined (as the table does to each line it draws: `Strip.simplify`)."""
-    return [list(Segment.simplify(chain.from_iterable(part))) for part in drawn]
+def _chars(drawn: tuple[SegmentLines, SegmentLines]) -> list[tuple[str, Style, int]]:
+    """A drawn row's fixed and scrollable parts, character by character: the style
+    without the mouse metadata, and the row the metadata names.  The table joins a
+    row's cells into a segment for each style, and its metadata names the row and
+    column 0 (a row cursor takes the row), as DataTable's does right of the row."""
+    return [(char, _style(segment).clear_meta_and_links(), _style(segment).meta["row"])
+            for part in drawn for line in part for segment in line
+            for char in segment.text]  # fmt: skip
+
+
+def _style(segment: Segment) -> Style:
+    assert segment.style is not None  # every segment of a row is styled
+    return segment.style
 
 
 def test_a_row_is_drawn_as_datatable_draws_it() -> None:

@@ -9,19 +9,20 @@ from __future__ import annotations
 
 import gc
 import os
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import ClassVar
 
 # libtmux reads sys.stdout.encoding when first imported, and a running Textual app has
 # replaced sys.stdout with an object that has none: import it while the real one stands.
 import libtmux.server  # noqa: F401
+from rich.text import Text
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.widgets import DataTable, Input, Static
 
 from orange.dashboard import commands
+from orange.dashboard.filling import Filler, collector_paused
 from orange.dashboard.keys import Key, task_keys
 from orange.dashboard.rows import VIEWS, Row, order, shown
 from orange.dashboard.source import Source
@@ -65,6 +66,7 @@ class Dashboard(App[None]):
 
     CSS = CSS
     TITLE = "orange"
+    filler: Filler  # the rows of a rebuild added after the first paint (set on mount)
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("q", "quit", "quit"),
         Binding("j", "down", show=False),
@@ -101,6 +103,7 @@ class Dashboard(App[None]):
         self.waiting: set[str] | None = None  # keys of tasks waiting for a human
         self.inside_tmux: set[str] = set()  # $TMUX values found to be the agents' server
         self.lines: dict[str, str] = {}  # what each one-line bar shows (`put_line`)
+        self.frozen = False  # what the first fill made is frozen (`_all_rows_in`)
 
     def compose(self) -> ComposeResult:
         yield Static(id="header")
@@ -114,14 +117,14 @@ class Dashboard(App[None]):
         yield Static(id="keys")
 
     def on_mount(self) -> None:
-        table = self.query_one("#table", DataTable)
+        table = self.query_one("#table", TaskTable)
         for key, label in COLUMNS:
             table.add_column(label, key=key)
-        with _collector_paused():
+        self.filler = Filler(table, self._row_cells, self.call_after_refresh, self._all_rows_in)
+        with collector_paused():
             self.source.refresh()
             self.agents = self.source.agents()
             self.redraw()
-            gc.freeze()  # held for the whole run: the collector never walks it again
         table.focus()
         if self.poll:
             self.set_interval(POLL, self.watch_refs)
@@ -131,6 +134,14 @@ class Dashboard(App[None]):
 
     def on_unmount(self) -> None:
         gc.unfreeze()  # the process lives on (a test, a caller): its heap as it was
+
+    def _all_rows_in(self) -> None:
+        """The table holds every row: the first time, what the app made so far (the
+        rows, their cells) is frozen, held for the whole run, and the collector never
+        walks it again."""
+        if not self.frozen:
+            self.frozen = True
+            gc.freeze()
 
     # -- live ------------------------------------------------------------------------
 
@@ -172,45 +183,51 @@ class Dashboard(App[None]):
 
     def redraw(self) -> None:
         """Show the current rows: cells of changed rows only when the order stands,
-        else the rows again (the table draws only what is on screen)."""
+        else the rows again (the first screenful now, the rest after the paint)."""
         rows = order(shown(self.source.rows(), self.view, self.filter_text))
         self._ring_for_new_waits()
         table = self.query_one("#table", TaskTable)
         keys = [row.key for row in rows]
-        multi = len(self.source.feeds) > 1
-        now = self.now()
         before = [row.key for row in self.shown_rows]
+        selected = self.selected()
         if keys == before or _reorderable(rows, before):
-            selected = self.selected()
-            for row in rows:
-                seen = (row, self.agents.get(row.key, ""), self.extra.get(row.key, _NONE))
-                if self.drawn.get(row.key) != seen:
-                    for (column, _), value in zip(
-                        COLUMNS, cells(row, seen[1], now, multi, seen[2]), strict=True
-                    ):
-                        table.update_cell(row.key, column, value)
-                    self.drawn[row.key] = seen
+            self.filler.finish()  # rows a rebuild left waiting: all in before a change
+            self._update_cells(table, rows)
             if keys != before:  # the same rows in a new order: moved, not added again
                 rank = {visible(row.id): n for n, row in enumerate(rows)}
                 table.sort("id", key=lambda cell: rank[cell.plain])
                 if selected is not None:
                     table.move_cursor(row=keys.index(selected.key))
-        else:
-            selected = self.selected()
+        else:  # rows still waiting from a rebuild are dropped with the rest
             table.clear()
             self.drawn = {}
-            with _collector_paused():
-                added = []
-                for row in rows:
-                    seen = (row, self.agents.get(row.key, ""), self.extra.get(row.key, _NONE))
-                    added.append((row.key, cells(row, seen[1], now, multi, seen[2])))
-                    self.drawn[row.key] = seen
-                table.add_rows_at_once(added)
-            if selected is not None and selected.key in keys:
-                table.move_cursor(row=keys.index(selected.key))
+            at = keys.index(selected.key) if selected is not None and selected.key in keys else -1
+            self.filler.start(rows, at_least=at + 1)
+            if at >= 0:
+                table.move_cursor(row=at)
         self.shown_rows = rows
         self.show_header()
         self.show_keys()
+
+    def _update_cells(self, table: TaskTable, rows: list[Row]) -> None:
+        """The cells of the rows whose task, agent or branch stats changed."""
+        multi = len(self.source.feeds) > 1
+        now = self.now()
+        for row in rows:
+            seen = (row, self.agents.get(row.key, ""), self.extra.get(row.key, _NONE))
+            if self.drawn.get(row.key) != seen:
+                for (column, _), value in zip(
+                    COLUMNS, cells(row, seen[1], now, multi, seen[2]), strict=True
+                ):
+                    table.update_cell(row.key, column, value)
+                self.drawn[row.key] = seen
+
+    def _row_cells(self, row: Row) -> tuple[str, list[Text]]:
+        """A row's key and cells as the table adds it (noted as drawn)."""
+        seen = (row, self.agents.get(row.key, ""), self.extra.get(row.key, _NONE))
+        self.drawn[row.key] = seen
+        multi = len(self.source.feeds) > 1
+        return row.key, cells(row, seen[1], self.now(), multi, seen[2])
 
     def _ring_for_new_waits(self) -> None:
         """The terminal bell when a task starts waiting for a human."""
@@ -279,7 +296,8 @@ class Dashboard(App[None]):
         return task_keys(self.source.workflow(row), row, self.agents.get(row.key, ""))
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
-        self.show_keys()
+        if event.data_table.is_attached:  # not a late message of a table taken down
+            self.show_keys()
 
     def show_detail(self) -> None:
         """The selected task's summary, and why it needs a person (``attention``)."""
@@ -342,21 +360,6 @@ class Dashboard(App[None]):
 
     def action_view(self, view: str) -> None:
         commands.open_view(self, view)
-
-
-@contextmanager
-def _collector_paused() -> Iterator[None]:
-    """The cyclic garbage collector paused while rows and cells are made: some 10^5
-    objects that hold no cycles, whose survivors it would walk again and again while
-    they are made (at 10,000 tasks, half the first paint went to full collections)."""
-    if not gc.isenabled():
-        yield
-        return
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.enable()
 
 
 def _label(key: str) -> str:

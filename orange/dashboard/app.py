@@ -19,6 +19,7 @@ import libtmux.server  # noqa: F401
 from rich.text import Text
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
+from textual.content import Content
 from textual.widgets import DataTable, Input, Static
 
 from orange.dashboard import commands
@@ -276,10 +277,11 @@ class Dashboard(App[None]):
 
     def put_line(self, name: str, text: str) -> None:
         """One of the one-line bars, redrawn only when its text changed and never laid
-        out again (each is one line high): a cursor move repaints the rows it moved."""
+        out again (each is one line high): a cursor move repaints the rows it moved.
+        The text is shown as it is, never read as markup (task data, a filter)."""
         if self.lines.get(name) != text:
             self.lines[name] = text
-            self.query_one(f"#{name}", Static).update(text, layout=False)
+            self.query_one(f"#{name}", Static).update(Content(text), layout=False)
 
     # -- selection -------------------------------------------------------------------
 

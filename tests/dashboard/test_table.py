@@ -217,3 +217,17 @@ def test_what_the_first_paint_made_is_frozen_while_the_app_runs_and_thawed_after
     drive(app, script)
     assert seen[0][0] and seen[0][1] > 0
     assert gc.isenabled() and gc.get_freeze_count() == 0
+
+
+def test_task_text_that_looks_like_markup_is_shown_as_it_is(project: Path) -> None:
+    """A summary or a filter is never read as Textual markup (`[/]` would stop the
+    app, `[bold]` would vanish)."""
+    put_task(project, "aaaa0001", summary="a [/] b [bold]c[/bold]")
+    app = app_for(project)
+
+    async def script(pilot: Any) -> None:
+        assert "a [/] b [bold]c[/bold]" in str(app.query_one("#detail", Static).render())
+        await pilot.press("slash", *"[/]")
+        assert "filter: [/]" in str(app.query_one("#header", Static).render())
+
+    drive(app, script)

@@ -2,8 +2,10 @@
 
 Prints four figures beside their targets, each a median of several runs:
 
-1. first paint: from building the app to its first drawn table, headless, with a warm
-   store cache (target <= 1.5 s);
+1. first paint: from building the app to the moment its table first draws rows,
+   headless, with a warm store cache (target <= 1.5 s); the table adds the rows after
+   the first screenful after that paint, and the time until it holds every row is
+   printed beside it;
 2. the CPU a refresh costs after one task changed (one commit by someone else, then the
    dashboard's look at the ref, the re-read of the changed shard and the changed cells;
    target <= 50 ms), and the same with Textual's repaint of the visible rows;
@@ -28,6 +30,8 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -74,25 +78,63 @@ def _change(repo: Path, task_id: str, number: int) -> None:
 
 async def _measure(
     project: Any, repo: Path, ids: list[str], runs: int
-) -> tuple[float, float, float]:
+) -> tuple[float, float, float, float]:
+    from textual.widgets import DataTable
+
     from orange.dashboard.app import make_app
 
     paints: list[float] = []
+    fills: list[float] = []
     refreshes: list[float] = []
     repaints: list[float] = []
     for run in range(runs):
+        drawn: list[float] = []
         start = time.perf_counter()
         app = make_app([project], poll=False)
-        async with app.run_test(size=(160, 50)) as pilot:
-            await pilot.pause()
-            paints.append(time.perf_counter() - start)
-            _change(repo, ids[run * 7 % len(ids)], run)
-            cpu = time.process_time()
-            app.watch_refs()
-            refreshes.append(time.process_time() - cpu)
-            await pilot.pause()
-            repaints.append(time.process_time() - cpu)
-    return statistics.median(paints), statistics.median(refreshes), statistics.median(repaints)
+        with _noting_first_rows_drawn(drawn):
+            async with app.run_test(size=(160, 50)) as pilot:
+                table = app.query_one("#table", DataTable)
+                await _filled(pilot, app, table)
+                fills.append(time.perf_counter() - start)
+                paints.append(drawn[0] - start)
+                _change(repo, ids[run * 7 % len(ids)], run)
+                cpu = time.process_time()
+                app.watch_refs()
+                refreshes.append(time.process_time() - cpu)
+                await pilot.pause()
+                repaints.append(time.process_time() - cpu)
+    median = statistics.median
+    return median(paints), median(fills), median(refreshes), median(repaints)
+
+
+@contextmanager
+def _noting_first_rows_drawn(drawn: list[float]) -> Iterator[None]:
+    """The first paint: the moment the task table first draws lines while it holds
+    rows (its `render_lines`, which Textual calls to put the table on screen)."""
+    from orange.dashboard.table import TaskTable
+
+    def render_lines(table: Any, crop: Any) -> Any:
+        if table.row_count and not drawn:
+            drawn.append(time.perf_counter())
+        return original(table, crop)
+
+    original = TaskTable.render_lines
+    TaskTable.render_lines = render_lines  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        TaskTable.render_lines = original  # type: ignore[method-assign]
+
+
+async def _filled(pilot: Any, app: Any, table: Any) -> None:
+    """Pauses until the table holds every row shown (the dashboard adds rows after
+    the first screenful in batches, each after a paint)."""
+    await pilot.pause()
+    deadline = time.monotonic() + 60
+    while table.row_count < len(app.shown_rows) and time.monotonic() < deadline:
+        await pilot.pause()
+    if table.row_count < len(app.shown_rows):
+        raise SystemExit("the table never held every row")
 
 
 async def _live(project: Any, repo: Path, runs: int) -> tuple[list[float], list[float]]:
@@ -111,8 +153,8 @@ async def _live(project: Any, repo: Path, runs: int) -> tuple[list[float], list[
     moved: list[float] = []
     app = make_app([project], poll=True)
     async with app.run_test(size=(160, 50)) as pilot:
-        await pilot.pause()
         table = app.query_one("#table", DataTable)
+        await _filled(pilot, app, table)
         for run in range(runs):
             for delays, index in ((top, 0), (moved, 20 + run)):
                 row = app.shown_rows[index]
@@ -170,8 +212,8 @@ async def _scroll(project: Any) -> tuple[list[float], list[float], int]:
     pages: list[float] = []
     ups: list[float] = []
     async with app.run_test(size=(160, 50)) as pilot:
-        await pilot.pause()
         table = app.query_one("#table", DataTable)
+        await _filled(pilot, app, table)
         while table.cursor_row < table.row_count - 1:
             pages.append(await _step(pilot, "pagedown"))
             if len(pages) > table.row_count:
@@ -205,14 +247,16 @@ def main() -> int:
 
         Source([project]).refresh()  # the store's cache, warm (as after any `task list`)
         repo = Path(project.path)
-        paint, refresh, repaint = asyncio.run(_measure(project, repo, ids, args.runs))
+        paint, fill, refresh, repaint = asyncio.run(_measure(project, repo, ids, args.runs))
         top, moved = asyncio.run(_live(project, repo, args.runs))
         steps, ups, rows = asyncio.run(_scroll(project))
     print(f"dashboard at {args.tasks:,} tasks ({args.runs} runs, medians)")
     results = [
         _line("1. first paint, warm cache:", paint, PAINT_TARGET, 0),
-        _line("2. refresh CPU, one change:", refresh, REFRESH_TARGET, 1),
     ]
+    print(f"   every row in the table:  {fill * 1000:7.0f} ms  (rows after the first screenful"
+          " are added after the paint)")  # fmt: skip
+    results.append(_line("2. refresh CPU, one change:", refresh, REFRESH_TARGET, 1))
     print(f"   with Textual's repaint:  {repaint * 1000:7.1f} ms  (the visible rows drawn again)")
     print("3. live: another process's `task update`, from the ref's move to the row shown")
     results.append(_line("   the top row changed:", statistics.median(top), LIVE_TARGET, 0))

@@ -7,6 +7,7 @@ through `orange.dashboard.actions`; the keys shown for the selected task come fr
 
 from __future__ import annotations
 
+import gc
 import os
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -15,11 +16,14 @@ from typing import ClassVar
 # libtmux reads sys.stdout.encoding when first imported, and a running Textual app has
 # replaced sys.stdout with an object that has none: import it while the real one stands.
 import libtmux.server  # noqa: F401
+from rich.text import Text
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
+from textual.content import Content
 from textual.widgets import DataTable, Input, Static
 
 from orange.dashboard import commands
+from orange.dashboard.filling import Filler, collector_paused
 from orange.dashboard.keys import Key, task_keys
 from orange.dashboard.rows import VIEWS, Row, order, shown
 from orange.dashboard.source import Source
@@ -63,6 +67,7 @@ class Dashboard(App[None]):
 
     CSS = CSS
     TITLE = "orange"
+    filler: Filler  # the rows of a rebuild added after the first paint (set on mount)
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("q", "quit", "quit"),
         Binding("j", "down", show=False),
@@ -98,6 +103,8 @@ class Dashboard(App[None]):
         self.extra: dict[str, tuple[str, str]] = {}  # key -> ("3 +40 -2", "#7 open")
         self.waiting: set[str] | None = None  # keys of tasks waiting for a human
         self.inside_tmux: set[str] = set()  # $TMUX values found to be the agents' server
+        self.lines: dict[str, str] = {}  # what each one-line bar shows (`put_line`)
+        self.frozen = False  # what the first fill made is frozen (`_all_rows_in`)
 
     def compose(self) -> ComposeResult:
         yield Static(id="header")
@@ -111,18 +118,31 @@ class Dashboard(App[None]):
         yield Static(id="keys")
 
     def on_mount(self) -> None:
-        table = self.query_one("#table", DataTable)
+        table = self.query_one("#table", TaskTable)
         for key, label in COLUMNS:
             table.add_column(label, key=key)
-        self.source.refresh()
-        self.agents = self.source.agents()
-        self.redraw()
+        self.filler = Filler(table, self._row_cells, self.call_after_refresh, self._all_rows_in)
+        with collector_paused():
+            self.source.refresh()
+            self.agents = self.source.agents()
+            self.redraw()
         table.focus()
         if self.poll:
             self.set_interval(POLL, self.watch_refs)
             self.set_interval(AGENTS_POLL, self.watch_agents)
             self.set_interval(BRANCHES_POLL, self.watch_branches)
             self.watch_branches()
+
+    def on_unmount(self) -> None:
+        gc.unfreeze()  # the process lives on (a test, a caller): its heap as it was
+
+    def _all_rows_in(self) -> None:
+        """The table holds every row: the first time, what the app made so far (the
+        rows, their cells) is frozen, held for the whole run, and the collector never
+        walks it again."""
+        if not self.frozen:
+            self.frozen = True
+            gc.freeze()
 
     # -- live ------------------------------------------------------------------------
 
@@ -164,42 +184,51 @@ class Dashboard(App[None]):
 
     def redraw(self) -> None:
         """Show the current rows: cells of changed rows only when the order stands,
-        else the rows again (the table draws only what is on screen)."""
+        else the rows again (the first screenful now, the rest after the paint)."""
         rows = order(shown(self.source.rows(), self.view, self.filter_text))
         self._ring_for_new_waits()
-        table = self.query_one("#table", DataTable)
+        table = self.query_one("#table", TaskTable)
         keys = [row.key for row in rows]
-        multi = len(self.source.feeds) > 1
-        now = self.now()
         before = [row.key for row in self.shown_rows]
+        selected = self.selected()
         if keys == before or _reorderable(rows, before):
-            selected = self.selected()
-            for row in rows:
-                seen = (row, self.agents.get(row.key, ""), self.extra.get(row.key, _NONE))
-                if self.drawn.get(row.key) != seen:
-                    for (column, _), value in zip(
-                        COLUMNS, cells(row, seen[1], now, multi, seen[2]), strict=True
-                    ):
-                        table.update_cell(row.key, column, value)
-                    self.drawn[row.key] = seen
+            self.filler.finish()  # rows a rebuild left waiting: all in before a change
+            self._update_cells(table, rows)
             if keys != before:  # the same rows in a new order: moved, not added again
                 rank = {visible(row.id): n for n, row in enumerate(rows)}
                 table.sort("id", key=lambda cell: rank[cell.plain])
                 if selected is not None:
                     table.move_cursor(row=keys.index(selected.key))
-        else:
-            selected = self.selected()
+        else:  # rows still waiting from a rebuild are dropped with the rest
             table.clear()
             self.drawn = {}
-            for row in rows:
-                seen = (row, self.agents.get(row.key, ""), self.extra.get(row.key, _NONE))
-                table.add_row(*cells(row, seen[1], now, multi, seen[2]), key=row.key)
-                self.drawn[row.key] = seen
-            if selected is not None and selected.key in keys:
-                table.move_cursor(row=keys.index(selected.key))
+            at = keys.index(selected.key) if selected is not None and selected.key in keys else -1
+            self.filler.start(rows, at_least=at + 1)
+            if at >= 0:
+                table.move_cursor(row=at)
         self.shown_rows = rows
         self.show_header()
         self.show_keys()
+
+    def _update_cells(self, table: TaskTable, rows: list[Row]) -> None:
+        """The cells of the rows whose task, agent or branch stats changed."""
+        multi = len(self.source.feeds) > 1
+        now = self.now()
+        for row in rows:
+            seen = (row, self.agents.get(row.key, ""), self.extra.get(row.key, _NONE))
+            if self.drawn.get(row.key) != seen:
+                for (column, _), value in zip(
+                    COLUMNS, cells(row, seen[1], now, multi, seen[2]), strict=True
+                ):
+                    table.update_cell(row.key, column, value)
+                self.drawn[row.key] = seen
+
+    def _row_cells(self, row: Row) -> tuple[str, list[Text]]:
+        """A row's key and cells as the table adds it (noted as drawn)."""
+        seen = (row, self.agents.get(row.key, ""), self.extra.get(row.key, _NONE))
+        self.drawn[row.key] = seen
+        multi = len(self.source.feeds) > 1
+        return row.key, cells(row, seen[1], self.now(), multi, seen[2])
 
     def _ring_for_new_waits(self) -> None:
         """The terminal bell when a task starts waiting for a human."""
@@ -216,7 +245,7 @@ class Dashboard(App[None]):
         text += f"{self.view}: {count} task{'s' if count != 1 else ''}"
         if self.filter_text:
             text += f"  filter: {visible(self.filter_text)}"
-        self.query_one("#header", Static).update(text)
+        self.put_line("header", text)
 
     def show_keys(self) -> None:
         self.show_detail()
@@ -227,9 +256,7 @@ class Dashboard(App[None]):
             else f"{_label(k.key)} {k.label}"
             for k in keys
         )
-        self.query_one("#keys", Static).update(
-            f" {line}  |  {FIXED_KEYS}" if line else f" {FIXED_KEYS}"
-        )
+        self.put_line("keys", f" {line}  |  {FIXED_KEYS}" if line else f" {FIXED_KEYS}")
 
     def return_hint(self) -> str:
         """The key that comes back from an attach: inside tmux on the agents' server
@@ -246,7 +273,15 @@ class Dashboard(App[None]):
         return f"{RETURN_KEY} returns" if inside in self.inside_tmux else "detach returns"
 
     def say(self, line: str) -> None:
-        self.query_one("#message", Static).update(visible(line))
+        self.put_line("message", visible(line))
+
+    def put_line(self, name: str, text: str) -> None:
+        """One of the one-line bars, redrawn only when its text changed and never laid
+        out again (each is one line high): a cursor move repaints the rows it moved.
+        The text is shown as it is, never read as markup (task data, a filter)."""
+        if self.lines.get(name) != text:
+            self.lines[name] = text
+            self.query_one(f"#{name}", Static).update(Content(text), layout=False)
 
     # -- selection -------------------------------------------------------------------
 
@@ -263,7 +298,8 @@ class Dashboard(App[None]):
         return task_keys(self.source.workflow(row), row, self.agents.get(row.key, ""))
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
-        self.show_keys()
+        if event.data_table.is_attached:  # not a late message of a table taken down
+            self.show_keys()
 
     def show_detail(self) -> None:
         """The selected task's summary, and why it needs a person (``attention``)."""
@@ -273,7 +309,7 @@ class Dashboard(App[None]):
             text = f" {row.id}: {row.broken or row.summary}"
             if row.attention and not row.broken:
                 text += f"  ! {row.attention}"
-        self.query_one("#detail", Static).update(visible(text))
+        self.put_line("detail", visible(text))
 
     def on_task_table_chosen(self, event: TaskTable.Chosen) -> None:
         self.action_task("enter")

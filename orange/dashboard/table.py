@@ -7,9 +7,9 @@ from datetime import datetime
 
 from rich.text import Text
 from textual.message import Message
-from textual.widgets import DataTable
 from textual.widgets.data_table import RowKey
 
+from orange.dashboard.drawing import RowTable
 from orange.dashboard.rows import Row, ago
 
 # (key, label): id, status and branch first, so an 80-column terminal shows them.
@@ -34,9 +34,9 @@ COLUMNS = (
 WIDTH_SAMPLE = 300
 
 
-class TaskTable(DataTable[Text]):
-    """The task table: column widths from a sample of the rows added (their first
-    `WIDTH_SAMPLE`), so 10,000 tasks are not all measured before the first paint; a
+class TaskTable(RowTable):
+    """The task table: column widths from its first `WIDTH_SAMPLE` rows, so 10,000
+    tasks are not all measured before the first paint (nor rows added after it); a
     longer cell further down is cut at its column's width.  Enter on a row posts
     `Chosen`; a click only selects (DataTable takes a click on the selected row for
     Enter, and Enter spawns or attaches)."""
@@ -48,11 +48,9 @@ class TaskTable(DataTable[Text]):
         self.post_message(self.Chosen())
 
     def _update_dimensions(self, new_rows: Iterable[RowKey]) -> None:
-        rows = list(new_rows)
-        if len(rows) > WIDTH_SAMPLE:
-            index = self._row_locations.get
-            rows = sorted(rows, key=lambda key: index(key) or 0)[:WIDTH_SAMPLE]
-        super()._update_dimensions(rows)
+        index = self._row_locations.get
+        sample = [key for key in new_rows if (at := index(key)) is not None and at < WIDTH_SAMPLE]
+        super()._update_dimensions(sample)
 
 
 def status_style(row: Row) -> str:

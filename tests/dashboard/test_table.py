@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import re
 from pathlib import Path
 from typing import Any
@@ -195,5 +196,38 @@ def test_the_header_says_where_a_syncing_project_stands(
     async def script(pilot: Any) -> None:
         header = str(app.query_one("#header", Static).render())
         assert re.search(r"synced with origin \d+s ago, 1 ahead, 0 behind", header), header
+
+    drive(app, script)
+
+
+def test_what_the_first_paint_made_is_frozen_while_the_app_runs_and_thawed_after(
+    project: Path,
+) -> None:
+    """The rows and cells are made with the collector paused and then frozen (it would
+    walk them again and again); the collector runs again, and the heap is the
+    process's again once the dashboard ends."""
+    put_task(project, "aaaa0001")
+    app = app_for(project)
+    seen: list[tuple[bool, int]] = []
+
+    async def script(pilot: Any) -> None:
+        seen.append((gc.isenabled(), gc.get_freeze_count()))
+
+    assert gc.get_freeze_count() == 0
+    drive(app, script)
+    assert seen[0][0] and seen[0][1] > 0
+    assert gc.isenabled() and gc.get_freeze_count() == 0
+
+
+def test_task_text_that_looks_like_markup_is_shown_as_it_is(project: Path) -> None:
+    """A summary or a filter is never read as Textual markup (`[/]` would stop the
+    app, `[bold]` would vanish)."""
+    put_task(project, "aaaa0001", summary="a [/] b [bold]c[/bold]")
+    app = app_for(project)
+
+    async def script(pilot: Any) -> None:
+        assert "a [/] b [bold]c[/bold]" in str(app.query_one("#detail", Static).render())
+        await pilot.press("slash", *"[/]")
+        assert "filter: [/]" in str(app.query_one("#header", Static).render())
 
     drive(app, script)

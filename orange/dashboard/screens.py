@@ -26,7 +26,7 @@ class ConfirmScreen(ModalScreen[bool]):
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
-            yield Label(self.question, id="question")
+            yield Label(self.question, id="question", markup=False)  # may quote task data
             yield Label("y: yes   n/Esc: no")
 
     def action_answer(self, yes: bool) -> None:
@@ -45,7 +45,7 @@ class TextPrompt(ModalScreen[str | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
-            yield Label(self.title_text)
+            yield Label(self.title_text, id="title", markup=False)  # may quote task data
             yield Input(placeholder=self.placeholder, id="text")
             yield Label("Enter: send   Esc: cancel")
 

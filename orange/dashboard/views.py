@@ -35,7 +35,9 @@ _STYLES = {"add": "green", "del": "red", "hunk": "cyan", "file": "bold"}
 
 
 class View(Screen[None]):
-    """A full-screen view: a title line, the content, a key line; Esc goes back."""
+    """A full-screen view: a title line, the content, a key line; Esc goes back.
+    The title and the message line show their text as it is, never read as markup:
+    both quote task data (a branch, a base, an error line)."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "back", "back"),
@@ -48,9 +50,9 @@ class View(Screen[None]):
         self.title_text = title
 
     def compose(self) -> ComposeResult:
-        yield Static(visible(self.title_text), id="header")
+        yield Static(visible(self.title_text), id="header", markup=False)
         yield from self.content()
-        yield Static(id="message")
+        yield Static(id="message", markup=False)
         yield Static(f" {self.KEYS}", id="keys")
 
     def content(self) -> ComposeResult:
@@ -112,7 +114,7 @@ class PoolView(View):
         self.host = host
 
     def content(self) -> ComposeResult:
-        table: DataTable[str] = DataTable(id="pool", cursor_type="row")
+        table: DataTable[Text] = DataTable(id="pool", cursor_type="row")
         for label in ("workspace", "state", "task", "branch", "host", "port"):
             table.add_column(label)
         for member in self.members:
@@ -122,7 +124,8 @@ class PoolView(View):
             branch = str(member.get("branch") or "")
             port = "" if member.get("port") is None else str(member["port"])
             host = self.host if task else ""
-            table.add_row(str(member["name"]), state, task, visible(branch), host, port)
+            cells = (str(member["name"]), state, task, visible(branch), host, port)
+            table.add_row(*(Text(cell) for cell in cells))  # a str cell is read as markup
         yield table
 
 
@@ -150,7 +153,7 @@ class DiffView(View):
         for index, line in enumerate(self.lines):
             where = f"{line.path}:{line.line}" if line.kind in ("add", "ctx") else ""
             code = Text(visible(line.text), style=_STYLES.get(line.kind, ""))
-            table.add_row(where, code, key=str(index))
+            table.add_row(Text(visible(where)), code, key=str(index))  # a str: markup
         yield table
 
     def action_comment(self) -> None:

@@ -10,9 +10,13 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Input, Label, Select, Static
 
+from orange.dashboard.table import visible
+
 
 class ConfirmScreen(ModalScreen[bool]):
-    """Ask a yes/no question: ``y`` answers yes; ``n`` or Esc, no."""
+    """Ask a yes/no question: ``y`` answers yes; ``n`` or Esc, no.  The question may
+    quote task data: it is shown as it is (never read as markup, control characters
+    made visible), as is a `TextPrompt`'s title."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("y", "answer(True)", "yes"),
@@ -26,7 +30,7 @@ class ConfirmScreen(ModalScreen[bool]):
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
-            yield Label(self.question, id="question", markup=False)  # may quote task data
+            yield Label(visible(self.question), id="question", markup=False)
             yield Label("y: yes   n/Esc: no")
 
     def action_answer(self, yes: bool) -> None:
@@ -45,7 +49,7 @@ class TextPrompt(ModalScreen[str | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
-            yield Label(self.title_text, id="title", markup=False)  # may quote task data
+            yield Label(visible(self.title_text), id="title", markup=False)
             yield Input(placeholder=self.placeholder, id="text")
             yield Label("Enter: send   Esc: cancel")
 

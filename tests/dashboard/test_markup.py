@@ -44,6 +44,19 @@ def test_the_cancel_and_delete_questions_show_the_summary_as_it_is(project: Path
     drive(app, script)
 
 
+def test_a_question_shows_control_characters_made_visible(project: Path) -> None:
+    """As everywhere else in the app (DESIGN §8): no escape reaches the terminal."""
+    put_task(project, "aaaa0001", status="reviewing", summary="a\x1b[31mred\x07")
+    app = app_for(project)
+
+    async def script(pilot: Any) -> None:
+        await pilot.press("x")
+        question = _shown(app.screen.query_one("#question", Label))
+        assert question == "cancel task aaaa0001 (a\\x1b[31mred\\x07)?"
+
+    drive(app, script)
+
+
 def test_a_view_shows_the_branch_in_its_title_and_a_message_as_they_are(project: Path) -> None:
     put_task(project, "aaaa0001", status="working", branch="x[/]y [bold]b[/bold] [id]")
     app = app_for(project)

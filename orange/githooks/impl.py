@@ -17,7 +17,8 @@ The shims in ``git-hooks/`` only find ``orange`` and call this.
   sync's merge (`orange.githooks.premerge`).
 - ``post-merge`` (tasks checkout only, once the shim carried the merge to the ref):
   replay what is new, then carry out, once, the hooks still pending of the moves the
-  merge brought in, for the tasks bound to this host.
+  merge brought in, for the tasks bound to this host, and release this host's bindings
+  of the tasks it brought in ended or bound elsewhere (as a sync does).
 - ``reference-transaction``: git itself moved ``refs/orange/*``; wake the monitor
   (`orange.githooks.wake`).
 - ``update``: the server side, in `orange.githooks.server`.
@@ -54,6 +55,7 @@ from orange.store.lock import exclusive
 from orange.store.repo import GitRepo, open_repo
 from orange.store.store import TaskStore
 from orange.store.task import Task
+from orange.sync.effects import release_ended
 
 if TYPE_CHECKING:
     import pygit2
@@ -253,12 +255,28 @@ def post_merge(cwd: Path, args: Sequence[str] = ()) -> int:
     lines = [f"forged: {v}; its engine fields were restored" for v in found.restored]
     if not found.restored:
         lines += handle_external_moves(repo, head, lambda: merged_moves(repo, head, args[0]))
+        lines += ended_elsewhere(repo, head, args[0])
     for line in lines:
         print(f"orange: {line}", file=sys.stderr)
     if taskscheckout.tasks_tip(repo) != head:  # the hooks wrote: follow them
         assert repo.workdir is not None
         taskscheckout.refresh(repo.workdir)
     return 0
+
+
+def ended_elsewhere(repo: GitRepo, head: str, old: str) -> list[str]:
+    """Release this host's bindings of the tasks the merge (``old`` → ``head``) ended
+    or bound to another host, as a sync does (`orange.sync.effects`): a teammate's
+    ``orange task cancel`` ran the move's hooks on their host, so none is pending
+    here.  Once: the released binding is no longer this host's."""
+    project = find_for_repo(repo)
+    if project is None:
+        return []
+    pygit = repo.pygit
+    before, after = pygit[old].peel(pygit2.Tree), pygit[head].peel(pygit2.Tree)
+    paths = replay.changed_blobs(before, after)
+    tasks = {p.split("/")[2] for p in paths if p.startswith("tasks/") and p.count("/") >= 3}
+    return release_ended(project, TaskStore(repo), sorted(tasks))
 
 
 def merged_moves(repo: GitRepo, head: str, old: str) -> list[Task]:

@@ -74,6 +74,23 @@ def git(
     return result.stdout.removesuffix("\n")
 
 
+def git_started(*args: str, cwd: Path | str, input: str) -> subprocess.Popen[bytes]:
+    """Start git with ``input`` on its stdin and its output dropped, for work that
+    runs alongside Orange's own (the caller waits for it, or stops it)."""
+    process = subprocess.Popen(
+        ["git", *args],
+        cwd=cwd,
+        env=no_git_env(),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    assert process.stdin is not None
+    with process.stdin:  # a few lines: the pipe holds them
+        process.stdin.write(input.encode())
+    return process
+
+
 def git_ok(*args: str, cwd: Path | str) -> bool:
     """True when git exits 0 (for yes/no questions such as ``rev-parse --verify``)."""
     result = subprocess.run(

@@ -1,7 +1,8 @@
 """The engine's `orange.engine.claims.Claim` on a project with a sync remote: one
 task, one runner (DESIGN §7).
 
-The binding commit is pushed within `BOUND` seconds.  A push that lost its race
+The binding commit is pushed within `claim_bound` seconds (``claim_timeout`` in
+``$ORANGE_HOME/config.yml``, else `BOUND`: 10).  A push that lost its race
 fetches and merges (`orange.sync.sync`): the claim already on the remote wins the
 binding (`orange.store.taskmerge`), so this host finds the task bound elsewhere,
 releases the worktree it took and starts nothing.  A remote that cannot be reached
@@ -16,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from orange.errors import InvalidInput, OrangeError
+from orange.home import load_config, orange_home
 from orange.hooks.git import GitFailed, git
 from orange.hooks.unbind import release_local
 from orange.store.integrate import rewind
@@ -35,15 +37,18 @@ def claim_on_remote(engine: Engine, task: Task, commit: str) -> str | None:
     # Imported here: the merge and the workflow's rules load only on a syncing project.
     from orange.sync.sync import sync
 
+    bound = None
     try:
-        sync(engine.store, remote, bound=BOUND)
+        bound = claim_bound()
+        sync(engine.store, remote, bound=bound)
     except OrangeError as exc:
         taken_back = rewind(engine.store, commit)
         _release(engine, task)
         kept = "" if taken_back else " (its move stays committed here)"
+        hint = "check the remote, or pass --offline to start it without a claim"
         raise InvalidInput(
             f"task {task.id} not started{kept}: cannot claim it on {remote}: {exc.message}",
-            hint="check the remote, or pass --offline to start it without a claim",
+            hint=exc.hint if bound is None else hint,  # (None: the setting was wrong)
         ) from None
     now = engine.store.get(task.id)
     host = now.str_field("host")
@@ -52,6 +57,19 @@ def claim_on_remote(engine: Engine, task: Task, commit: str) -> str | None:
     said = _release(engine, task)
     where = f"running on {host}" if host else "taken elsewhere"
     return "; ".join([f"task {task.id} not started here: it is {where} (claimed first)", *said])
+
+
+def claim_bound() -> float:
+    """Seconds a claim may take (its fetches, merges and pushes): ``claim_timeout`` in
+    ``$ORANGE_HOME/config.yml``, else `BOUND`."""
+    value = load_config().get("claim_timeout", BOUND)
+    if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
+        raise InvalidInput(
+            f"{orange_home() / 'config.yml'}: claim_timeout must be a number of seconds "
+            f"above 0, not {value!r}",
+            hint="fix or remove claim_timeout in that file",
+        )
+    return float(value)
 
 
 def share_branch(engine: Engine, task: Task) -> str | None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import random
 import time
 from pathlib import Path
+from subprocess import Popen
 from typing import Any, NamedTuple
 
 import pygit2
@@ -16,6 +17,7 @@ from orange.projects import Project, open_store
 from orange.store import layout
 from orange.store.integrate import integrate
 from orange.store.store import TaskStore
+from orange.sync import packing as prepack
 from orange.sync import remote as git_remote
 from orange.sync.effects import release_ended
 from orange.sync.stamp import mark_synced
@@ -57,6 +59,16 @@ def sync(store: TaskStore, remote: str, bound: float | None = None) -> Synced:
     ``bound``, seconds for the whole exchange, raises `Unreachable` when spent)."""
     deadline = None if bound is None else time.monotonic() + bound
     git_remote.require_remote(_cwd(store), remote, store.pygit)
+    packing = prepack.start(store.pygit, remote)  # many local commits: packed meanwhile
+    try:
+        return _exchange(store, remote, deadline, packing)
+    finally:
+        prepack.finish(packing, _left(deadline, strict=False))
+
+
+def _exchange(
+    store: TaskStore, remote: str, deadline: float | None, packing: Popen[bytes] | None
+) -> Synced:
     incoming: set[str] = set()
     outgoing: set[str] = set()
     conflicts: dict[str, tuple[str, ...]] = {}
@@ -75,6 +87,7 @@ def sync(store: TaskStore, remote: str, bound: float | None = None) -> Synced:
         if local is None or local == theirs:
             return Synced(remote, _s(incoming), _s(outgoing), conflicts, tuple(merges), False)
         outgoing.update(_outgoing(store, local, theirs))
+        prepack.finish(packing, _left(deadline))
         if git_remote.push(store.pygit, remote, _left(deadline)):
             return Synced(remote, _s(incoming), _s(outgoing), conflicts, tuple(merges), True)
         time.sleep(random.uniform(0.05, 0.2) * (attempt + 1))
@@ -84,12 +97,15 @@ def sync(store: TaskStore, remote: str, bound: float | None = None) -> Synced:
     )
 
 
-def _left(deadline: float | None) -> float | None:
-    """Seconds left before ``deadline`` (None: no bound)."""
+def _left(deadline: float | None, *, strict: bool = True) -> float | None:
+    """Seconds left before ``deadline`` (None: no bound; spent: raises, or 0 when not
+    ``strict``)."""
     if deadline is None:
         return None
     left = deadline - time.monotonic()
     if left <= 0:
+        if not strict:
+            return 0.0
         raise git_remote.Unreachable("the remote did not answer in time")
     return left
 

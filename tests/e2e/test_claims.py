@@ -18,6 +18,12 @@ from tests.conftest import git, orange_bin, run_orange
 from tests.e2e.conftest import World
 
 HOLD = ["sh", "-c", "sleep 600", "{prompt}"]
+# Each host's claim may take this long (``claim_timeout``; Orange's default is 10 s).
+# The two claims race through one hub whose hook replays each push, so on a loaded
+# machine the loser's fetch, merge and second push can outlast 10 s: it would then be
+# refused as unreachable, not told where the task runs.  What this test proves is
+# which claim wins, not how fast.
+CLAIM_TIMEOUT = 120
 
 
 def _tmux_sessions(socket: str) -> list[str]:
@@ -38,12 +44,14 @@ def test_two_hosts_claiming_one_task_at_once_run_one_agent(world: World, tmp_pat
     git(world.repo, "push", "-q", "origin", "main")
     world.ok("sync", "--setup")
     world.set_harness("hold", HOLD)
+    config = {"harnesses": world.harnesses, "claim_timeout": CLAIM_TIMEOUT}
+    (orange_home() / "config.yml").write_text(yaml.safe_dump(config))
     task_id = world.create("b1", "Work", "--harness", "hold", "--no-spawn")
     world.ok("sync")
 
     home = tmp_path / "teammate-home"
     home.mkdir()
-    (home / "config.yml").write_text(yaml.safe_dump({"harnesses": world.harnesses}))
+    (home / "config.yml").write_text(yaml.safe_dump(config))
     teammate = {
         "ORANGE_HOME": str(home),
         "ORANGE_HOST": "teammate",
@@ -66,7 +74,7 @@ def test_two_hosts_claiming_one_task_at_once_run_one_agent(world: World, tmp_pat
             )
             for path in hosts
         ]
-        outs = [start.communicate(timeout=90) for start in starts]
+        outs = [start.communicate(timeout=CLAIM_TIMEOUT + 60) for start in starts]
         assert [start.returncode for start in starts] == [0, 0], outs
         said = [json.loads(out) for out, _err in outs]
         lost = [

@@ -120,3 +120,26 @@ def test_take_moves_a_task_from_a_gone_host_here_and_fetches_its_branch(
     assert "was never pushed to origin" in warned.out
     a.ok("sync")  # the hub's checker accepted both takes; host0 sees where they run
     assert a.ok("task", "show", pushed, "--json").json()["running_on"] == "host1"
+
+
+def test_the_claim_bound_is_claim_timeout_in_the_config(
+    clones: Callable[[int], list[Clone]], recorder: Recorder
+) -> None:
+    (a,) = clones(1)
+    task_id = a.create("a slow remote")
+    a.ok("sync")
+    before = git(a.path, "rev-parse", layout.TASKS_REF)
+    config = a.path.parent / f"home-{a.host}" / "config.yml"
+    config.write_text("claim_timeout: 0.000001\n")  # spent before the fetch starts
+    spent = a("task", "update", task_id, "--status", "planning")
+    assert spent.code == 1 and "the remote did not answer in time" in spent.err
+    config.write_text("claim_timeout: soon\n")
+    wrong = a("task", "update", task_id, "--status", "planning")
+    assert wrong.code == 1 and len(wrong.err.strip().splitlines()) == 1
+    assert "claim_timeout must be a number of seconds above 0, not 'soon'" in wrong.err
+    assert "fix or remove claim_timeout" in wrong.err
+    assert git(a.path, "rev-parse", layout.TASKS_REF) == before  # both moves taken back
+    assert recorder.applied() == []
+    config.write_text("claim_timeout: 60\n")
+    a.ok("task", "update", task_id, "--status", "planning")
+    assert "spawn_agent" in recorder.applied()

@@ -87,8 +87,9 @@ try:  # the same encoding, without the wrapper building a C encoder per call (a 
 except TypeError:  # no C encoder, or one of another signature: the plain path
     pass
 
-# Parses one TASK.md blob into (fields, None) or (None, error).
-Parser = Callable[[bytes, str], tuple[dict[str, Any] | None, str | None]]
+# Parses one TASK.md blob into (fields, None, its JSON text or None) or (None, error,
+# None).  JSON text given is what `_encode` makes of the fields (else it is called).
+Parser = Callable[[bytes, str], tuple[dict[str, Any] | None, str | None, str | None]]
 
 
 def list_entries(db_path: Path, tasks_tree: pygit2.Tree | None, parse: Parser) -> list[Entry]:
@@ -192,13 +193,14 @@ def _index_shards(
         path = f"tasks/{shard}/{name}/TASK.md"
         fields: dict[str, Any] | None
         error: str | None
+        text: str | None
         if blob is None:
-            fields, error = None, f"{path}: TASK.md is missing"
+            fields, error, text = None, f"{path}: TASK.md is missing", None
         else:
-            fields, error = parse(blob.read_raw(), path)
+            fields, error, text = parse(blob.read_raw(), path)
         if error is not None:  # blobs are shared: keep the path out of the cached text
             error = error.removeprefix(f"{path}: ")
-        encoded, *columns = _columns(fields)
+        encoded, *columns = _columns(fields, text)
         new_blobs[blob_id] = (blob_id, encoded, error, *columns)
     db.executemany(
         "INSERT OR REPLACE INTO blobs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", new_blobs.values()
@@ -245,9 +247,9 @@ def _known_blobs(db: sqlite3.Connection, blob_ids: list[str]) -> set[str]:
     return known
 
 
-def _columns(fields: dict[str, Any] | None) -> tuple[str | None, ...]:
+def _columns(fields: dict[str, Any] | None, text: str | None) -> tuple[str | None, ...]:
     """(fields JSON, project, status, activity, workspace, workflow, workflow_rev, id)
-    for a blobs row."""
+    for a blobs row; the JSON is ``text`` if given."""
     if fields is None:
         return None, "", "", "", "", "", "", ""
     get = fields.get
@@ -257,7 +259,7 @@ def _columns(fields: dict[str, Any] | None) -> tuple[str | None, ...]:
         "" if v is None else str(v) for v in map(get, keys)
     )
     return (
-        _encode(fields),
+        _encode(fields) if text is None else text,
         project,
         status,
         "" if activity is None else str(activity),

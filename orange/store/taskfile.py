@@ -10,24 +10,21 @@ check them, since python-frontmatter's dumper strips whitespace and sorts keys):
   even when a human wrote them unquoted: the loader resolves only null, ``true`` /
   ``false`` and plain decimal integers.
 
-Reading the shape ``join`` writes (one ``key: scalar`` line per key, the scalar plain or
-single-quoted, or an empty ``{}`` / ``[]``) skips the YAML loader: ``_flat`` gives
-exactly what the loader would, and hands anything else (nesting, non-empty lists or
-flow collections, block or double-quoted scalars, comments, anchors, aliases, tags,
-duplicate keys, CR line ends) back to it.  A cold listing cache parses every task this
-way, and the lines it has read before (most of them) cost a dictionary lookup.
+Reading the shape ``join`` writes (one ``key: scalar`` line per key) skips the YAML
+loader: `orange.store.flat` gives exactly what the loader would, and hands anything
+else back to it.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from itertools import filterfalse
 from typing import Any
 
 import yaml
 
 from orange.errors import BrokenTaskFile, InvalidInput
+from orange.store import flat
 
 _FENCE = "---"
 
@@ -53,119 +50,6 @@ _Loader.add_implicit_resolver(
 _Loader.add_implicit_resolver(
     "tag:yaml.org,2002:int", re.compile(r"^[-+]?(?:0|[1-9][0-9]*)$"), list("-+0123456789")
 )
-
-
-# The flat frontmatter `join` writes, read without the loader (see the module doc), a
-# line at a time.  A line YAML reads as itself holds no control (C0 but the tab, DEL,
-# C1), U+2028/9, BOM, non-character or surrogate: `str.isprintable` (quick, and
-# stricter) passes most lines, and the few it refuses (a no-break space, a joiner)
-# are searched for those.  That class is compiled when first needed (`re`'s cache), not
-# at import: naming characters beyond Latin-1 costs half a millisecond to compile.
-_NOT_PRINTABLE = "[\x00-\x1f\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff\ud800-\udfff]"
-# A key YAML reads as a string (YAML caps an implicit key at 1024 characters).
-_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_-]{0,127}")
-# What a plain scalar may start with: no indicator (``-?:`` only before a non-space).
-_PLAIN_FIRST = frozenset("$()+./;<=\\^_~0123456789abcdefghijklmnopqrstuvwxyz")
-_PLAIN_FIRST |= frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZ")
-_RESERVED_KEYS = frozenset(("null", "Null", "NULL", "true", "True", "TRUE"))
-_RESERVED_KEYS |= frozenset(("false", "False", "FALSE"))
-_INT = re.compile(r"[-+]?(?:0|[1-9][0-9]*)")
-_RESOLVED: dict[str, Any] = {"~": None, "null": None, "Null": None, "NULL": None}
-_RESOLVED.update(dict.fromkeys(("true", "True", "TRUE"), True))
-_RESOLVED.update(dict.fromkeys(("false", "False", "FALSE"), False))
-# Empty flow collections (the engine writes ``gate_baseline: {}``): a new one per read.
-_EMPTY: dict[str, type[dict[str, Any]] | type[list[Any]]] = {"{}": dict, "[]": list}
-# Lines read already, with their (key, value), None for a line that is not flat: most
-# lines of a listing repeat from task to task (``status: pending``, ``workspace: null``).
-# Values are immutable; emptied when full.
-_SEEN: dict[str, tuple[str, Any] | None] = {}
-_SEEN_MAX = 4096
-# The lines of `_SEEN` whose value is an empty collection: one set test per header
-# finds them, instead of comparing every value with ``dict`` and ``list``.
-_EMPTIES: set[str] = set()
-
-
-def _flat(header: str) -> dict[str, Any] | None:
-    """``header`` as the loader would read it, if it is flat ``key: scalar`` lines;
-    None for anything else (the caller then asks the loader).
-
-    Lines seen before cost a lookup: the loops over a header's lines run in C (`map`,
-    `filterfalse`, `dict`), and only a new line is read in Python (`_flat_line`)."""
-    lines = header.split("\n")
-    if lines.pop():  # the header ends with a line feed (an empty one splits as [""])
-        return None
-    if len(_SEEN) > _SEEN_MAX:
-        _SEEN.clear()
-        _EMPTIES.clear()
-    new = {line: _flat_line(line) for line in filterfalse(_SEEN.__contains__, lines)}
-    _SEEN.update(new)
-    # Lines whose value is an empty collection (held as its type, see `_EMPTY`).
-    _EMPTIES.update(line for line, kv in new.items() if kv is not None and type(kv[1]) is type)
-    items = list(map(_SEEN.__getitem__, lines))
-    if None in items:
-        return None
-    data: dict[str, Any] = dict(items)  # type: ignore[arg-type]  # no None among them
-    if len(data) != len(items):  # a key twice: the loader's (and the checks') to refuse
-        return None
-    if not _EMPTIES.isdisjoint(lines):  # a new empty one per read
-        data.update([(key, value()) for key, value in data.items() if value in (dict, list)])
-    return data
-
-
-def _flat_line(line: str) -> tuple[str, Any] | None:
-    """One ``key: scalar`` line as the loader reads it, or None: a key, then nothing
-    (null), an empty flow collection, a single-quoted scalar (quotes only in pairs
-    inside) or a plain one (no indicator first, no ``: `` or `` #`` inside, no trailing
-    space or colon).  String tests, not a regular expression: half the time per line."""
-    if not line.isprintable() and re.search(_NOT_PRINTABLE, line):
-        return None
-    key, colon, rest = line.partition(":")
-    if not colon or (key not in _GOOD_KEYS and not _good_key(key)):
-        return None
-    if not rest:
-        return key, None
-    value = rest[1:]
-    if rest[0] != " " or not value:
-        return None
-    if value in _EMPTY:
-        return key, _EMPTY[value]
-    first = value[0]
-    if first == "'":
-        inner = value[1:-1]
-        if len(value) < 2 or value[-1] != "'":
-            return None
-        if "'" not in inner:  # the usual quoted value (an id, a time): nothing to undo
-            return key, inner
-        if "'" in inner.replace("''", ""):
-            return None
-        return key, inner.replace("''", "'")
-    starts = first in _PLAIN_FIRST or first > "\x7f"
-    if not starts and not (first in "-?:" and value[1:2] not in ("", " ")):
-        return None
-    if ": " in value or " #" in value or value[-1] in " :":
-        return None
-    return key, _plain(value)
-
-
-# Keys checked already (a listing meets the same few thousands of times); bounded.
-_GOOD_KEYS: set[str] = set()
-
-
-def _good_key(key: str) -> bool:
-    """Whether YAML reads ``key`` (unquoted) as that string."""
-    good = key not in _RESERVED_KEYS and _KEY.fullmatch(key) is not None
-    if good and len(_GOOD_KEYS) < _SEEN_MAX:
-        _GOOD_KEYS.add(key)
-    return good
-
-
-def _plain(value: str) -> Any:
-    """A plain scalar as the loader resolves it: null, a boolean, a decimal integer."""
-    if value in _RESOLVED:
-        return _RESOLVED[value]
-    if value[0] in "+-0123456789" and _INT.fullmatch(value):
-        return int(value)
-    return value
 
 
 class _Dumper(yaml.SafeDumper):
@@ -212,11 +96,22 @@ def frontmatter(text: str, *, where: str = "TASK.md") -> dict[str, Any]:
     return parse_header(_sections(text, where)[0], where)
 
 
+def frontmatter_json(text: str, *, where: str = "TASK.md") -> tuple[dict[str, Any], str | None]:
+    """`frontmatter`, and the same mapping as JSON text (``{"key": value, ...}``, as
+    `json` writes it with ``ensure_ascii`` off) when the flat reader read it, else None:
+    each line's JSON was made when the line was first read.  Raises BrokenTaskFile."""
+    if len(text) > MAX_FILE // 4:  # only a text this long can be over the limit
+        _check_size(text, where)
+    header = _sections(text, where)[0]
+    read = flat.read_json(header) if len(header) <= MAX_FRONTMATTER // 4 else None
+    return (parse_header(header, where), None) if read is None else read
+
+
 def parse_header(header: str, where: str) -> dict[str, Any]:
     """The frontmatter text between the ``---`` lines as a mapping."""
     if _over(header, MAX_FRONTMATTER):
         raise BrokenTaskFile(f"{where}: frontmatter is larger than {MAX_FRONTMATTER // 1024} KiB")
-    data = _flat(header)
+    data = flat.read(header)
     if data is not None:
         return data
     _check_yaml(header, where)
@@ -288,14 +183,17 @@ def _node_done(stack: list[tuple[bool, list[bool], set[str]]]) -> None:
         stack[-1][1][0] = not stack[-1][1][0]
 
 
+_OPEN, _CLOSE = f"{_FENCE}\n", f"\n{_FENCE}\n"
+
+
 def _sections(text: str, where: str) -> tuple[str, str]:
     """The frontmatter text between the ``---`` lines, and the body after them."""
-    if text.startswith(f"{_FENCE}\n"):  # the usual shape, found without splitting lines
-        end = text.find(f"\n{_FENCE}\n", len(_FENCE))
-        header = text[len(_FENCE) + 1 : end + 1]
+    if text.startswith(_OPEN):  # the usual shape, found without splitting lines
+        end = text.find(_CLOSE, 3)
+        header = text[4 : end + 1]
         only_lf = end != -1 and not any(map(header.__contains__, _ASCII_BREAKS))
         if only_lf and (header.isascii() or not re.search(_OTHER_BREAKS, header)):
-            return header, text[end + len(_FENCE) + 2 :]
+            return header, text[end + 5 :]
     lines = text.splitlines(keepends=True)
     if not lines or lines[0].rstrip("\r\n") != _FENCE:
         raise BrokenTaskFile(f"{where}: does not start with a '---' frontmatter line")

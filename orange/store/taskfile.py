@@ -37,27 +37,38 @@ MAX_DEPTH = 32  # nested mappings and sequences in the frontmatter
 
 class _Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
     """SafeLoader (libyaml's when present: ten times faster) with YAML-1.2-core-like
-    implicit typing and no timestamps."""
+    implicit typing and no timestamps (`_loader` adds the resolvers)."""
 
 
 _Loader.yaml_implicit_resolvers = {}
-_Loader.add_implicit_resolver(
-    "tag:yaml.org,2002:null", re.compile(r"^(?:~|null|Null|NULL|)$"), ["~", "n", "N", ""]
+# Implicit types the loader resolves: (tag, regular expression, first characters).
+_RESOLVERS = (
+    ("tag:yaml.org,2002:null", r"^(?:~|null|Null|NULL|)$", ["~", "n", "N", ""]),
+    ("tag:yaml.org,2002:bool", r"^(?:true|True|TRUE|false|False|FALSE)$", list("tTfF")),
+    ("tag:yaml.org,2002:int", r"^[-+]?(?:0|[1-9][0-9]*)$", list("-+0123456789")),
 )
-_Loader.add_implicit_resolver(
-    "tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF")
-)
-_Loader.add_implicit_resolver(
-    "tag:yaml.org,2002:int", re.compile(r"^[-+]?(?:0|[1-9][0-9]*)$"), list("-+0123456789")
-)
+
+
+def _loader() -> type[_Loader]:
+    """The loader, its resolvers added the first time it is needed: an agent's summary
+    update reads flat frontmatter (`orange.store.flat`) and compiles none of their
+    regular expressions.  Added in one assignment, as `add_implicit_resolver` would
+    add them: a loader in another thread sees all of them or none."""
+    if not _Loader.yaml_implicit_resolvers:
+        resolvers: dict[str | None, list[tuple[str, re.Pattern[str]]]] = {}
+        for tag, pattern, first in _RESOLVERS:
+            for char in first:
+                resolvers.setdefault(char, []).append((tag, re.compile(pattern)))
+        _Loader.yaml_implicit_resolvers = resolvers
+    return _Loader
 
 
 class _Dumper(yaml.SafeDumper):
     """SafeDumper that keeps multi-line strings readable as literal blocks."""
 
 
-# Plain scalars another YAML reader (1.1 or 1.2) might take for a number.
-_NUMBER_LIKE = re.compile(r"^[-+]?(?:\.?[0-9]|\.(?:inf|nan))", re.IGNORECASE)
+# Plain scalars another YAML reader (1.1 or 1.2) might take for a number (`_number_like`).
+_NUMBER_LIKE = r"^[-+]?(?:\.?[0-9]|\.(?:inf|nan))"
 
 
 # Characters YAML reads as line breaks, or that a plain/literal scalar cannot carry
@@ -71,9 +82,19 @@ def _represent_str(dumper: yaml.SafeDumper, data: str) -> yaml.ScalarNode:
         return dumper.represent_scalar("tag:yaml.org,2002:str", data, style='"')
     if "\n" in data:
         return dumper.represent_scalar("tag:yaml.org,2002:str", data, style="|")
-    if _NUMBER_LIKE.match(data):
+    if _number_like(data):
         return dumper.represent_scalar("tag:yaml.org,2002:str", data, style="'")
     return dumper.represent_scalar("tag:yaml.org,2002:str", data)
+
+
+def _number_like(text: str) -> bool:
+    """Whether ``text`` matches `_NUMBER_LIKE`: a digit first, after a sign, is told by
+    string tests; the expression is compiled (`re`'s cache) for the rest that starts
+    with a dot, so writing a task compiles none."""
+    rest = text[1:] if text[:1] in ("-", "+") else text
+    if "0" <= rest[:1] <= "9":
+        return True
+    return rest[:1] == "." and re.match(_NUMBER_LIKE, text, re.IGNORECASE) is not None
 
 
 _Dumper.add_representer(str, _represent_str)
@@ -116,7 +137,7 @@ def parse_header(header: str, where: str) -> dict[str, Any]:
         return data
     _check_yaml(header, where)
     try:
-        data = yaml.load(header, Loader=_Loader)  # _Loader derives from SafeLoader
+        data = yaml.load(header, Loader=_loader())  # _Loader derives from SafeLoader
     except yaml.YAMLError as exc:
         reason = " ".join(str(exc).split())
         raise BrokenTaskFile(f"{where}: frontmatter is not valid YAML: {reason}") from None
@@ -147,7 +168,7 @@ def _check_yaml(header: str, where: str) -> None:
     # One frame per open collection: [is a mapping, next node is a key, keys seen].
     stack: list[tuple[bool, list[bool], set[str]]] = []
     try:
-        for event in yaml.parse(header, Loader=_Loader):
+        for event in yaml.parse(header, Loader=_loader()):
             if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None):
                 raise BrokenTaskFile(f"{where}: frontmatter uses YAML anchors or aliases")
             if isinstance(event, yaml.CollectionEndEvent):

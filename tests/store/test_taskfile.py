@@ -129,8 +129,8 @@ def _loader_reads(header: str) -> object:
     """What the YAML loader makes of ``header``: typed fields, or "broken" where `split`
     must refuse it."""
     try:
-        data = yaml.load(header, Loader=taskfile._Loader) or {}
-        node = yaml.compose(header, Loader=taskfile._Loader)
+        data = yaml.load(header, Loader=taskfile._loader()) or {}
+        node = yaml.compose(header, Loader=taskfile._loader())
     except yaml.YAMLError:
         return "broken"
     if not isinstance(data, dict) or not all(isinstance(key, str) for key in data):
@@ -144,7 +144,7 @@ def _refused_shape(header: str, node: yaml.Node | None) -> bool:
     """What the bounded reader refuses although YAML takes it (DESIGN §8): anchors or
     aliases, a key twice in one mapping, nesting deeper than 32.  Found on the composed
     node tree, not with the event walk of the code under test."""
-    for event in yaml.parse(header, Loader=taskfile._Loader):
+    for event in yaml.parse(header, Loader=taskfile._loader()):
         if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None):
             return True
 

@@ -226,14 +226,16 @@ def _sections(text: str, where: str) -> tuple[str, str]:
 
 def join(frontmatter: Mapping[str, Any], body: str) -> str:
     """Serialise frontmatter (in its own key order) and body into TASK.md text."""
-    header = yaml.dump(
-        dict(frontmatter),
-        Dumper=_Dumper,
-        sort_keys=False,
-        allow_unicode=True,
-        default_flow_style=False,
-        width=1_000_000,
-    )
+    header = _flat_yaml(frontmatter)
+    if header is None:
+        header = yaml.dump(
+            dict(frontmatter),
+            Dumper=_Dumper,
+            sort_keys=False,
+            allow_unicode=True,
+            default_flow_style=False,
+            width=1_000_000,
+        )
     if header.strip() == "{}":
         header = ""
     text = f"{_FENCE}\n{header}{_FENCE}\n{body}"
@@ -253,6 +255,76 @@ def join(frontmatter: Mapping[str, Any], body: str) -> str:
             hint="keep the task's text shorter; put long output in files on the branch",
         )
     return text
+
+
+def _flat_yaml(frontmatter: Mapping[str, Any]) -> str | None:
+    """What the dumper writes (`join`) for frontmatter of the flat shape `orange.store.flat`
+    reads, made line by line (the dumper's Python costs an agent's update 1 % of its
+    CPU); None for anything else: a value other than null, a boolean, an int, an empty
+    dict or list or printable ASCII text; a key not a plain identifier.  A property test
+    holds it equal to the dumper."""
+    lines = []
+    for key, value in frontmatter.items():
+        if type(key) is not str or not _plain_key(key):
+            return None
+        if type(value) is str:
+            text = _flat_text(value)
+            if text is None:
+                return None
+        elif value is None or type(value) is bool:
+            text = "null" if value is None else "true" if value else "false"
+        elif type(value) is int:
+            text = str(value)
+        elif type(value) in (dict, list) and not value:
+            text = "{}" if type(value) is dict else "[]"
+        else:
+            return None
+        lines.append(f"{key}: {text}\n")
+    return "".join(lines)
+
+
+_KEY_CHARS = f"{flat.KEY_FIRST}0123456789-"
+_PLAIN_KEYS: set[str] = set()  # keys checked already (bounded)
+
+
+def _plain_key(key: str) -> bool:
+    """A key the dumper writes as it is: letters, digits, _ and -, a letter or _ first
+    (never an indicator), short (a simple key), read back as text."""
+    if key in _PLAIN_KEYS:
+        return True
+    plain = 0 < len(key) < 100 and key[0] in flat.KEY_FIRST and not key.strip(_KEY_CHARS)
+    plain = plain and not _number_like(key) and _resolves_as_text(key)
+    if plain and len(_PLAIN_KEYS) < 4096:
+        _PLAIN_KEYS.add(key)
+    return plain
+
+
+def _flat_text(text: str) -> str | None:
+    """Printable ASCII text as the dumper writes it as a mapping's value (`_represent_str`,
+    then the emitter's choice): plain when a plain scalar reads back as this text, else
+    single-quoted; None for other text."""
+    if not (text.isascii() and text.isprintable()):
+        return None  # a line break, a control, or beyond ASCII: the dumper's to write
+    plain = text and not _number_like(text) and _resolves_as_text(text)
+    if plain and text[0] not in "#,[]{}&*!|>'\"%@` " and text[-1] not in " :":
+        lone = text[0] in "?:-" and text[1:2] in ("", " ")  # an indicator
+        inside = ": " in text or " #" in text or text.startswith(("---", "..."))
+        if not lone and not inside:
+            return text
+    return "'" + text.replace("'", "''") + "'"
+
+
+# The dumper's implicit types (YAML 1.1: yes, on, 1_000, 2024-01-01 ...): text one of
+# them would read is written quoted.
+_IMPLICIT = yaml.SafeDumper.yaml_implicit_resolvers
+
+
+def _resolves_as_text(text: str) -> bool:
+    """Whether the dumper's resolver reads ``text`` (not empty), written plain, as text."""
+    for _tag, expression in _IMPLICIT.get(text[0], []) + _IMPLICIT.get(None, []):
+        if expression.match(text):
+            return False
+    return True
 
 
 # Lone surrogates: what Python makes of bytes that are not UTF-8 (in argv, say).

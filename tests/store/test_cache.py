@@ -156,3 +156,26 @@ def test_a_known_text_field_written_as_a_number_is_listed_as_text(repo: Path) ->
     assert listed["num01"].fields_json == '{"id": "num01", "summary": "42", "review_round": 7}'
     plain = listed["plain01"].fields_json
     assert plain is not None and json.loads(plain) == store.get("plain01").fields
+
+
+def test_a_new_cache_has_large_pages_and_an_old_one_keeps_its_own(repo: Path) -> None:
+    """16 KiB pages for a new cache file (a cold listing writes less through the WAL); a
+    cache made before, with 4 KiB pages, is read and refreshed as it is."""
+    store = TaskStore.open(repo)
+    put_task(store, "page01", summary="one")
+    db_path = repo / ".git" / "orange" / "cache.sqlite3"
+    for path in db_path.parent.glob("cache.sqlite3*"):
+        path.unlink()
+    assert _summaries(store) == {"page01": "one"}
+    with sqlite3.connect(db_path) as db:
+        assert db.execute("PRAGMA page_size").fetchone() == (16384,)
+    for path in db_path.parent.glob("cache.sqlite3*"):
+        path.unlink()
+    with sqlite3.connect(db_path) as db:  # an older Orange's cache
+        db.execute("PRAGMA page_size=4096")
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+    put_task(store, "page02", summary="two")
+    assert _summaries(store) == {"page01": "one", "page02": "two"}
+    with sqlite3.connect(db_path) as db:
+        assert db.execute("PRAGMA page_size").fetchone() == (4096,)

@@ -23,7 +23,7 @@ from orange.store.lock import exclusive
 from orange.store.repo import GitRepo, open_repo
 from orange.store.store import TaskStore
 
-_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
+_NAME_RE = r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$"  # compiled when a name is checked
 
 
 class Project(NamedTuple):  # not a dataclass: see `orange.store.task.Task`
@@ -278,7 +278,7 @@ def remove(name: str) -> Project:
 
 
 def _check_name(name: str) -> None:
-    if not _NAME_RE.match(name):
+    if not re.match(_NAME_RE, name):
         raise InvalidInput(
             f"project name {name!r} is not allowed",
             hint="use letters, digits, '-' and '_' (it names tmux sessions and worktrees)",

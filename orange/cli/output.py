@@ -54,14 +54,15 @@ def history_object(entry: HistoryEntry) -> dict[str, Any]:
     }
 
 
-# C0 and C1 control characters and DEL, except tab and newline.
-_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+# C0 and C1 control characters and DEL, except tab and newline (compiled when first
+# shown: `task update` prints no task data).
+_CONTROL = "[\x00-\x08\x0b-\x1f\x7f-\x9f]"
 
 
 def visible(text: str) -> str:
     """Task data for a terminal: control characters (an escape sequence in a summary,
     say) are shown as ``\\x1b``, never sent raw (DESIGN §8)."""
-    return _CONTROL.sub(lambda match: f"\\x{ord(match.group()):02x}", text)
+    return re.sub(_CONTROL, lambda match: f"\\x{ord(match.group()):02x}", text)
 
 
 def task_table(

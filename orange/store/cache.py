@@ -12,7 +12,7 @@ from __future__ import annotations
 import gc
 import json
 import sqlite3
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from contextlib import closing
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
@@ -87,8 +87,9 @@ try:  # the same encoding, without the wrapper building a C encoder per call (a 
 except TypeError:  # no C encoder, or one of another signature: the plain path
     pass
 
-# Parses one TASK.md blob into (fields, None) or (None, error).
-Parser = Callable[[bytes, str], tuple[dict[str, Any] | None, str | None]]
+# Parses one TASK.md blob into (fields, None, its JSON text or None) or (None, error,
+# None).  JSON text given is what `_encode` makes of the fields (else it is called).
+Parser = Callable[[bytes, str], tuple[dict[str, Any] | None, str | None, str | None]]
 
 
 def list_entries(db_path: Path, tasks_tree: pygit2.Tree | None, parse: Parser) -> list[Entry]:
@@ -106,6 +107,9 @@ def list_entries(db_path: Path, tasks_tree: pygit2.Tree | None, parse: Parser) -
 
 def _connect(db_path: Path) -> sqlite3.Connection:
     db = sqlite3.connect(db_path, timeout=10, isolation_level=None)
+    # Pages of 16 KiB for a new file (a no-op on one that has tables): a cold listing at
+    # 10,000 tasks writes 6 MB through the WAL, a fifth less system time than with 4 KiB.
+    db.execute("PRAGMA page_size=16384")
     db.execute("PRAGMA journal_mode=WAL")
     # A cache: a write lost in a crash is rebuilt from the ref, so no fsync is waited for.
     db.execute("PRAGMA synchronous=OFF")
@@ -183,7 +187,7 @@ def _index_shards(
 
     Returns the shards' rows as the listing query gives them (in the order it scans
     them: as inserted) when every blob was parsed here, else None."""
-    found = [(shard, *task) for shard, tree in changed for task in _task_blobs(tree)]
+    found = [task for shard, tree in changed for task in _task_blobs(shard, tree)]
     known = _known_blobs(db, [blob_id for _shard, _name, blob_id, _blob in found])
     new_blobs: dict[str, tuple[str | None, ...]] = {}
     for shard, name, blob_id, blob in found:
@@ -192,14 +196,14 @@ def _index_shards(
         path = f"tasks/{shard}/{name}/TASK.md"
         fields: dict[str, Any] | None
         error: str | None
+        text: str | None
         if blob is None:
-            fields, error = None, f"{path}: TASK.md is missing"
+            fields, error, text = None, f"{path}: TASK.md is missing", None
         else:
-            fields, error = parse(blob.read_raw(), path)
+            fields, error, text = parse(blob.read_raw(), path)
         if error is not None:  # blobs are shared: keep the path out of the cached text
             error = error.removeprefix(f"{path}: ")
-        encoded, *columns = _columns(fields)
-        new_blobs[blob_id] = (blob_id, encoded, error, *columns)
+        new_blobs[blob_id] = _row(blob_id, fields, error, text)
     db.executemany(
         "INSERT OR REPLACE INTO blobs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", new_blobs.values()
     )
@@ -215,10 +219,10 @@ def _index_shards(
     return [(f"tasks/{shard}/{name}", *new_blobs[blob_id]) for shard, name, blob_id, _ in found]
 
 
-def _task_blobs(tree: pygit2.Tree) -> Iterator[tuple[str, str, pygit2.Blob | None]]:
-    """(task directory name, TASK.md blob id, the blob) for each task in a shard; a
-    directory without a TASK.md gets a ``missing:`` id and no blob."""
-
+def _task_blobs(shard: str, tree: pygit2.Tree) -> list[tuple[str, str, str, pygit2.Blob | None]]:
+    """(shard, task directory name, TASK.md blob id, the blob) for each task in a
+    shard; a directory without a TASK.md gets a ``missing:`` id and no blob."""
+    found: list[tuple[str, str, str, pygit2.Blob | None]] = []
     for task_tree in tree:
         if not isinstance(task_tree, pygit2.Tree):
             continue
@@ -227,9 +231,10 @@ def _task_blobs(tree: pygit2.Tree) -> Iterator[tuple[str, str, pygit2.Blob | Non
         except KeyError:
             blob = None
         if not isinstance(blob, pygit2.Blob):
-            yield str(task_tree.name), f"missing:{task_tree.id}", None
+            found.append((shard, str(task_tree.name), f"missing:{task_tree.id}", None))
         else:
-            yield str(task_tree.name), str(blob.id), blob
+            found.append((shard, str(task_tree.name), str(blob.id), blob))
+    return found
 
 
 def _known_blobs(db: sqlite3.Connection, blob_ids: list[str]) -> set[str]:
@@ -245,24 +250,30 @@ def _known_blobs(db: sqlite3.Connection, blob_ids: list[str]) -> set[str]:
     return known
 
 
-def _columns(fields: dict[str, Any] | None) -> tuple[str | None, ...]:
-    """(fields JSON, project, status, activity, workspace, workflow, workflow_rev, id)
-    for a blobs row."""
+# The columns of a blobs row that are fields of the task, as text ("" for none).
+_COLUMNS = ("project", "status", "workspace", "workflow", "workflow_rev", "id")
+
+
+def _row(
+    blob_id: str, fields: dict[str, Any] | None, error: str | None, text: str | None
+) -> tuple[str | None, ...]:
+    """A blobs row: (blob, fields JSON, error, project, status, activity, workspace,
+    workflow, workflow_rev, id); the JSON is ``text`` if given."""
     if fields is None:
-        return None, "", "", "", "", "", "", ""
+        return blob_id, None, error, "", "", "", "", "", "", ""
     get = fields.get
     activity = get("updated_at") or get("created_at")
-    keys = ("project", "status", "workspace", "workflow", "workflow_rev", "id")
-    project, status, workspace, workflow, rev, task_id = (
-        "" if v is None else str(v) for v in map(get, keys)
-    )
+    project, status, workspace, workflow, rev, task_id = map(get, _COLUMNS)
+    workflow = "" if workflow is None else str(workflow)
     return (
-        _encode(fields),
-        project,
-        status,
+        blob_id,
+        _encode(fields) if text is None else text,
+        error,
+        "" if project is None else str(project),
+        "" if status is None else str(status),
         "" if activity is None else str(activity),
-        workspace,
+        "" if workspace is None else str(workspace),
         workflow or "default",  # what `Task.workflow` reads for a task that names none
-        rev,
-        task_id,
+        "" if rev is None else str(rev),
+        "" if task_id is None else str(task_id),
     )

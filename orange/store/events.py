@@ -8,7 +8,8 @@ from collections.abc import Mapping, Sequence
 from typing import Required, Self, TypedDict
 
 ACTORS = ("cli", "agent", "monitor", "git-hook", "sync")
-_TRAILER = re.compile(r"^(Orange-[A-Za-z-]+): (.*)$")
+# Compiled when first needed (`re`'s cache): a write makes trailers, never reads them.
+_TRAILER = r"^(Orange-[A-Za-z-]+): (.*)$"
 
 
 class Change:
@@ -92,7 +93,7 @@ def parse_trailers(text: str) -> dict[str, str]:
     """The ``Orange-*`` trailers of a commit message (last value wins)."""
     found: dict[str, str] = {}
     for line in text.splitlines():
-        match = _TRAILER.match(line)
+        match = re.match(_TRAILER, line)
         if match:
             found[match.group(1)] = match.group(2)
     return found

@@ -14,7 +14,7 @@ import pygit2
 
 from orange.errors import BrokenTaskFile, InvalidInput
 from orange.store import cache, taskfile
-from orange.store.task import BrokenTask, Task, checked_fields
+from orange.store.task import BrokenTask, Task, check_fields
 
 if TYPE_CHECKING:
     from orange.store.store import Snapshot, TaskStore
@@ -66,15 +66,21 @@ def check_branch_unique(snap: Snapshot, project: str, branch: str, own_id: str |
             )
 
 
-def _parse_for_cache(data: bytes, path: str) -> tuple[dict[str, Any] | None, str | None]:
-    """A blob's frontmatter for the cache.  Whether its id fits its folder is checked
-    per entry (`cache._placed`): the same blob may sit in several folders."""
+def _parse_for_cache(
+    data: bytes, path: str
+) -> tuple[dict[str, Any] | None, str | None, str | None]:
+    """A blob's frontmatter for the cache, or why it does not parse, and the
+    frontmatter's JSON text when the flat reader made it (else the cache encodes the
+    fields).  Whether its id fits its folder is checked per entry (`cache._placed`):
+    the same blob may sit in several folders."""
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        return None, f"{path}: not UTF-8 text ({exc.reason})"
+        return None, f"{path}: not UTF-8 text ({exc.reason})", None
     try:
-        fields = checked_fields(taskfile.frontmatter(text, where=path), path)
+        fields, json_text = taskfile.frontmatter_json(text, where=path)
+        if check_fields(fields, path):  # a known text field was written as a number:
+            json_text = None  # the JSON of the text it is read as
     except BrokenTaskFile as exc:
-        return None, exc.message
-    return fields, None
+        return None, exc.message, None
+    return fields, None, json_text

@@ -119,6 +119,13 @@ class BrokenTask(NamedTuple):
 def checked_fields(data: dict[str, Any], where: str) -> dict[str, Any]:
     """A task's frontmatter: it has a valid id, and its known string fields are strings.
     Raises BrokenTaskFile."""
+    check_fields(data, where)
+    return data
+
+
+def check_fields(data: dict[str, Any], where: str) -> bool:
+    """`checked_fields` in place; whether it changed a value (a known string field
+    written as a bare number or boolean).  Raises BrokenTaskFile."""
     task_id = data.get("id")
     if not isinstance(task_id, str) or not task_id:
         raise BrokenTaskFile(f"{where}: frontmatter has no 'id'")
@@ -127,13 +134,16 @@ def checked_fields(data: dict[str, Any], where: str) -> dict[str, Any]:
     return _normalise(data)
 
 
-def _normalise(data: dict[str, Any]) -> dict[str, Any]:
-    """Known string fields read back as strings even when written as bare numbers."""
+def _normalise(data: dict[str, Any]) -> bool:
+    """Known string fields read back as strings even when written as bare numbers;
+    whether any was."""
+    changed = False
     for key, value in data.items():
         if value is None or type(value) is str or key not in STRING_FIELDS:
             continue
         data[key] = "true" if value is True else "false" if value is False else str(value)
-    return data
+        changed = True
+    return changed
 
 
 def ordered(fields: Mapping[str, Any]) -> dict[str, Any]:

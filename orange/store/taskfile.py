@@ -10,24 +10,21 @@ check them, since python-frontmatter's dumper strips whitespace and sorts keys):
   even when a human wrote them unquoted: the loader resolves only null, ``true`` /
   ``false`` and plain decimal integers.
 
-Reading the shape ``join`` writes (one ``key: scalar`` line per key, the scalar plain or
-single-quoted, or an empty ``{}`` / ``[]``) skips the YAML loader: ``_flat`` gives
-exactly what the loader would, and hands anything else (nesting, non-empty lists or
-flow collections, block or double-quoted scalars, comments, anchors, aliases, tags,
-duplicate keys, CR line ends) back to it.  A cold listing cache parses every task this
-way, and the lines it has read before (most of them) cost a dictionary lookup.
+Reading the shape ``join`` writes (one ``key: scalar`` line per key) skips the YAML
+loader: `orange.store.flat` gives exactly what the loader would, and hands anything
+else back to it.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from itertools import filterfalse
 from typing import Any
 
 import yaml
 
 from orange.errors import BrokenTaskFile, InvalidInput
+from orange.store import flat
 
 _FENCE = "---"
 
@@ -40,140 +37,38 @@ MAX_DEPTH = 32  # nested mappings and sequences in the frontmatter
 
 class _Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
     """SafeLoader (libyaml's when present: ten times faster) with YAML-1.2-core-like
-    implicit typing and no timestamps."""
+    implicit typing and no timestamps (`_loader` adds the resolvers)."""
 
 
 _Loader.yaml_implicit_resolvers = {}
-_Loader.add_implicit_resolver(
-    "tag:yaml.org,2002:null", re.compile(r"^(?:~|null|Null|NULL|)$"), ["~", "n", "N", ""]
-)
-_Loader.add_implicit_resolver(
-    "tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF")
-)
-_Loader.add_implicit_resolver(
-    "tag:yaml.org,2002:int", re.compile(r"^[-+]?(?:0|[1-9][0-9]*)$"), list("-+0123456789")
+# Implicit types the loader resolves: (tag, regular expression, first characters).
+_RESOLVERS = (
+    ("tag:yaml.org,2002:null", r"^(?:~|null|Null|NULL|)$", ["~", "n", "N", ""]),
+    ("tag:yaml.org,2002:bool", r"^(?:true|True|TRUE|false|False|FALSE)$", list("tTfF")),
+    ("tag:yaml.org,2002:int", r"^[-+]?(?:0|[1-9][0-9]*)$", list("-+0123456789")),
 )
 
 
-# The flat frontmatter `join` writes, read without the loader (see the module doc), a
-# line at a time.  A line YAML reads as itself holds no control (C0 but the tab, DEL,
-# C1), U+2028/9, BOM, non-character or surrogate: `str.isprintable` (quick, and
-# stricter) passes most lines, and the few it refuses (a no-break space, a joiner)
-# are searched for those.  That class is compiled when first needed (`re`'s cache), not
-# at import: naming characters beyond Latin-1 costs half a millisecond to compile.
-_NOT_PRINTABLE = "[\x00-\x1f\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff\ud800-\udfff]"
-# A key YAML reads as a string (YAML caps an implicit key at 1024 characters).
-_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_-]{0,127}")
-# What a plain scalar may start with: no indicator (``-?:`` only before a non-space).
-_PLAIN_FIRST = frozenset("$()+./;<=\\^_~0123456789abcdefghijklmnopqrstuvwxyz")
-_PLAIN_FIRST |= frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZ")
-_RESERVED_KEYS = frozenset(("null", "Null", "NULL", "true", "True", "TRUE"))
-_RESERVED_KEYS |= frozenset(("false", "False", "FALSE"))
-_INT = re.compile(r"[-+]?(?:0|[1-9][0-9]*)")
-_RESOLVED: dict[str, Any] = {"~": None, "null": None, "Null": None, "NULL": None}
-_RESOLVED.update(dict.fromkeys(("true", "True", "TRUE"), True))
-_RESOLVED.update(dict.fromkeys(("false", "False", "FALSE"), False))
-# Empty flow collections (the engine writes ``gate_baseline: {}``): a new one per read.
-_EMPTY: dict[str, type[dict[str, Any]] | type[list[Any]]] = {"{}": dict, "[]": list}
-# Lines read already, with their (key, value), None for a line that is not flat: most
-# lines of a listing repeat from task to task (``status: pending``, ``workspace: null``).
-# Values are immutable; emptied when full.
-_SEEN: dict[str, tuple[str, Any] | None] = {}
-_SEEN_MAX = 4096
-# The lines of `_SEEN` whose value is an empty collection: one set test per header
-# finds them, instead of comparing every value with ``dict`` and ``list``.
-_EMPTIES: set[str] = set()
-
-
-def _flat(header: str) -> dict[str, Any] | None:
-    """``header`` as the loader would read it, if it is flat ``key: scalar`` lines;
-    None for anything else (the caller then asks the loader).
-
-    Lines seen before cost a lookup: the loops over a header's lines run in C (`map`,
-    `filterfalse`, `dict`), and only a new line is read in Python (`_flat_line`)."""
-    lines = header.split("\n")
-    if lines.pop():  # the header ends with a line feed (an empty one splits as [""])
-        return None
-    if len(_SEEN) > _SEEN_MAX:
-        _SEEN.clear()
-        _EMPTIES.clear()
-    new = {line: _flat_line(line) for line in filterfalse(_SEEN.__contains__, lines)}
-    _SEEN.update(new)
-    # Lines whose value is an empty collection (held as its type, see `_EMPTY`).
-    _EMPTIES.update(line for line, kv in new.items() if kv is not None and type(kv[1]) is type)
-    items = list(map(_SEEN.__getitem__, lines))
-    if None in items:
-        return None
-    data: dict[str, Any] = dict(items)  # type: ignore[arg-type]  # no None among them
-    if len(data) != len(items):  # a key twice: the loader's (and the checks') to refuse
-        return None
-    if not _EMPTIES.isdisjoint(lines):  # a new empty one per read
-        data.update([(key, value()) for key, value in data.items() if value in (dict, list)])
-    return data
-
-
-def _flat_line(line: str) -> tuple[str, Any] | None:
-    """One ``key: scalar`` line as the loader reads it, or None: a key, then nothing
-    (null), an empty flow collection, a single-quoted scalar (quotes only in pairs
-    inside) or a plain one (no indicator first, no ``: `` or `` #`` inside, no trailing
-    space or colon).  String tests, not a regular expression: half the time per line."""
-    if not line.isprintable() and re.search(_NOT_PRINTABLE, line):
-        return None
-    key, colon, rest = line.partition(":")
-    if not colon or (key not in _GOOD_KEYS and not _good_key(key)):
-        return None
-    if not rest:
-        return key, None
-    value = rest[1:]
-    if rest[0] != " " or not value:
-        return None
-    if value in _EMPTY:
-        return key, _EMPTY[value]
-    first = value[0]
-    if first == "'":
-        inner = value[1:-1]
-        if len(value) < 2 or value[-1] != "'":
-            return None
-        if "'" not in inner:  # the usual quoted value (an id, a time): nothing to undo
-            return key, inner
-        if "'" in inner.replace("''", ""):
-            return None
-        return key, inner.replace("''", "'")
-    starts = first in _PLAIN_FIRST or first > "\x7f"
-    if not starts and not (first in "-?:" and value[1:2] not in ("", " ")):
-        return None
-    if ": " in value or " #" in value or value[-1] in " :":
-        return None
-    return key, _plain(value)
-
-
-# Keys checked already (a listing meets the same few thousands of times); bounded.
-_GOOD_KEYS: set[str] = set()
-
-
-def _good_key(key: str) -> bool:
-    """Whether YAML reads ``key`` (unquoted) as that string."""
-    good = key not in _RESERVED_KEYS and _KEY.fullmatch(key) is not None
-    if good and len(_GOOD_KEYS) < _SEEN_MAX:
-        _GOOD_KEYS.add(key)
-    return good
-
-
-def _plain(value: str) -> Any:
-    """A plain scalar as the loader resolves it: null, a boolean, a decimal integer."""
-    if value in _RESOLVED:
-        return _RESOLVED[value]
-    if value[0] in "+-0123456789" and _INT.fullmatch(value):
-        return int(value)
-    return value
+def _loader() -> type[_Loader]:
+    """The loader, its resolvers added the first time it is needed: an agent's summary
+    update reads flat frontmatter (`orange.store.flat`) and compiles none of their
+    regular expressions.  Added in one assignment, as `add_implicit_resolver` would
+    add them: a loader in another thread sees all of them or none."""
+    if not _Loader.yaml_implicit_resolvers:
+        resolvers: dict[str | None, list[tuple[str, re.Pattern[str]]]] = {}
+        for tag, pattern, first in _RESOLVERS:
+            for char in first:
+                resolvers.setdefault(char, []).append((tag, re.compile(pattern)))
+        _Loader.yaml_implicit_resolvers = resolvers
+    return _Loader
 
 
 class _Dumper(yaml.SafeDumper):
     """SafeDumper that keeps multi-line strings readable as literal blocks."""
 
 
-# Plain scalars another YAML reader (1.1 or 1.2) might take for a number.
-_NUMBER_LIKE = re.compile(r"^[-+]?(?:\.?[0-9]|\.(?:inf|nan))", re.IGNORECASE)
+# Plain scalars another YAML reader (1.1 or 1.2) might take for a number (`_number_like`).
+_NUMBER_LIKE = r"^[-+]?(?:\.?[0-9]|\.(?:inf|nan))"
 
 
 # Characters YAML reads as line breaks, or that a plain/literal scalar cannot carry
@@ -187,9 +82,19 @@ def _represent_str(dumper: yaml.SafeDumper, data: str) -> yaml.ScalarNode:
         return dumper.represent_scalar("tag:yaml.org,2002:str", data, style='"')
     if "\n" in data:
         return dumper.represent_scalar("tag:yaml.org,2002:str", data, style="|")
-    if _NUMBER_LIKE.match(data):
+    if _number_like(data):
         return dumper.represent_scalar("tag:yaml.org,2002:str", data, style="'")
     return dumper.represent_scalar("tag:yaml.org,2002:str", data)
+
+
+def _number_like(text: str) -> bool:
+    """Whether ``text`` matches `_NUMBER_LIKE`: a digit first, after a sign, is told by
+    string tests; the expression is compiled (`re`'s cache) for the rest that starts
+    with a dot, so writing a task compiles none."""
+    rest = text[1:] if text[:1] in ("-", "+") else text
+    if "0" <= rest[:1] <= "9":
+        return True
+    return rest[:1] == "." and re.match(_NUMBER_LIKE, text, re.IGNORECASE) is not None
 
 
 _Dumper.add_representer(str, _represent_str)
@@ -212,16 +117,27 @@ def frontmatter(text: str, *, where: str = "TASK.md") -> dict[str, Any]:
     return parse_header(_sections(text, where)[0], where)
 
 
+def frontmatter_json(text: str, *, where: str = "TASK.md") -> tuple[dict[str, Any], str | None]:
+    """`frontmatter`, and the same mapping as JSON text (``{"key": value, ...}``, as
+    `json` writes it with ``ensure_ascii`` off) when the flat reader read it, else None:
+    each line's JSON was made when the line was first read.  Raises BrokenTaskFile."""
+    if len(text) > MAX_FILE // 4:  # only a text this long can be over the limit
+        _check_size(text, where)
+    header = _sections(text, where)[0]
+    read = flat.read_json(header) if len(header) <= MAX_FRONTMATTER // 4 else None
+    return (parse_header(header, where), None) if read is None else read
+
+
 def parse_header(header: str, where: str) -> dict[str, Any]:
     """The frontmatter text between the ``---`` lines as a mapping."""
     if _over(header, MAX_FRONTMATTER):
         raise BrokenTaskFile(f"{where}: frontmatter is larger than {MAX_FRONTMATTER // 1024} KiB")
-    data = _flat(header)
+    data = flat.read(header)
     if data is not None:
         return data
     _check_yaml(header, where)
     try:
-        data = yaml.load(header, Loader=_Loader)  # _Loader derives from SafeLoader
+        data = yaml.load(header, Loader=_loader())  # _Loader derives from SafeLoader
     except yaml.YAMLError as exc:
         reason = " ".join(str(exc).split())
         raise BrokenTaskFile(f"{where}: frontmatter is not valid YAML: {reason}") from None
@@ -252,7 +168,7 @@ def _check_yaml(header: str, where: str) -> None:
     # One frame per open collection: [is a mapping, next node is a key, keys seen].
     stack: list[tuple[bool, list[bool], set[str]]] = []
     try:
-        for event in yaml.parse(header, Loader=_Loader):
+        for event in yaml.parse(header, Loader=_loader()):
             if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None):
                 raise BrokenTaskFile(f"{where}: frontmatter uses YAML anchors or aliases")
             if isinstance(event, yaml.CollectionEndEvent):
@@ -288,14 +204,17 @@ def _node_done(stack: list[tuple[bool, list[bool], set[str]]]) -> None:
         stack[-1][1][0] = not stack[-1][1][0]
 
 
+_OPEN, _CLOSE = f"{_FENCE}\n", f"\n{_FENCE}\n"
+
+
 def _sections(text: str, where: str) -> tuple[str, str]:
     """The frontmatter text between the ``---`` lines, and the body after them."""
-    if text.startswith(f"{_FENCE}\n"):  # the usual shape, found without splitting lines
-        end = text.find(f"\n{_FENCE}\n", len(_FENCE))
-        header = text[len(_FENCE) + 1 : end + 1]
+    if text.startswith(_OPEN):  # the usual shape, found without splitting lines
+        end = text.find(_CLOSE, 3)
+        header = text[4 : end + 1]
         only_lf = end != -1 and not any(map(header.__contains__, _ASCII_BREAKS))
         if only_lf and (header.isascii() or not re.search(_OTHER_BREAKS, header)):
-            return header, text[end + len(_FENCE) + 2 :]
+            return header, text[end + 5 :]
     lines = text.splitlines(keepends=True)
     if not lines or lines[0].rstrip("\r\n") != _FENCE:
         raise BrokenTaskFile(f"{where}: does not start with a '---' frontmatter line")
@@ -307,14 +226,16 @@ def _sections(text: str, where: str) -> tuple[str, str]:
 
 def join(frontmatter: Mapping[str, Any], body: str) -> str:
     """Serialise frontmatter (in its own key order) and body into TASK.md text."""
-    header = yaml.dump(
-        dict(frontmatter),
-        Dumper=_Dumper,
-        sort_keys=False,
-        allow_unicode=True,
-        default_flow_style=False,
-        width=1_000_000,
-    )
+    header = _flat_yaml(frontmatter)
+    if header is None:
+        header = yaml.dump(
+            dict(frontmatter),
+            Dumper=_Dumper,
+            sort_keys=False,
+            allow_unicode=True,
+            default_flow_style=False,
+            width=1_000_000,
+        )
     if header.strip() == "{}":
         header = ""
     text = f"{_FENCE}\n{header}{_FENCE}\n{body}"
@@ -334,6 +255,76 @@ def join(frontmatter: Mapping[str, Any], body: str) -> str:
             hint="keep the task's text shorter; put long output in files on the branch",
         )
     return text
+
+
+def _flat_yaml(frontmatter: Mapping[str, Any]) -> str | None:
+    """What the dumper writes (`join`) for frontmatter of the flat shape `orange.store.flat`
+    reads, made line by line (the dumper's Python costs an agent's update 1 % of its
+    CPU); None for anything else: a value other than null, a boolean, an int, an empty
+    dict or list or printable ASCII text; a key not a plain identifier.  A property test
+    holds it equal to the dumper."""
+    lines = []
+    for key, value in frontmatter.items():
+        if type(key) is not str or not _plain_key(key):
+            return None
+        if type(value) is str:
+            text = _flat_text(value)
+            if text is None:
+                return None
+        elif value is None or type(value) is bool:
+            text = "null" if value is None else "true" if value else "false"
+        elif type(value) is int:
+            text = str(value)
+        elif type(value) in (dict, list) and not value:
+            text = "{}" if type(value) is dict else "[]"
+        else:
+            return None
+        lines.append(f"{key}: {text}\n")
+    return "".join(lines)
+
+
+_KEY_CHARS = f"{flat.KEY_FIRST}0123456789-"
+_PLAIN_KEYS: set[str] = set()  # keys checked already (bounded)
+
+
+def _plain_key(key: str) -> bool:
+    """A key the dumper writes as it is: letters, digits, _ and -, a letter or _ first
+    (never an indicator), short (a simple key), read back as text."""
+    if key in _PLAIN_KEYS:
+        return True
+    plain = 0 < len(key) < 100 and key[0] in flat.KEY_FIRST and not key.strip(_KEY_CHARS)
+    plain = plain and not _number_like(key) and _resolves_as_text(key)
+    if plain and len(_PLAIN_KEYS) < 4096:
+        _PLAIN_KEYS.add(key)
+    return plain
+
+
+def _flat_text(text: str) -> str | None:
+    """Printable ASCII text as the dumper writes it as a mapping's value (`_represent_str`,
+    then the emitter's choice): plain when a plain scalar reads back as this text, else
+    single-quoted; None for other text."""
+    if not (text.isascii() and text.isprintable()):
+        return None  # a line break, a control, or beyond ASCII: the dumper's to write
+    plain = text and not _number_like(text) and _resolves_as_text(text)
+    if plain and text[0] not in "#,[]{}&*!|>'\"%@` " and text[-1] not in " :":
+        lone = text[0] in "?:-" and text[1:2] in ("", " ")  # an indicator
+        inside = ": " in text or " #" in text or text.startswith(("---", "..."))
+        if not lone and not inside:
+            return text
+    return "'" + text.replace("'", "''") + "'"
+
+
+# The dumper's implicit types (YAML 1.1: yes, on, 1_000, 2024-01-01 ...): text one of
+# them would read is written quoted.
+_IMPLICIT = yaml.SafeDumper.yaml_implicit_resolvers
+
+
+def _resolves_as_text(text: str) -> bool:
+    """Whether the dumper's resolver reads ``text`` (not empty), written plain, as text."""
+    for _tag, expression in _IMPLICIT.get(text[0], []) + _IMPLICIT.get(None, []):
+        if expression.match(text):
+            return False
+    return True
 
 
 # Lone surrogates: what Python makes of bytes that are not UTF-8 (in argv, say).

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import json
 import sqlite3
 from pathlib import Path
 
@@ -65,7 +66,7 @@ def test_cache_is_incremental_by_shard(repo: Path, monkeypatch: object) -> None:
 
     original = store_mod._parse_for_cache
 
-    def counting(data: bytes, path: str) -> tuple[object, object]:
+    def counting(data: bytes, path: str) -> tuple[object, object, object]:
         parsed.append(path)
         return original(data, path)
 
@@ -138,3 +139,43 @@ def test_a_cold_cache_is_built_without_a_query_per_shard_or_a_read_back(
     assert any("JOIN" in s for s in statements)  # the warm listing reads them back
     # The cold one: the indexed shards, whether any blob is cached; no read per shard.
     assert len(reads) == 2, reads
+
+
+def test_a_known_text_field_written_as_a_number_is_listed_as_text(repo: Path) -> None:
+    """The cache's JSON text is made by the flat reader; a known text field a human
+    wrote as a bare number is read as text, and listed as the text it is read as."""
+    store = TaskStore.open(repo)
+    put_task(store, "plain01", summary="words")
+    writes: dict[str, bytes | None] = {
+        layout.task_path("num01"): b"---\nid: 'num01'\nsummary: 42\nreview_round: 7\n---\n",
+    }
+    store.commit(lambda snap: Change(task_id="num01", event="test", subject="hand", writes=writes))
+    for path in (repo / ".git" / "orange").glob("cache.sqlite3*"):
+        path.unlink()
+    listed = {entry.task_id: entry for entry in entries(store.snapshot())}
+    assert listed["num01"].fields_json == '{"id": "num01", "summary": "42", "review_round": 7}'
+    plain = listed["plain01"].fields_json
+    assert plain is not None and json.loads(plain) == store.get("plain01").fields
+
+
+def test_a_new_cache_has_large_pages_and_an_old_one_keeps_its_own(repo: Path) -> None:
+    """16 KiB pages for a new cache file (a cold listing writes less through the WAL); a
+    cache made before, with 4 KiB pages, is read and refreshed as it is."""
+    store = TaskStore.open(repo)
+    put_task(store, "page01", summary="one")
+    db_path = repo / ".git" / "orange" / "cache.sqlite3"
+    for path in db_path.parent.glob("cache.sqlite3*"):
+        path.unlink()
+    assert _summaries(store) == {"page01": "one"}
+    with sqlite3.connect(db_path) as db:
+        assert db.execute("PRAGMA page_size").fetchone() == (16384,)
+    for path in db_path.parent.glob("cache.sqlite3*"):
+        path.unlink()
+    with sqlite3.connect(db_path) as db:  # an older Orange's cache
+        db.execute("PRAGMA page_size=4096")
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+    put_task(store, "page02", summary="two")
+    assert _summaries(store) == {"page01": "one", "page02": "two"}
+    with sqlite3.connect(db_path) as db:
+        assert db.execute("PRAGMA page_size").fetchone() == (4096,)

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from orange.errors import BrokenTaskFile
-from orange.store import taskfile
+from orange.store import flat, taskfile
 from orange.store.task import Task
 from orange.store.taskfile import join, split
 
@@ -113,7 +113,7 @@ def test_broken_files_say_why(text: str, reason: str) -> None:
         Task.parse(text, where="tasks/ab/x/TASK.md")
 
 
-# The fast reader of flat frontmatter (`_flat`) must read exactly what the YAML loader
+# The fast reader of flat frontmatter (`flat.read`) must read exactly what the YAML loader
 # reads, and hand everything else to it.  Few examples, same ones every run (CI).
 FAST = settings(max_examples=15, derandomize=True, deadline=None)
 
@@ -129,8 +129,8 @@ def _loader_reads(header: str) -> object:
     """What the YAML loader makes of ``header``: typed fields, or "broken" where `split`
     must refuse it."""
     try:
-        data = yaml.load(header, Loader=taskfile._Loader) or {}
-        node = yaml.compose(header, Loader=taskfile._Loader)
+        data = yaml.load(header, Loader=taskfile._loader()) or {}
+        node = yaml.compose(header, Loader=taskfile._loader())
     except yaml.YAMLError:
         return "broken"
     if not isinstance(data, dict) or not all(isinstance(key, str) for key in data):
@@ -144,7 +144,7 @@ def _refused_shape(header: str, node: yaml.Node | None) -> bool:
     """What the bounded reader refuses although YAML takes it (DESIGN §8): anchors or
     aliases, a key twice in one mapping, nesting deeper than 32.  Found on the composed
     node tree, not with the event walk of the code under test."""
-    for event in yaml.parse(header, Loader=taskfile._Loader):
+    for event in yaml.parse(header, Loader=taskfile._loader()):
         if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None):
             return True
 
@@ -185,7 +185,7 @@ def test_flat_reader_reads_rendered_frontmatter_as_the_loader_does(
     fields: dict[str, object],
 ) -> None:
     header = _header(join({"id": "abc", **fields}, "body\n"))
-    fast = taskfile._flat(header)
+    fast = flat.read(header)
     assert fast is None or _typed(fast) == _loader_reads(header)
     one_line = all(not isinstance(v, str) or "\n" not in v for v in fields.values())
     printable = all(
@@ -218,7 +218,7 @@ LINES = st.tuples(
 @given(header=st.lists(LINES, max_size=5).map("".join))
 def test_anything_the_flat_reader_does_not_take_goes_to_the_loader(header: str) -> None:
     expected = _loader_reads(header)
-    fast = taskfile._flat(header)
+    fast = flat.read(header)
     if fast is not None:
         assert _typed(fast) == expected
     try:
@@ -261,7 +261,7 @@ FOREIGN = [
 
 @pytest.mark.parametrize("case", FOREIGN, ids=[case.id for case in FOREIGN])
 def test_foreign_frontmatter_is_read_by_the_loader(case: Foreign) -> None:
-    assert taskfile._flat(case.header) is None
+    assert flat.read(case.header) is None
     expected = _loader_reads(case.header)
     try:
         parsed, _body = split(f"---\n{case.header}---\n")

@@ -1,0 +1,54 @@
+"""String tests that replaced regular expressions on an agent's summary update (none
+is compiled there) take exactly what those expressions took."""
+
+from __future__ import annotations
+
+import re
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from orange.store import flat, taskfile
+from orange.store.layout import valid_task_id
+
+FAST = settings(max_examples=300, derandomize=True, deadline=None)
+
+# The characters on either side of each expression's classes, and a few beyond ASCII
+# that Unicode calls digits or letters.
+EDGES = "09azAZ_-+.:'\n \t/@`[{~\x7f\u00e9\u00b2\u0661\u0130\u0131infaNINF"
+TEXT = st.text(alphabet=EDGES, max_size=70) | st.text(max_size=12)
+
+
+IDS = st.from_regex(r"[0-9a-z][0-9a-z_-]{0,64}\n{0,2}", fullmatch=True)
+
+
+@FAST
+@given(text=TEXT | IDS)
+def test_task_ids(text: str) -> None:
+    assert valid_task_id(text) == bool(re.match(r"^[0-9a-z][0-9a-z_-]{0,63}$", text))
+
+
+@FAST
+@given(text=TEXT | st.text(alphabet="aZ_-9", min_size=120, max_size=135))
+def test_frontmatter_keys(text: str) -> None:
+    expected = re.fullmatch(r"[A-Za-z_][A-Za-z0-9_-]{0,127}", text) is not None
+    assert flat._good_key(text) == (expected and text not in flat._RESERVED_KEYS)
+
+
+@FAST
+@given(text=st.text(alphabet="+-0123456789a\u0661\u00b2", min_size=1, max_size=6))
+def test_plain_integers(text: str) -> None:
+    if re.fullmatch(r"[-+]?(?:0|[1-9][0-9]*)", text):
+        assert flat._plain(text) == int(text)
+    else:
+        assert flat._plain(text) == text or text in flat._RESOLVED
+
+
+NUMBERS = st.from_regex(r"[-+]{0,2}\.?(inf|nan|INF|Nan|[0-9]|\u0130nf|x)", fullmatch=True)
+
+
+@FAST
+@given(text=TEXT | NUMBERS)
+def test_number_like_strings(text: str) -> None:
+    pattern = r"^[-+]?(?:\.?[0-9]|\.(?:inf|nan))"
+    assert taskfile._number_like(text) == bool(re.match(pattern, text, re.IGNORECASE))

@@ -16,12 +16,9 @@ slower and the same).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
-
-_INTEGER = re.compile(r"-?[0-9]+")
 
 
 class _Plain:
@@ -52,10 +49,16 @@ class _Plain:
         if self.annotation is str:
             return value
         if self.annotation is int:
-            return int(value) if _INTEGER.fullmatch(value) else None
+            return int(value) if _is_integer(value) else None
         if self.annotation is Path:
             return Path(value) if value else None
         return None
+
+
+def _is_integer(text: str) -> bool:
+    """``-?[0-9]+`` (a string test: the summary update compiles no pattern)."""
+    digits = text[1:] if text.startswith("-") else text
+    return digits.isascii() and digits.isdigit()
 
 
 PLAIN = (str, int, Path, bool, list[str])

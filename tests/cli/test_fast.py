@@ -201,7 +201,7 @@ def test_fast_and_typer_paths_give_the_same_result(
 # not), flags' booleans, a repeated option's tuple.
 SAMPLES: dict[object, list[object]] = {
     str: ["x", "", " a b ", "-", "ünï", "12"],
-    int: ["0", "12", "-3", "007", " 5", "1_0", "x", "1.0", "", "+4"],
+    int: ["0", "12", "-3", "007", " 5", "1_0", "x", "1.0", "", "+4", "-", "--1", "\u0663"],
     Path: ["a/b", "", ".", "~/x", "/abs/"],
     bool: [True, False, None],
     list[str]: [("a", "b"), (), ["x"], ("",)],

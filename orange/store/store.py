@@ -20,6 +20,7 @@ import pygit2
 from orange.errors import BrokenTaskFile, InvalidInput, NotFound, RefConflict, SchemaTooNew
 from orange.store import events, layout, taskfile
 from orange.store.lock import exclusive
+from orange.store.packing import pack_if_due
 from orange.store.repo import GitRepo, open_repo
 from orange.store.task import BrokenTask, Task
 from orange.store.tree import apply_writes, read_blob, read_tree
@@ -153,8 +154,15 @@ class TaskStore:
         ``compute`` is re-run on the new tip whenever the ref moved under us, so it must
         re-check its preconditions there.  Returns what ``compute`` returned, with
         ``commit`` set to the new commit id (left None when there is nothing to write:
-        ``compute`` returned None, a change without writes, or the same tree).
+        ``compute`` returned None, a change without writes, or the same tree).  Every
+        200 writes or so, the writer then packs their objects (`orange.store.packing`).
         """
+        change = self._commit(compute)
+        if change is not None and change.commit is not None:
+            pack_if_due(self.pygit, self.repo.common_dir, self.repo.orange_dir())
+        return change
+
+    def _commit(self, compute: Callable[[Snapshot], C]) -> C:
         repo = self.pygit
         with exclusive(self.repo.orange_dir() / "tasks.lock"):
             for attempt in range(_MAX_ATTEMPTS):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import pygit2
 
@@ -18,17 +18,26 @@ TREE_MODE = 0o040000
 Content = bytes | pygit2.Oid | None
 
 
+class Subtree(NamedTuple):
+    """A folder written as a tree the repository holds (a merge taking one side's)."""
+
+    id: pygit2.Oid
+
+
 def apply_writes(
-    repo: pygit2.Repository, base: pygit2.Tree | None, writes: Mapping[str, Content]
+    repo: pygit2.Repository,
+    base: pygit2.Tree | None,
+    writes: Mapping[str, Content] | Mapping[str, Content | Subtree],
 ) -> pygit2.Oid | None:
-    """Write ``writes`` (path → content or blob id, None deletes) over ``base``.
+    """Write ``writes`` (path → content or blob id, None deletes; a folder → a
+    `Subtree`) over ``base``.
 
     Only the trees along the written paths are rebuilt; everything else is shared with
     ``base``.  Returns the new tree id, or None if the tree became empty.
     """
 
-    leaves: dict[str, Content] = {}
-    nested: dict[str, dict[str, Content]] = {}
+    leaves: dict[str, Content | Subtree] = {}
+    nested: dict[str, dict[str, Content | Subtree]] = {}
     for path, data in writes.items():
         head, _, rest = path.partition("/")
         if rest:
@@ -41,6 +50,8 @@ def apply_writes(
         if data is None:
             if builder.get(name) is not None:
                 builder.remove(name)
+        elif isinstance(data, Subtree):
+            builder.insert(name, data.id, TREE_MODE)
         else:
             blob = data if isinstance(data, pygit2.Oid) else repo.create_blob(data)
             builder.insert(name, blob, BLOB_MODE)

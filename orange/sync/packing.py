@@ -1,12 +1,13 @@
-"""Packing the commits a sync will push, while it fetches and merges (DESIGN §7).
+"""Packing the loose commits a sync will push, while it fetches and merges (DESIGN §7).
 
-Every write of the store leaves its objects loose (six files for a task's update), and
-``git push`` reads each loose object several times as it packs them: for a thousand
-commits made offline, most of a sync.  So when at least `MIN_COMMITS` local commits
-are not on the remote (as last fetched), the sync starts ``git pack-objects`` on them,
-into the repository's own packs, before it fetches; the fetch and the merge run
-meanwhile, and the push reuses that pack's objects and deltas.  A smaller push packs
-nothing first (a pack per sync would pile up); the loose copies stay until ``git gc``.
+``git push`` reads each loose object several times as it packs them (its walk, the
+sizes, the delta search, the pack itself).  The store packs its writes every 200 or
+so (`orange.store.packing`); when at least `MIN_COMMITS` of the local commits not on
+the remote (as last fetched) are still loose (written since, or by an Orange that did
+not pack them), the sync starts ``git pack-objects`` on their loose objects, into the
+repository's own packs, before it fetches: the fetch and the merge run meanwhile (on
+the other core), and the push reuses that pack's objects and deltas.  Fewer loose
+commits pack nothing first (a pack per sync would pile up).
 """
 
 from __future__ import annotations
@@ -26,8 +27,9 @@ OPTIONS = ("-c", "core.hooksPath=/dev/null", "-c", "pack.threads=1")
 
 
 def start(repo: pygit2.Repository, remote: str) -> subprocess.Popen[bytes] | None:
-    """Start packing the local commits not on ``remote`` as last fetched, when there
-    are at least `MIN_COMMITS` of them (None: nothing started)."""
+    """Start packing the loose objects of the local commits not on ``remote`` as last
+    fetched, when at least `MIN_COMMITS` of those commits are loose (None: nothing
+    started)."""
     local = repo.references.get(layout.TASKS_REF)
     if local is None:
         return None
@@ -35,12 +37,18 @@ def start(repo: pygit2.Repository, remote: str) -> subprocess.Popen[bytes] | Non
     walker = repo.walk(local.target, pygit2.enums.SortMode.NONE)
     if known is not None:
         walker.hide(known.target)
-    if sum(1 for _, _ in zip(walker, range(MIN_COMMITS), strict=False)) < MIN_COMMITS:
+    objects = Path(repo.path) / "objects"
+    loose = 0
+    for commit in walker:
+        name = str(commit.id)
+        loose += (objects / name[:2] / name[2:]).is_file()
+        if loose >= MIN_COMMITS:
+            break
+    else:
         return None
     revs = f"{local.target}\n" + ("" if known is None else f"^{known.target}\n")
-    pack = Path(repo.path) / "objects" / "pack" / "pack"
-    args = ("pack-objects", "--revs", "--quiet", "--delta-base-offset", str(pack))
-    return git_started(*OPTIONS, *args, cwd=repo.path, input=revs)
+    args = ("pack-objects", "--revs", "--unpacked", "--quiet", "--delta-base-offset")
+    return git_started(*OPTIONS, *args, str(objects / "pack" / "pack"), cwd=repo.path, input=revs)
 
 
 def finish(process: subprocess.Popen[bytes] | None, timeout: float | None) -> None:

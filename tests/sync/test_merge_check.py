@@ -97,3 +97,21 @@ def test_a_workflow_committed_differently_on_both_sides_keeps_both(tmp_path: Pat
     variant = f"meta/workflows/custom@{hashlib.sha1(second).hexdigest()[:10]}.yml"
     expected = {"meta/workflows/custom.yml": first, variant: second}
     assert _merged(repo, ours, theirs) == _merged(repo, theirs, ours) == expected
+
+
+def test_a_folder_changed_on_their_side_only_is_their_tree(tmp_path: Path) -> None:
+    repo = pygit2.init_repository(str(tmp_path / "r"), bare=True)
+    one, two, both = "tasks/aa/one", "tasks/aa/two", "tasks/bb/both"
+    base = _commit(repo, None, {f"{p}/TASK.md": b"base\n" for p in (one, two, both)})
+    ours = _commit(repo, base, {f"{two}/TASK.md": b"ours\n", f"{both}/notes": b"ours\n"})
+    theirs = _commit(
+        repo,
+        base,
+        {f"{one}/TASK.md": b"theirs\n", f"{one}/extra": b"new\n", f"{both}/TASK.md": b"x\n"},
+    )
+    made = plan(repo, ours, theirs, Rules(terminal=lambda task: False))
+    assert made.taken == {one: theirs.tree[one].id}  # `both` changed on our side too
+    assert set(made.writes) == {f"{one}/TASK.md", f"{one}/extra", f"{both}/TASK.md"}
+    whole = apply_writes(repo, ours.tree, made.tree_writes())
+    assert whole == apply_writes(repo, ours.tree, made.writes)  # the same tree, built faster
+    assert whole is not None and repo[whole].peel(pygit2.Tree)[one].id == theirs.tree[one].id

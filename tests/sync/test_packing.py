@@ -69,3 +69,17 @@ def test_a_sync_of_fewer_local_commits_packs_nothing(diverged: tuple[Clone, Clon
     before = _packed(a.path)
     assert a.ok("sync", "--json").json()["pushed"]
     assert _packed(a.path) == before
+
+
+def test_commits_already_packed_are_not_packed_again(
+    diverged: tuple[Clone, Clone], hub: Path
+) -> None:
+    a, _b = diverged
+    for n in range(3):
+        a.create(f"made on a {n}")
+    mine = _local_commits(a)
+    git(a.path, "repack", "-q", "-d")  # as `git gc` leaves them: packed, no loose copies
+    before = _packed(a.path)
+    assert a.ok("sync", "--json").json()["pushed"]
+    assert _packed(a.path) == before
+    assert mine <= set(git(hub, "rev-list", layout.TASKS_REF).split())

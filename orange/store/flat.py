@@ -40,14 +40,15 @@ _RESOLVED.update(dict.fromkeys(("false", "False", "FALSE"), False))
 _EMPTY: dict[str, type[dict[str, Any]] | type[list[Any]]] = {"{}": dict, "[]": list}
 # What the flat reader has read already, emptied when full (`_SEEN_MAX` lines): most
 # lines of a listing repeat from task to task (``status: pending``, ``workspace: null``).
-# - each line's (key, value), False for a line that is not flat (values are immutable);
+# - each flat line's (key, value) (values are immutable; a line that is not flat is
+#   read again each time: its header goes to the loader, which costs far more);
 # - the lines whose value is an empty collection: one set test per header finds them,
 #   instead of comparing every value with ``dict`` and ``list``;
 # - each flat line's JSON member (``"key": value``) as `json` writes it with
 #   ``ensure_ascii`` off (`read_json`).
 # One tuple, replaced (not emptied) when full: a reader in another thread (`orange run`
 # reads tasks from several) keeps a consistent one to the end of its header.
-_Memo = tuple[dict[str, tuple[str, Any] | bool], set[str], dict[str, str]]
+_Memo = tuple[dict[str, tuple[str, Any]], set[str], dict[str, str]]
 _MEMO: _Memo = ({}, set(), {})
 _SEEN_MAX = 4096
 
@@ -81,17 +82,18 @@ def _read(header: str) -> tuple[dict[str, Any], list[str], dict[str, str]] | Non
         return None
     memo = _MEMO
     seen, empties, members = memo
-    items = list(map(seen.get, lines))
-    if None in items and len(seen) > _SEEN_MAX:  # lines not read before, and no room
-        memo = _MEMO = ({}, set(), {})
-        seen, empties, members = memo
-        items = [_flat_line(line, memo) for line in lines]
-    elif None in items:  # lines not read before
-        pairs = zip(lines, items, strict=True)
-        items = [_flat_line(line, memo) if item is None else item for line, item in pairs]
-    if False in items:
-        return None
-    data: dict[str, Any] = dict(items)  # type: ignore[arg-type]  # no False among them
+    items: list[tuple[str, Any] | None] = list(map(seen.get, lines))
+    if None in items:  # lines not read before (or not flat)
+        if len(seen) > _SEEN_MAX:  # and no room: a new memory, all lines read into it
+            memo = _MEMO = ({}, set(), {})
+            seen, empties, members = memo
+            items = [_flat_line(line, memo) for line in lines]
+        else:
+            pairs = zip(lines, items, strict=True)
+            items = [_flat_line(line, memo) if item is None else item for line, item in pairs]
+        if None in items:
+            return None
+    data: dict[str, Any] = dict(items)  # type: ignore[arg-type]  # no None among them
     if len(data) != len(items):  # a key twice: the loader's (and the checks') to refuse
         return None
     if empties and not empties.isdisjoint(lines):  # a new empty one per read
@@ -99,13 +101,12 @@ def _read(header: str) -> tuple[dict[str, Any], list[str], dict[str, str]] | Non
     return data, lines, members
 
 
-def _flat_line(line: str, memo: _Memo) -> tuple[str, Any] | bool:
-    """`_read_line` (False for None), noted with its JSON member and whether its value
-    is an empty collection."""
+def _flat_line(line: str, memo: _Memo) -> tuple[str, Any] | None:
+    """`_read_line`, noted with its JSON member and whether its value is an empty
+    collection."""
     read = _read_line(line)
     if read is None:
-        memo[0][line] = False
-        return False
+        return None
     key, value = read  # a key is letters, digits, _ and -: JSON as it is, quoted
     if type(value) is str:
         memo[2][line] = f'"{key}": {encode_basestring(value)}'
@@ -181,6 +182,8 @@ def _plain(value: str) -> Any:
     """A plain scalar as the loader resolves it: null, a boolean, a decimal integer."""
     if value in _RESOLVED:
         return _RESOLVED[value]
+    if value[0] not in "+-0123456789":
+        return value
     digits = value[1:] if value[0] in "+-" else value  # a decimal: [-+]?(0|[1-9][0-9]*)
     if digits.isdigit() and digits.isascii() and (digits[0] != "0" or digits == "0"):
         return int(value)

@@ -7,11 +7,12 @@ times over when it packs them for a push (a sync of a thousand offline updates r
 runs ``git gc --auto``.  So a write that finds the ref's reflog (every write appends to
 it) grown by `DUE_BYTES` since the last pack (about 200 writes) packs the loose
 objects of the commits written since, with libgit2's pack builder (about a
-millisecond a write; the other writes look at the reflog's size only); git and libgit2 then read them from the pack, and a push reuses
-its deltas.  The loose copies stay until ``git gc`` prunes them (a reader may be
-opening one).  The last pack's tip and the reflog's size then are kept in
-``<git-common-dir>/orange/packed``; a repository without that file starts counting at
-its next write.  Packing is a courtesy: any failure leaves the objects loose.
+millisecond a write; the other writes only look at the reflog's size).  Git and
+libgit2 then read them from the pack, and a push reuses its deltas.  The loose copies
+stay until ``git gc`` prunes them (a reader may be opening one).  The last pack's tip
+and the reflog's size then are kept in ``<git-common-dir>/orange/packed``; a
+repository without that file starts counting near its next multiple of `DUE_BYTES`.
+Packing is a courtesy: any failure leaves the objects loose.
 """
 
 from __future__ import annotations

@@ -59,7 +59,8 @@ def check_merge(repo: GitRepo, theirs_id: str) -> list[str]:
     index = os.environ.get("GIT_INDEX_FILE")  # the index git is committing
     env = {"GIT_INDEX_FILE": os.path.abspath(index)} if index else {}
     staged = pygit[git("write-tree", cwd=repo.workdir, env=env)].peel(pygit2.Tree)
-    expected_id = apply_writes(pygit, ours.tree, plan_merge(pygit, ours, theirs).tree_writes())
+    writes = plan_merge(pygit, ours, theirs).tree_writes(theirs.tree)
+    expected_id = apply_writes(pygit, ours.tree, writes)
     expected = pygit[expected_id].peel(pygit2.Tree) if expected_id else ours.tree
     problems = [
         f"{path}: the merge differs from Orange's merge ({layout.TASKS_REF} sync); "

@@ -48,7 +48,8 @@ def integrate(store: TaskStore, theirs_id: str, remote: str, planner: Planner) -
             _swap(store, ref, theirs.id, f"sync: fast-forward to {remote}")
             return Outcome("fast-forward", came, str(theirs.id))
         plan = planner(repo, ours, theirs)
-        tree = apply_writes(repo, ours.tree, plan.tree_writes()) or repo.TreeBuilder().write()
+        writes = plan.tree_writes(theirs.tree)
+        tree = apply_writes(repo, ours.tree, writes) or repo.TreeBuilder().write()
         signature = _signature(repo)
         subject = plan.subject(remote)
         message = (

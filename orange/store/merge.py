@@ -15,7 +15,7 @@ as the id of their blob: nothing of it is read or written again.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from typing import NamedTuple
 
 import pygit2
@@ -33,18 +33,21 @@ class Plan(NamedTuple):
     incoming: tuple[str, ...]  # tasks changed on their side since the base
     outgoing: tuple[str, ...]  # tasks changed on our side since the base
     conflicts: dict[str, tuple[str, ...]]  # task id → what needed a rule
-    # Task folders changed on their side only: their tree, which the writes under the
-    # folder turn ours into (`tree_writes`: the merged tree without rebuilding them).
-    taken: dict[str, pygit2.Oid]
+    # Task folders changed on their side only: the writes under one turn ours into
+    # theirs (`tree_writes`: the merged tree without rebuilding them).
+    folders: frozenset[str]
 
-    def tree_writes(self) -> dict[str, Content | Subtree]:
-        """`writes` with each folder of `taken` written as their tree at once."""
-        taken = self.taken
+    def tree_writes(self, theirs: pygit2.Tree) -> dict[str, Content | Subtree]:
+        """`writes`, each of `folders` written as ``theirs``'s tree at once."""
+        taken: dict[str, Content | Subtree] = {}
+        for folder in sorted(self.folders):
+            tree = read_tree(theirs, folder)
+            if tree is not None:  # (a folder they deleted is the writes' deletes)
+                taken[folder] = Subtree(tree.id)
         kept: dict[str, Content | Subtree] = {
             path: content for path, content in self.writes.items() if _folder(path) not in taken
         }
-        kept.update((folder, Subtree(tree)) for folder, tree in taken.items())
-        return kept
+        return kept | taken
 
     def subject(self, remote: str) -> str:
         came, went, n = len(self.incoming), len(self.outgoing), len(self.conflicts)
@@ -75,7 +78,7 @@ def plan(repo: pygit2.Repository, ours: pygit2.Commit, theirs: pygit2.Commit, ru
     )
     # Changed on their side only: ours still holds the base's, so theirs differs from it.
     writes: dict[str, Content] = {p: yours[p] for p in yours.keys() - mine.keys()}
-    taken = _taken(theirs.tree, writes.keys(), {_folder(p) for p in mine})
+    folders = {_folder(p) for p in writes} - {_folder(p) for p in mine}
     merged_writes: dict[str, bytes | None] = {}
     conflicts: dict[str, tuple[str, ...]] = {}
     for path in both:
@@ -95,33 +98,22 @@ def plan(repo: pygit2.Repository, ours: pygit2.Commit, theirs: pygit2.Commit, ru
     # A task changed on both sides came in and went out (its conflicts are flagged).
     incoming = sorted({_task_of(p) for p in yours if p.startswith("tasks/")})
     outgoing = sorted({_task_of(p) for p in mine if p.startswith("tasks/")})
-    return Plan(dict(sorted(writes.items())), tuple(incoming), tuple(outgoing), conflicts, taken)
+    only_theirs = frozenset(f for f in folders if f is not None)
+    return Plan(
+        dict(sorted(writes.items())), tuple(incoming), tuple(outgoing), conflicts, only_theirs
+    )
 
 
 def arrival(repo: pygit2.Repository, theirs: pygit2.Commit) -> Plan:
     """What comes in when there was no local ref: every task of ``theirs``."""
     tasks = sorted({_task_of(p) for p, _ in _changed(None, theirs.tree) if p.startswith("tasks/")})
-    return Plan({}, tuple(tasks), (), {}, {})
+    return Plan({}, tuple(tasks), (), {}, frozenset())
 
 
 def _folder(path: str) -> str | None:
     """The task folder ``tasks/<shard>/<id>`` a path is in (None: none)."""
     parts = path.split("/", 3)
     return "/".join(parts[:3]) if len(parts) == 4 and parts[0] == "tasks" else None
-
-
-def _taken(
-    tree: pygit2.Tree, theirs_only: Iterable[str], ours: set[str | None]
-) -> dict[str, pygit2.Oid]:
-    """The task folders of ``theirs_only`` paths (changed on their side only) with no
-    change on ours, and their tree: the merged folder is theirs."""
-    folders = {_folder(p) for p in theirs_only} - ours
-    taken = {}
-    for folder in sorted(f for f in folders if f is not None):
-        entry = read_tree(tree, folder)
-        if entry is not None:  # (a folder they deleted is the writes' deletes)
-            taken[folder] = entry.id
-    return taken
 
 
 def _task_of(path: str) -> str:

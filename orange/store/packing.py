@@ -7,11 +7,12 @@ times over when it packs them for a push (a sync of a thousand offline updates r
 runs ``git gc --auto``.  So a write that finds the ref's reflog (every write appends to
 it) grown by `DUE_BYTES` since the last pack (about 200 writes) packs the loose
 objects of the commits written since, with libgit2's pack builder (about a
-millisecond a write); git and libgit2 then read them from the pack, and a push reuses
-its deltas.  The loose copies stay until ``git gc`` prunes them (a reader may be
-opening one).  The last pack's tip and the reflog's size then are kept in
-``<git-common-dir>/orange/packed``; a repository without that file starts counting at
-its next write.  Packing is a courtesy: any failure leaves the objects loose.
+millisecond a write; the other writes only look at the reflog's size).  Git and
+libgit2 then read them from the pack, and a push reuses its deltas.  The loose copies
+stay until ``git gc`` prunes them (a reader may be opening one).  The last pack's tip
+and the reflog's size then are kept in ``<git-common-dir>/orange/packed``; a
+repository without that file starts counting near its next multiple of `DUE_BYTES`.
+Packing is a courtesy: any failure leaves the objects loose.
 """
 
 from __future__ import annotations
@@ -25,29 +26,34 @@ import pygit2
 from orange.store import layout
 from orange.store.lock import attempt
 
-DUE_BYTES = 32 * 1024  # reflog growth (a write's line is 150 to 250 bytes)
+DUE_BYTES = 32 * 1024  # reflog growth between packs (a write's line: 150 to 250 bytes)
+NEAR = 1024  # bytes past a multiple of DUE_BYTES in which a write looks at the marker
 MARKER = "packed"
 
-# One raw tree entry: "<mode> <name>\0<20-byte id>" (a tree's mode is "40000").
-_ENTRY = re.compile(rb"[0-7]+ [^\0]*\0.{20}", re.S)
+# One raw tree entry: "<mode> <name>\0<20-byte id>" (a tree's mode is "40000").  Compiled
+# when a pack is first made (`re`'s cache), not by every write's import of this module.
+_ENTRY = rb"(?s)[0-7]+ [^\0]*\0.{20}"
 _TREE = b"40000"
 _GITLINK = b"160000"  # a submodule's commit: not an object of this repository
 
 
-def pack_if_due(repo: pygit2.Repository, common_dir: Path, orange_dir: Path) -> int:
+def pack_if_due(repo: pygit2.Repository, common_dir: Path) -> int:
     """After a write: pack the loose objects of the commits since the last pack when
-    the reflog grew by `DUE_BYTES` since; how many objects were packed."""
+    the reflog grew by `DUE_BYTES` since; how many objects were packed.  A write whose
+    reflog line did not end just past a multiple of `DUE_BYTES` costs one ``stat``."""
     try:
         size = (common_dir / "logs" / layout.TASKS_REF).stat().st_size
-        marker = orange_dir / MARKER
-        since = _read_marker(marker)
-        if since is not None and 0 <= size - since[0] < DUE_BYTES:
+        if size % DUE_BYTES >= NEAR:
             return 0
+        marker = common_dir / "orange" / MARKER
+        since = _read_marker(marker)
+        if since is not None and 0 <= size - since[0] < DUE_BYTES // 2:
+            return 0  # packed (or started counting) near this multiple already
         tip = repo.references[layout.TASKS_REF].target
         if since is None or size < since[0]:  # counting starts now (or the log was cut)
             _write_marker(marker, size, str(tip))
             return 0
-        with attempt(orange_dir / f"{MARKER}.lock") as mine:
+        with attempt(marker.with_name(f"{MARKER}.lock")) as mine:
             if not mine:
                 return 0  # another writer is packing them
             try:
@@ -109,7 +115,7 @@ class _Listings:
             if len(self.raw) > 4096:
                 self.raw.clear()
             _kind, data = self.odb.read(tree.hex())
-            found = self.raw[tree] = frozenset(_ENTRY.findall(data))
+            found = self.raw[tree] = frozenset(re.findall(_ENTRY, data))
         return found
 
     def new_objects(self, olds: list[bytes], new: bytes) -> list[bytes]:

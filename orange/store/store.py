@@ -159,7 +159,7 @@ class TaskStore:
         """
         change = self._commit(compute)
         if change is not None and change.commit is not None:
-            pack_if_due(self.pygit, self.repo.common_dir, self.repo.orange_dir())
+            pack_if_due(self.pygit, self.repo.common_dir)
         return change
 
     def _commit(self, compute: Callable[[Snapshot], C]) -> C:

@@ -110,8 +110,8 @@ def test_a_folder_changed_on_their_side_only_is_their_tree(tmp_path: Path) -> No
         {f"{one}/TASK.md": b"theirs\n", f"{one}/extra": b"new\n", f"{both}/TASK.md": b"x\n"},
     )
     made = plan(repo, ours, theirs, Rules(terminal=lambda task: False))
-    assert made.taken == {one: theirs.tree[one].id}  # `both` changed on our side too
+    assert made.folders == {one}  # `both` changed on our side too
     assert set(made.writes) == {f"{one}/TASK.md", f"{one}/extra", f"{both}/TASK.md"}
-    whole = apply_writes(repo, ours.tree, made.tree_writes())
+    whole = apply_writes(repo, ours.tree, made.tree_writes(theirs.tree))
     assert whole == apply_writes(repo, ours.tree, made.writes)  # the same tree, built faster
     assert whole is not None and repo[whole].peel(pygit2.Tree)[one].id == theirs.tree[one].id

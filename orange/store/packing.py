@@ -50,7 +50,7 @@ def pack_if_due(repo: pygit2.Repository, common_dir: Path) -> int:
         if since is not None and 0 <= size - since[0] < DUE_BYTES // 2:
             return 0  # packed (or started counting) near this multiple already
         tip = repo.references[layout.TASKS_REF].target
-        if since is None or size < since[0]:  # counting starts now (or the log was cut)
+        if since is None or size < since[0] or since[1] not in repo:  # (starts now)
             _write_marker(marker, size, str(tip))
             return 0
         with attempt(marker.with_name(f"{MARKER}.lock")) as mine:
@@ -69,7 +69,7 @@ def pack_loose(repo: pygit2.Repository, tip: str, since: str | None, objects: Pa
     ``since`` into one pack; how many (each commit's objects: the trees and blobs that
     differ from its parents' at the same path)."""
     walker = repo.walk(tip, pygit2.enums.SortMode.TOPOLOGICAL)
-    if since is not None and since in repo:
+    if since is not None:
         walker.hide(since)
     listings = _Listings(repo)
     builder = pygit2.PackBuilder(repo)
@@ -87,11 +87,14 @@ def pack_loose(repo: pygit2.Repository, tip: str, since: str | None, objects: Pa
 
 
 def _read_marker(path: Path) -> tuple[int, str] | None:
+    """(reflog size, tip) at the last pack; None when absent or not that."""
     try:
         size, tip = path.read_text().split()
-        return int(size), tip
+        if re.fullmatch("[0-9a-f]{40}|[0-9a-f]{64}", tip):
+            return int(size), tip
     except (OSError, ValueError):
-        return None
+        pass
+    return None
 
 
 def _write_marker(path: Path, size: int, tip: str) -> None:

@@ -73,3 +73,20 @@ def test_only_loose_objects_are_packed(repo: Path) -> None:
     new = [objects for name, objects in _packs(repo).items() if name not in before]
     assert len(new) == 1 and new[0] == _objects(repo, f"{middle}..{tip}")
     assert count == len(new[0])
+
+
+def test_a_marker_that_is_not_ours_starts_the_count_again(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = TaskStore.open(repo)
+    put_task(store, "first")
+    marker = repo / ".git" / "orange" / "packed"
+    monkeypatch.setattr(packing, "DUE_BYTES", 2048)
+    for written in ("garbage\n", f"0 {'0' * 40}\n"):  # unreadable; a commit not here
+        marker.write_text(written)
+        for n in range(60):  # until a write near a multiple of DUE_BYTES looks at it
+            set_field(store, "first", "summary", f"{written} {n}")
+            if marker.read_text() != written:
+                break
+        tip = git(repo, "rev-parse", layout.TASKS_REF).strip()
+        assert marker.read_text().split()[1] == tip and _packs(repo) == {}

@@ -14,6 +14,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 from tests.conftest import Cli
 
@@ -71,16 +72,16 @@ print(json.dumps({**found, "patterns": patterns}))
 """
 
 
-def _probe(repo: Path, *args: str) -> dict[str, object]:
+def _probe(repo: Path, *args: str, probe: str = PROBE) -> dict[str, Any]:
     out = subprocess.run(
-        [sys.executable, "-c", PROBE, *args],
+        [sys.executable, "-c", probe, *args],
         cwd=repo,
         env=os.environ.copy(),
         capture_output=True,
         text=True,
         check=True,
     )
-    result: dict[str, object] = json.loads(out.stdout.strip().splitlines()[-1])
+    result: dict[str, Any] = json.loads(out.stdout.strip().splitlines()[-1])
     return result
 
 
@@ -119,15 +120,7 @@ def test_the_reference_transaction_hook_loads_neither_typer_nor_the_engine(
     monitor."""
     cli.ok("project", "add", cwd=repo)
     probe = PROBE.replace('unused += ("hashlib",', 'unused += ("typer", "hashlib",')
-    out = subprocess.run(
-        [sys.executable, "-c", probe, "hook-impl", "reference-transaction", "committed"],
-        cwd=repo,
-        env=os.environ.copy(),
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    result = json.loads(out.stdout.strip().splitlines()[-1])
+    result = _probe(repo, "hook-impl", "reference-transaction", "committed", probe=probe)
     # subprocess stays: it starts a monitor when none runs
     del result["patterns"]  # held for a summary update only
     assert result == {"code": 0, "dataclasses": [], "engine": False, "loaded": ["subprocess"]}
@@ -142,16 +135,8 @@ def test_a_command_loads_only_its_own_command_modules(repo: Path) -> None:
         'unused += ("hashlib",',
         'unused += ("orange.cli.task", "orange.cli.run", "orange.cli.project", "hashlib",',
     )
-    out = subprocess.run(
-        [sys.executable, "-c", probe, "monitor", "stop"],
-        cwd=repo,
-        env=os.environ.copy(),
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    result = json.loads(out.stdout.strip().splitlines()[-1])
-    assert result["code"] == 0 and "orange.cli.monitor" not in result["loaded"]
+    result = _probe(repo, "monitor", "stop", probe=probe)
+    assert result["code"] == 0
     assert not [n for n in result["loaded"] if n.startswith(("orange.cli", "orange.dash", "text"))]
     listed = subprocess.run(
         [sys.executable, "-m", "orange", "--help"], cwd=repo, capture_output=True, text=True

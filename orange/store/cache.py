@@ -1,10 +1,12 @@
-"""The listing cache: parsed frontmatter keyed by blob id, indexed by shard tree id.
+"""The listing cache: each task folder's parsed frontmatter, indexed by shard tree id.
 
-A blob id never changes meaning, so cached entries never need invalidating.  Listing
-compares the shard trees of the current ``tasks/`` tree with the ones last indexed and
-walks only the shards that changed — so a ref moved by plain git (``update-ref``,
-``fetch``) is picked up like one moved by Orange.  The cache is a convenience: a
-missing, locked or corrupt database is rebuilt (or bypassed) silently.
+Listing compares the shard trees of the current ``tasks/`` tree with the ones last
+indexed and walks only the shards that changed — so a ref moved by plain git
+(``update-ref``, ``fetch``) is picked up like one moved by Orange.  In a changed shard,
+a task whose TASK.md blob is the one cached keeps its row (a blob id never changes
+meaning); only new blobs are parsed.  One row per task folder, so the cache holds what
+the ref holds, not every version it ever held.  The cache is a convenience: a missing,
+locked or corrupt database is rebuilt (or bypassed) silently.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import json
 import sqlite3
 from collections.abc import Callable
 from contextlib import closing
+from operator import itemgetter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
@@ -24,23 +27,24 @@ from orange.store import layout
 if TYPE_CHECKING:
     import pygit2
 
+# The columns of `entries` are an `Entry`'s fields, in order.  One table keyed by
+# folder (without a rowid: one b-tree, written in key order), not one of parsed blobs
+# and one of folders: a cold cache at 10,000 tasks writes 10,000 rows, not 20,000 and
+# their indexes (about 5 us a task less).
 _SCHEMA = """
-CREATE TABLE IF NOT EXISTS blobs (
-    blob TEXT PRIMARY KEY, fields TEXT, error TEXT,
+CREATE TABLE IF NOT EXISTS entries (
+    task_dir TEXT NOT NULL, blob TEXT NOT NULL, fields TEXT, error TEXT,
     project TEXT NOT NULL, status TEXT NOT NULL, activity TEXT NOT NULL,
     workspace TEXT NOT NULL, workflow TEXT NOT NULL, workflow_rev TEXT NOT NULL,
-    task_id TEXT NOT NULL
-);
+    task_id TEXT NOT NULL, shard TEXT NOT NULL,
+    PRIMARY KEY (shard, task_dir)
+) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS shards (shard TEXT PRIMARY KEY, tree TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS entries (
-    shard TEXT NOT NULL, task TEXT NOT NULL, blob TEXT NOT NULL,
-    PRIMARY KEY (shard, task)
-);
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
-_VERSION = "5"
+_VERSION = "6"
 _T = TypeVar("_T")
-_TABLES = ("blobs", "shards", "entries")
+_TABLES = ("blobs", "shards", "entries")  # "blobs": an older Orange's (version 5)
 
 
 class Entry(NamedTuple):
@@ -62,6 +66,7 @@ class Entry(NamedTuple):
     workflow: str = ""
     workflow_rev: str = ""
     task_id: str = ""  # the id the file says (its folder must agree)
+    shard: str = ""  # the shard folder it sits in (``tasks/<shard>/...``)
 
     @property
     def fields(self) -> dict[str, Any] | None:
@@ -88,7 +93,8 @@ except TypeError:  # no C encoder, or one of another signature: the plain path
     pass
 
 # Parses one TASK.md blob into (fields, None, its JSON text or None) or (None, error,
-# None).  JSON text given is what `_encode` makes of the fields (else it is called).
+# None).  JSON text given is what `_encode` makes of the fields (else it is called);
+# the fields' known text fields are text or null (`orange.store.task.check_fields`).
 Parser = Callable[[bytes, str], tuple[dict[str, Any] | None, str | None, str | None]]
 
 
@@ -139,19 +145,28 @@ def _refresh(db: sqlite3.Connection, tasks_tree: pygit2.Tree | None, parse: Pars
             if isinstance(obj, pygit2.Tree):
                 current[str(obj.name)] = obj
     gone = [(shard,) for shard in indexed.keys() - current.keys()]
-    changed = [(s, tree) for s, tree in current.items() if indexed.get(s) != str(tree.id)]
+    changed = sorted((s, tree) for s, tree in current.items() if indexed.get(s) != str(tree.id))
+    cached = _cached_rows(db, [s for s, _ in changed if s in indexed])
     db.executemany("DELETE FROM shards WHERE shard=?", gone)
     db.executemany("DELETE FROM entries WHERE shard=?", [*gone, *((s,) for s, _ in changed)])
-    fresh = _without_gc(_index_shards, db, changed, parse) if changed else None
-    if fresh is not None and len(changed) == len(current):
-        rows = fresh  # a cold cache: every row was made just now, none is read back
-    else:
-        rows = db.execute(
-            "SELECT 'tasks/' || e.shard || '/' || e.task, e.blob, b.fields, b.error, b.project,"
-            " b.status, b.activity, b.workspace, b.workflow, b.workflow_rev, b.task_id"
-            " FROM entries e JOIN blobs b ON b.blob = e.blob"
-        ).fetchall()
+    rows = _without_gc(_index_shards, db, changed, cached, parse) if changed else []
+    if len(changed) != len(current):  # some shards unchanged: read every row back
+        rows = db.execute(f"SELECT * FROM entries ORDER BY {_KEY}").fetchall()
     return [_placed(entry) for entry in map(Entry._make, rows)]
+
+
+_KEY = "shard, task_dir"
+
+
+def _cached_rows(db: sqlite3.Connection, shards: list[str]) -> dict[str, tuple[str, ...]]:
+    """The cached rows of these shards, by folder."""
+    rows: dict[str, tuple[str, ...]] = {}
+    for start in range(0, len(shards), 500):
+        chunk = shards[start : start + 500]
+        marks = ",".join("?" * len(chunk))
+        query = f"SELECT * FROM entries WHERE shard IN ({marks})"
+        rows.update((row[0], row) for row in db.execute(query, chunk))
+    return rows
 
 
 def _without_gc(index: Callable[..., _T], *args: Any) -> _T:
@@ -179,101 +194,89 @@ def _placed(entry: Entry) -> Entry:
 
 
 def _index_shards(
-    db: sqlite3.Connection, changed: list[tuple[str, pygit2.Tree]], parse: Parser
-) -> list[tuple[str | None, ...]] | None:
-    """Re-index the shards that changed (their old entries deleted already): parse the
-    blobs not cached yet, then insert their entries.  One statement per table for all
-    of them, so a cold cache at 10,000 tasks costs a few statements, not 800.
+    db: sqlite3.Connection,
+    changed: list[tuple[str, pygit2.Tree]],
+    cached: dict[str, tuple[str, ...]],
+    parse: Parser,
+) -> list[tuple[str | None, ...]]:
+    """Index the shards that changed (their old rows deleted already, ``cached`` read
+    before): a folder whose blob is the cached one keeps its row, any other blob is
+    parsed (once, whatever folders hold it).  One statement per table for all of them,
+    so a cold cache at 10,000 tasks costs a few statements, not 800.
 
-    Returns the shards' rows as the listing query gives them (in the order it scans
-    them: as inserted) when every blob was parsed here, else None."""
-    found = [task for shard, tree in changed for task in _task_blobs(shard, tree)]
-    known = _known_blobs(db, [blob_id for _shard, _name, blob_id, _blob in found])
-    new_blobs: dict[str, tuple[str | None, ...]] = {}
-    for shard, name, blob_id, blob in found:
-        if blob_id in known or blob_id in new_blobs:
-            continue
-        path = f"tasks/{shard}/{name}/TASK.md"
-        fields: dict[str, Any] | None
-        error: str | None
-        text: str | None
-        if blob is None:
-            fields, error, text = None, f"{path}: TASK.md is missing", None
-        else:
-            fields, error, text = parse(blob.read_raw(), path)
-        if error is not None:  # blobs are shared: keep the path out of the cached text
-            error = error.removeprefix(f"{path}: ")
-        new_blobs[blob_id] = _row(blob_id, fields, error, text)
-    db.executemany(
-        "INSERT OR REPLACE INTO blobs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", new_blobs.values()
-    )
-    db.executemany(
-        "INSERT OR REPLACE INTO entries VALUES (?, ?, ?)",
-        [(shard, name, blob_id) for shard, name, blob_id, _blob in found],
-    )
+    Returns the shards' rows, in the order of the listing query (by key)."""
+    rows: list[tuple[str | None, ...]] = []
+    parsed: dict[str, tuple[str | None, ...]] = {}
+    for shard, tree in changed:
+        for task_dir, blob_id, blob in _task_blobs(shard, tree):
+            old = cached.get(task_dir)
+            if old is not None and old[1] == blob_id:
+                rows.append(old)
+                continue
+            values = parsed.get(blob_id)
+            if values is None:
+                values = parsed[blob_id] = _parsed(f"{task_dir}/TASK.md", blob, parse)
+            rows.append((task_dir, blob_id, *values, shard))
+    db.executemany(f"INSERT INTO entries VALUES ({', '.join('?' * len(Entry._fields))})", rows)
     db.executemany(
         "INSERT OR REPLACE INTO shards VALUES (?, ?)", [(s, str(tree.id)) for s, tree in changed]
     )
-    if known:
-        return None
-    return [(f"tasks/{shard}/{name}", *new_blobs[blob_id]) for shard, name, blob_id, _ in found]
+    return rows
 
 
-def _task_blobs(shard: str, tree: pygit2.Tree) -> list[tuple[str, str, str, pygit2.Blob | None]]:
-    """(shard, task directory name, TASK.md blob id, the blob) for each task in a
-    shard; a directory without a TASK.md gets a ``missing:`` id and no blob."""
-    found: list[tuple[str, str, str, pygit2.Blob | None]] = []
+def _task_blobs(shard: str, tree: pygit2.Tree) -> list[tuple[str, str, pygit2.Blob | None]]:
+    """(task folder, TASK.md blob id, the blob) for each task in a shard, by folder; a
+    folder without a TASK.md gets a ``missing:`` id and no blob."""
+    found: list[tuple[str, str, pygit2.Blob | None]] = []
     for task_tree in tree:
         if not isinstance(task_tree, pygit2.Tree):
             continue
+        task_dir = f"tasks/{shard}/{task_tree.name}"
         try:  # one lookup in C (a loop over the folder's entries made an object each)
             blob = task_tree["TASK.md"]
         except KeyError:
             blob = None
         if not isinstance(blob, pygit2.Blob):
-            found.append((shard, str(task_tree.name), f"missing:{task_tree.id}", None))
+            found.append((task_dir, f"missing:{task_tree.id}", None))
         else:
-            found.append((shard, str(task_tree.name), str(blob.id), blob))
-    return found
+            found.append((task_dir, str(blob.id), blob))
+    found.sort(key=itemgetter(0))  # git's order, but for a name that another begins
+    return found  # with ("ab" and "ab-c"): the listing query's, by folder
 
 
-def _known_blobs(db: sqlite3.Connection, blob_ids: list[str]) -> set[str]:
-    known: set[str] = set()
-    if db.execute("SELECT 1 FROM blobs LIMIT 1").fetchone() is None:
-        return known  # a cold cache: nothing to look up
-    for start in range(0, len(blob_ids), 500):
-        chunk = blob_ids[start : start + 500]
-        marks = ",".join("?" * len(chunk))
-        known.update(
-            row[0] for row in db.execute(f"SELECT blob FROM blobs WHERE blob IN ({marks})", chunk)
-        )
-    return known
+def _parsed(path: str, blob: pygit2.Blob | None, parse: Parser) -> tuple[str | None, ...]:
+    """A row's values from its fields JSON to its task id, for a blob (or its absence)."""
+    if blob is None:
+        return _row(None, "TASK.md is missing", None)
+    fields, error, text = parse(blob.read_raw(), path)
+    if error is not None:  # blobs are shared: keep the path out of the cached text
+        error = error.removeprefix(f"{path}: ")
+    return _row(fields, error, text)
 
 
-# The columns of a blobs row that are fields of the task, as text ("" for none).
+# The columns of a row that are fields of the task, as text ("" for none).
 _COLUMNS = ("project", "status", "workspace", "workflow", "workflow_rev", "id")
 
 
 def _row(
-    blob_id: str, fields: dict[str, Any] | None, error: str | None, text: str | None
+    fields: dict[str, Any] | None, error: str | None, text: str | None
 ) -> tuple[str | None, ...]:
-    """A blobs row: (blob, fields JSON, error, project, status, activity, workspace,
-    workflow, workflow_rev, id); the JSON is ``text`` if given."""
+    """A row's (fields JSON, error, project, status, activity, workspace, workflow,
+    workflow_rev, id); the JSON is ``text`` if given."""
     if fields is None:
-        return blob_id, None, error, "", "", "", "", "", "", ""
+        return None, error, "", "", "", "", "", "", ""
     get = fields.get
-    activity = get("updated_at") or get("created_at")
     project, status, workspace, workflow, rev, task_id = map(get, _COLUMNS)
-    workflow = "" if workflow is None else str(workflow)
+    # Known text fields are text or null here (`check_fields`); a revision may be a
+    # number (a hex prefix of digits only, written by hand).
     return (
-        blob_id,
         _encode(fields) if text is None else text,
         error,
-        "" if project is None else str(project),
-        "" if status is None else str(status),
-        "" if activity is None else str(activity),
-        "" if workspace is None else str(workspace),
+        project or "",
+        status or "",
+        get("updated_at") or get("created_at") or "",
+        workspace or "",
         workflow or "default",  # what `Task.workflow` reads for a task that names none
         "" if rev is None else str(rev),
-        "" if task_id is None else str(task_id),
+        task_id or "",
     )

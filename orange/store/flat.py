@@ -14,7 +14,10 @@ cache's JSON text of a task is a join (`read_json`), not an encoding.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
+from itertools import compress
 from json.encoder import encode_basestring
+from operator import not_
 from typing import Any
 
 # A header is read a line at a time.  A line YAML reads as itself holds no control (C0
@@ -75,47 +78,39 @@ def _read(header: str) -> tuple[dict[str, Any], list[str], dict[str, str]] | Non
     """`read`, with the header's lines (one key each, in order) and JSON members.
 
     Lines seen before cost a lookup: the loops over a header's lines run in C (`map`,
-    `dict`), and only a new line is read in Python (`_flat_line`)."""
+    `compress`, `dict`), and only a new line is read in Python."""
     global _MEMO
     lines = header.split("\n")
     if lines.pop():  # the header ends with a line feed (an empty one splits as [""])
         return None
     memo = _MEMO
     seen, empties, members = memo
-    items: list[tuple[str, Any] | None] = list(map(seen.get, lines))
+    items = list(map(seen.get, lines))
     if None in items:  # lines not read before (or not flat)
+        new: Iterable[str] = compress(lines, map(not_, items))
         if len(seen) > _SEEN_MAX:  # and no room: a new memory, all lines read into it
             memo = _MEMO = ({}, set(), {})
             seen, empties, members = memo
-            items = [_flat_line(line, memo) for line in lines]
-        else:
-            pairs = zip(lines, items, strict=True)
-            items = [_flat_line(line, memo) if item is None else item for line, item in pairs]
-        if None in items:
-            return None
+            new = lines
+        for line in new:
+            read = _read_line(line)
+            if read is None:
+                return None
+            key, value = read  # a key is letters, digits, _ and -: JSON as it is
+            if type(value) is str:
+                members[line] = f'"{key}": {encode_basestring(value)}'
+            else:  # null, a boolean, an integer, or an empty collection (its type)
+                members[line] = f'"{key}": {_json_value(value)}'
+                if type(value) is type:
+                    empties.add(line)
+            seen[line] = read
+        items = list(map(seen.__getitem__, lines))
     data: dict[str, Any] = dict(items)  # type: ignore[arg-type]  # no None among them
     if len(data) != len(items):  # a key twice: the loader's (and the checks') to refuse
         return None
     if empties and not empties.isdisjoint(lines):  # a new empty one per read
         data.update([(key, value()) for key, value in data.items() if value in (dict, list)])
     return data, lines, members
-
-
-def _flat_line(line: str, memo: _Memo) -> tuple[str, Any] | None:
-    """`_read_line`, noted with its JSON member and whether its value is an empty
-    collection."""
-    read = _read_line(line)
-    if read is None:
-        return None
-    key, value = read  # a key is letters, digits, _ and -: JSON as it is, quoted
-    if type(value) is str:
-        memo[2][line] = f'"{key}": {encode_basestring(value)}'
-    else:  # null, a boolean, an integer, or an empty collection (held as its type)
-        memo[2][line] = f'"{key}": {_json_value(value)}'
-        if type(value) is type:
-            memo[1].add(line)
-    memo[0][line] = read
-    return read
 
 
 def _json_value(value: Any) -> str:
@@ -134,20 +129,19 @@ def _read_line(line: str) -> tuple[str, Any] | None:
     """One ``key: scalar`` line as the loader reads it, or None: a key, then nothing
     (null), an empty flow collection, a single-quoted scalar (quotes only in pairs
     inside) or a plain one (no indicator first, no ``: `` or `` #`` inside, no trailing
-    space or colon).  String tests, not a regular expression: half the time per line."""
+    space or colon).  String tests, not a regular expression: half the time per line
+    (a cold listing reads five new lines a task: the tests are ordered for them)."""
     if not line.isprintable() and re.search(_NOT_PRINTABLE, line):
         return None
-    key, colon, rest = line.partition(":")
-    if not colon or (key not in _GOOD_KEYS and not _good_key(key)):
-        return None
-    if not rest:
-        return key, None
-    value = rest[1:]
-    if rest[0] != " " or not value:
+    # A key holds no colon, so the first ": " follows the key exactly when the key's
+    # colon is followed by a space (anything else after it is no flat line).
+    key, colon, value = line.partition(": ")
+    if not colon:  # "key:" alone is null
+        key = line[:-1]
+        return (key, None) if line[-1:] == ":" and _is_key(key) else None
+    if not value or not _is_key(key):
         return None
     first = value[0]
-    if first in "{[" and value in _EMPTY:
-        return key, _EMPTY[value]
     if first == "'":
         inner = value[1:-1]
         if len(value) < 2 or value[-1] != "'":
@@ -157,16 +151,29 @@ def _read_line(line: str) -> tuple[str, Any] | None:
         if "'" in inner.replace("''", ""):
             return None
         return key, inner.replace("''", "'")
-    starts = first in _PLAIN_FIRST or first > "\x7f"
-    if not starts and not (first in "-?:" and value[1:2] not in ("", " ")):
+    if first in _PLAIN_FIRST or first > "\x7f":
+        if ": " in value or " #" in value or value[-1] in " :":
+            return None
+        if value in _RESOLVED:
+            return key, _RESOLVED[value]
+        if first in "+0123456789":
+            return key, _number(value)
+        return key, value
+    if first in "{[":
+        return (key, _EMPTY[value]) if value in _EMPTY else None
+    if first not in "-?:" or value[1:2] in ("", " "):  # an indicator, not before a space
         return None
     if ": " in value or " #" in value or value[-1] in " :":
         return None
-    return key, _plain(value)
+    return key, _number(value) if first == "-" else value
 
 
 # Keys checked already (a listing meets the same few thousands of times); bounded.
 _GOOD_KEYS: set[str] = set()
+
+
+def _is_key(key: str) -> bool:
+    return key in _GOOD_KEYS or _good_key(key)
 
 
 def _good_key(key: str) -> bool:
@@ -178,13 +185,10 @@ def _good_key(key: str) -> bool:
     return good
 
 
-def _plain(value: str) -> Any:
-    """A plain scalar as the loader resolves it: null, a boolean, a decimal integer."""
-    if value in _RESOLVED:
-        return _RESOLVED[value]
-    if value[0] not in "+-0123456789":
-        return value
-    digits = value[1:] if value[0] in "+-" else value  # a decimal: [-+]?(0|[1-9][0-9]*)
+def _number(value: str) -> Any:
+    """A plain scalar that starts with a sign or digit: a decimal integer as the loader
+    resolves it (``[-+]?(0|[1-9][0-9]*)``), else the text."""
+    digits = value[1:] if value[0] in "+-" else value
     if digits.isdigit() and digits.isascii() and (digits[0] != "0" or digits == "0"):
         return int(value)
     return value

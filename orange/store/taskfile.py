@@ -114,7 +114,7 @@ def frontmatter(text: str, *, where: str = "TASK.md") -> dict[str, Any]:
     """Only the frontmatter of a TASK.md (the listing needs no body).  Raises
     BrokenTaskFile."""
     _check_size(text, where)
-    return parse_header(_sections(text, where)[0], where)
+    return parse_header(_header(text, where)[0], where)
 
 
 def frontmatter_json(text: str, *, where: str = "TASK.md") -> tuple[dict[str, Any], str | None]:
@@ -123,7 +123,7 @@ def frontmatter_json(text: str, *, where: str = "TASK.md") -> tuple[dict[str, An
     each line's JSON was made when the line was first read.  Raises BrokenTaskFile."""
     if len(text) > MAX_FILE // 4:  # only a text this long can be over the limit
         _check_size(text, where)
-    header = _sections(text, where)[0]
+    header = _header(text, where)[0]
     read = flat.read_json(header) if len(header) <= MAX_FRONTMATTER // 4 else None
     return (parse_header(header, where), None) if read is None else read
 
@@ -209,18 +209,25 @@ _OPEN, _CLOSE = f"{_FENCE}\n", f"\n{_FENCE}\n"
 
 def _sections(text: str, where: str) -> tuple[str, str]:
     """The frontmatter text between the ``---`` lines, and the body after them."""
+    header, start = _header(text, where)
+    return header, text[start:]
+
+
+def _header(text: str, where: str) -> tuple[str, int]:
+    """The frontmatter text between the ``---`` lines, and where the body after them
+    starts (a listing reads no body: it is not copied)."""
     if text.startswith(_OPEN):  # the usual shape, found without splitting lines
         end = text.find(_CLOSE, 3)
         header = text[4 : end + 1]
         only_lf = end != -1 and not any(map(header.__contains__, _ASCII_BREAKS))
         if only_lf and (header.isascii() or not re.search(_OTHER_BREAKS, header)):
-            return header, text[end + 5 :]
+            return header, end + 5
     lines = text.splitlines(keepends=True)
     if not lines or lines[0].rstrip("\r\n") != _FENCE:
         raise BrokenTaskFile(f"{where}: does not start with a '---' frontmatter line")
     for index in range(1, len(lines)):
         if lines[index].rstrip("\r\n") == _FENCE:
-            return "".join(lines[1:index]), "".join(lines[index + 1 :])
+            return "".join(lines[1:index]), sum(map(len, lines[: index + 1]))
     raise BrokenTaskFile(f"{where}: frontmatter has no closing '---' line")
 
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from orange.store import cache, layout
+from orange.store import cache, layout, listing
 from orange.store.events import Change
 from orange.store.listing import all_tasks, entries
 from orange.store.store import Snapshot, TaskStore
@@ -83,6 +83,30 @@ def test_cache_is_incremental_by_shard(repo: Path, monkeypatch: object) -> None:
     assert parsed == [layout.task_path("t007")]
 
 
+def test_a_task_beside_a_changed_one_in_its_shard_is_not_parsed_again(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = TaskStore.open(repo)
+    first = "s0000"
+    beside = next(
+        f"s{n:04d}" for n in range(1, 5000) if layout.shard(f"s{n:04d}") == layout.shard(first)
+    )
+    put_task(store, first, summary="one")
+    put_task(store, beside, summary="two")
+    all_tasks(store)
+    parsed: list[str] = []
+    original = listing._parse_for_cache
+
+    def counting(data: bytes, path: str) -> tuple[object, object, object]:
+        parsed.append(path)
+        return original(data, path)
+
+    monkeypatch.setattr(listing, "_parse_for_cache", counting)
+    set_field(store, first, "summary", "changed")
+    assert _summaries(store) == {first: "changed", beside: "two"}
+    assert parsed == [layout.task_path(first)]
+
+
 def test_a_cold_cache_lists_missing_and_broken_task_files(repo: Path) -> None:
     store = TaskStore.open(repo)
     put_task(store, "good01", summary="fine")
@@ -136,9 +160,9 @@ def test_a_cold_cache_is_built_without_a_query_per_shard_or_a_read_back(
     warm = entries(store.snapshot())
     assert cold == warm  # the same entries, in the same order, as the cache gives back
     assert len(cold) == 30
-    assert any("JOIN" in s for s in statements)  # the warm listing reads them back
-    # The cold one: the indexed shards, whether any blob is cached; no read per shard.
-    assert len(reads) == 2, reads
+    assert any("FROM entries" in s for s in statements)  # the warm listing reads them back
+    # The cold one: the indexed shards (none), and no read per shard nor of the rows.
+    assert len(reads) == 1, reads
 
 
 def test_a_known_text_field_written_as_a_number_is_listed_as_text(repo: Path) -> None:

@@ -143,7 +143,7 @@ def _refresh(db: sqlite3.Connection, tasks_tree: pygit2.Tree | None, parse: Pars
     if tasks_tree is not None:
         for obj in tasks_tree:
             if isinstance(obj, pygit2.Tree):
-                current[str(obj.name)] = obj
+                current[_name(obj)] = obj
     gone = [(shard,) for shard in indexed.keys() - current.keys()]
     changed = sorted((s, tree) for s, tree in current.items() if indexed.get(s) != str(tree.id))
     cached = _cached_rows(db, [s for s, _ in changed if s in indexed])
@@ -227,21 +227,38 @@ def _index_shards(
 def _task_blobs(shard: str, tree: pygit2.Tree) -> list[tuple[str, str, pygit2.Blob | None]]:
     """(task folder, TASK.md blob id, the blob) for each task in a shard, by folder; a
     folder without a TASK.md gets a ``missing:`` id and no blob."""
-    found: list[tuple[str, str, pygit2.Blob | None]] = []
+    found: dict[str, tuple[str, str, pygit2.Blob | None]] = {}
     for task_tree in tree:
         if not isinstance(task_tree, pygit2.Tree):
             continue
-        task_dir = f"tasks/{shard}/{task_tree.name}"
+        task_dir = f"tasks/{shard}/{_name(task_tree)}"
+        if task_dir in found:  # a name that is not UTF-8, and its escape: the first
+            continue
         try:  # one lookup in C (a loop over the folder's entries made an object each)
             blob = task_tree["TASK.md"]
         except KeyError:
             blob = None
         if not isinstance(blob, pygit2.Blob):
-            found.append((task_dir, f"missing:{task_tree.id}", None))
+            found[task_dir] = (task_dir, f"missing:{task_tree.id}", None)
         else:
-            found.append((task_dir, str(blob.id), blob))
-    found.sort(key=itemgetter(0))  # git's order, but for a name that another begins
-    return found  # with ("ab" and "ab-c"): the listing query's, by folder
+            found[task_dir] = (task_dir, str(blob.id), blob)
+    # By folder, as the listing query gives them: git's order, but for a name that
+    # another begins with ("ab" and "ab-c").
+    return sorted(found.values(), key=itemgetter(0))
+
+
+def _name(obj: pygit2.Object) -> str:
+    """A tree entry's name as text.  Git takes any bytes but NUL and "/" in a name: one
+    from a teammate's ref that is not UTF-8 is shown with those bytes escaped (its
+    folder is no task's, so its entry is broken) and stored as such."""
+    name = str(obj.name)
+    if name.isascii():
+        return name
+    try:
+        name.encode()
+    except UnicodeEncodeError:  # pygit2 decodes names with surrogate escapes
+        return name.encode(errors="surrogateescape").decode(errors="backslashreplace")
+    return name
 
 
 def _parsed(path: str, blob: pygit2.Blob | None, parse: Parser) -> tuple[str | None, ...]:

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -105,6 +106,54 @@ def test_a_task_beside_a_changed_one_in_its_shard_is_not_parsed_again(
     set_field(store, first, "summary", "changed")
     assert _summaries(store) == {first: "changed", beside: "two"}
     assert parsed == [layout.task_path(first)]
+
+
+def _mktree(repo: Path, lines: list[bytes]) -> str:
+    made = subprocess.run(
+        ["git", "mktree"], cwd=repo, input=b"".join(lines), capture_output=True, check=True
+    )
+    return made.stdout.decode().strip()
+
+
+def test_folders_whose_names_are_not_utf8_are_broken_tasks(repo: Path) -> None:
+    """Git takes any bytes but NUL and "/" in a name: a teammate's ref may hold a task
+    folder or a shard whose name is not UTF-8 text.  Each is one broken task, shown with
+    its bytes escaped; the listing goes on (it used to stop every listing)."""
+    store = TaskStore.open(repo)
+    put_task(store, "good01", summary="fine")
+    shard = layout.shard("good01").encode()
+    task = git(repo, "rev-parse", f"{layout.TASKS_REF}:{layout.task_dir('good01')}").strip()
+    entry = b"040000 tree " + task.encode() + b"\t"
+    shard_tree = _mktree(repo, [entry + b"good01\n", entry + b"go\xffod\n", entry + b"go\\xffod\n"])
+    odd_shard = _mktree(repo, [entry + b"good01\n"])
+    tasks = _mktree(
+        repo,
+        [
+            b"040000 tree " + t.encode() + b"\t" + name + b"\n"
+            for t, name in ((shard_tree, shard), (odd_shard, b"\xfe\xfd"))
+        ],
+    )
+    root = [
+        line.encode() + b"\n"
+        for line in git(repo, "ls-tree", layout.TASKS_REF).splitlines()
+        if not line.endswith("\ttasks")
+    ]
+    tree = _mktree(repo, [*root, b"040000 tree " + tasks.encode() + b"\ttasks\n"])
+    commit = git(repo, "commit-tree", "-p", layout.TASKS_REF, "-m", "odd names", tree).strip()
+    git(repo, "update-ref", layout.TASKS_REF, commit)
+    for path in (repo / ".git" / "orange").glob("cache.sqlite3*"):
+        path.unlink()
+    cold = entries(store.snapshot())
+    assert cold == entries(store.snapshot())  # the warm listing gives the same
+    by_dir = {entry.task_dir: entry for entry in cold}
+    good = f"tasks/{shard.decode()}/good01"
+    assert by_dir[good].error is None and by_dir[good].task_id == "good01"
+    odd = {d: e.error for d, e in by_dir.items() if d != good}
+    # The folder whose name is not UTF-8 and the one whose name is its escape are one
+    # row (the first in git's order); the shard's task is the other.
+    assert set(odd) == {f"tasks/{shard.decode()}/go\\xffod", "tasks/\\xfe\\xfd/good01"}
+    for task_dir, error in odd.items():
+        assert error == f"{task_dir}/TASK.md: id 'good01' does not match its directory"
 
 
 def test_a_cold_cache_lists_missing_and_broken_task_files(repo: Path) -> None:

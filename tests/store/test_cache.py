@@ -57,30 +57,27 @@ def test_corrupt_or_missing_cache_is_rebuilt_silently(repo: Path) -> None:
     assert _summaries(store) == expected
 
 
-def test_cache_is_incremental_by_shard(repo: Path, monkeypatch: object) -> None:
-    store = TaskStore.open(repo)
-    for n in range(40):
-        put_task(store, f"t{n:03d}")
-    all_tasks(store)
+def _parses(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The paths of the task files the listing parses from now on."""
     parsed: list[str] = []
-    from orange.store import listing as store_mod
-
-    original = store_mod._parse_for_cache
+    original = listing._parse_for_cache
 
     def counting(data: bytes, path: str) -> tuple[object, object, object]:
         parsed.append(path)
         return original(data, path)
 
-    import pytest
+    monkeypatch.setattr(listing, "_parse_for_cache", counting)
+    return parsed
 
-    mp = pytest.MonkeyPatch()
-    mp.setattr(store_mod, "_parse_for_cache", counting)
-    try:
-        set_field(store, "t007", "summary", "changed")
-        listed = _summaries(store)
-    finally:
-        mp.undo()
-    assert listed["t007"] == "changed"
+
+def test_cache_is_incremental_by_shard(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    store = TaskStore.open(repo)
+    for n in range(40):
+        put_task(store, f"t{n:03d}")
+    all_tasks(store)
+    parsed = _parses(monkeypatch)
+    set_field(store, "t007", "summary", "changed")
+    assert _summaries(store)["t007"] == "changed"
     assert parsed == [layout.task_path("t007")]
 
 
@@ -95,14 +92,7 @@ def test_a_task_beside_a_changed_one_in_its_shard_is_not_parsed_again(
     put_task(store, first, summary="one")
     put_task(store, beside, summary="two")
     all_tasks(store)
-    parsed: list[str] = []
-    original = listing._parse_for_cache
-
-    def counting(data: bytes, path: str) -> tuple[object, object, object]:
-        parsed.append(path)
-        return original(data, path)
-
-    monkeypatch.setattr(listing, "_parse_for_cache", counting)
+    parsed = _parses(monkeypatch)
     set_field(store, first, "summary", "changed")
     assert _summaries(store) == {first: "changed", beside: "two"}
     assert parsed == [layout.task_path(first)]

@@ -15,9 +15,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from itertools import compress
 from json.encoder import encode_basestring
-from operator import not_
 from typing import Any
 
 # A header is read a line at a time.  A line YAML reads as itself holds no control (C0
@@ -77,17 +75,18 @@ def read_json(header: str) -> tuple[dict[str, Any], str] | None:
 def _read(header: str) -> tuple[dict[str, Any], list[str], dict[str, str]] | None:
     """`read`, with the header's lines (one key each, in order) and JSON members.
 
-    Lines seen before cost a lookup: the loops over a header's lines run in C (`map`,
-    `compress`, `dict`), and only a new line is read in Python."""
+    Lines seen before cost a lookup: the loops over a header's lines run in C (the set
+    difference, `map`, `dict`), and only a new line is read in Python."""
     global _MEMO
     lines = header.split("\n")
     if lines.pop():  # the header ends with a line feed (an empty one splits as [""])
         return None
     memo = _MEMO
     seen, empties, members = memo
-    items = list(map(seen.get, lines))
-    if None in items:  # lines not read before (or not flat)
-        new: Iterable[str] = compress(lines, map(not_, items))
+    # The lines not read before (or not flat): a set of the header's lines, each looked
+    # up in the memory, in C.
+    new: Iterable[str] = set(lines).difference(seen)
+    if new:
         if len(seen) > _SEEN_MAX:  # and no room: a new memory, all lines read into it
             memo = _MEMO = ({}, set(), {})
             seen, empties, members = memo
@@ -104,8 +103,8 @@ def _read(header: str) -> tuple[dict[str, Any], list[str], dict[str, str]] | Non
                 if type(value) is type:
                     empties.add(line)
             seen[line] = read
-        items = list(map(seen.__getitem__, lines))
-    data: dict[str, Any] = dict(items)  # type: ignore[arg-type]  # no None among them
+    items = list(map(seen.__getitem__, lines))
+    data: dict[str, Any] = dict(items)
     if len(data) != len(items):  # a key twice: the loader's (and the checks') to refuse
         return None
     if empties and not empties.isdisjoint(lines):  # a new empty one per read
@@ -139,7 +138,7 @@ def _read_line(line: str) -> tuple[str, Any] | None:
     if not colon:  # "key:" alone is null
         key = line[:-1]
         return (key, None) if line[-1:] == ":" and _is_key(key) else None
-    if not value or not _is_key(key):
+    if not value or (key not in _GOOD_KEYS and not _good_key(key)):  # `_is_key`, inline
         return None
     first = value[0]
     if first == "'":

@@ -10,7 +10,7 @@ interleaved runs, beside its target and PASS/MISS:
    ``bench-moves``, moving the task between ``pending`` and ``planning``), against the
    same floor;
 3. ``orange task list --json`` at 10,000 tasks with a cold listing cache
-   (``<git-common-dir>/orange/cache.sqlite3*`` deleted first) against a warm one.
+   (``<git-common-dir>/orange/cache*.sqlite3*`` deleted first) against a warm one.
 
 Every command is a whole process of the real console script, ``.venv/bin/orange``, run
 from the project's checkout (not a workspace), with no monitor (``ORANGE_MONITOR=off``)
@@ -202,7 +202,7 @@ def listing(runner: Runner, runs: int) -> list[Ratio]:
     cache = repo / ".git" / "orange"
     colds, warms = [], []
     for number in range(WARM_UPS + runs):
-        for path in cache.glob("cache.sqlite3*"):
+        for path in cache.glob("cache*.sqlite3*"):
             path.unlink()
         cold = runner.sample(command, repo)
         warm = runner.sample(command, repo)

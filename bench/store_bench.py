@@ -160,7 +160,7 @@ class Bench:
         return repo, ids
 
     def cache_files(self, repo: Path) -> list[Path]:
-        return sorted((repo / ".git" / "orange").glob("cache.sqlite3*"))
+        return sorted((repo / ".git" / "orange").glob("cache*.sqlite3*"))
 
 
 def bulk_create(repo: Path, count: int) -> list[str]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 import subprocess
 import sys
@@ -78,6 +79,40 @@ def git(cwd: Path | str, *args: str, check: bool = True) -> str:
     if check and result.returncode != 0:
         raise AssertionError(f"git {' '.join(args)} failed: {result.stderr}")
     return result.stdout
+
+
+def _git_bytes(repo: Path, *args: str, given: bytes | None = None) -> bytes:
+    return subprocess.run(
+        ["git", *args], cwd=repo, input=given, capture_output=True, check=True
+    ).stdout
+
+
+def copy_task_folder(repo: Path, task_id: str, places: list[tuple[bytes, bytes]]) -> None:
+    """Commit, with plain git, a copy of a task's folder at ``tasks/<shard>/<name>`` for
+    each (shard, name) given as bytes: git takes any bytes but NUL and "/" in a name, so
+    a teammate's hand-made ref may hold names that are not UTF-8 text."""
+    ref = "refs/orange/tasks"
+    sha = hashlib.sha1(task_id.encode()).hexdigest()[:2]  # as orange.store.layout shards
+    folder = _git_bytes(repo, "rev-parse", f"{ref}:tasks/{sha}/{task_id}").strip()
+
+    def listing(path: str) -> dict[bytes, bytes]:  # name -> its ls-tree line
+        found = _git_bytes(repo, "ls-tree", "-z", f"{ref}:{path}" if path else ref)
+        return {line.split(b"\t", 1)[1]: line + b"\0" for line in found.split(b"\0") if line}
+
+    def mktree(entries: dict[bytes, bytes]) -> bytes:
+        return _git_bytes(repo, "mktree", "-z", given=b"".join(entries.values())).strip()
+
+    shards = listing("tasks")
+    for shard in {shard for shard, _name in places}:
+        entries = listing(f"tasks/{shard.decode()}") if shard in shards else {}
+        for _shard, name in (place for place in places if place[0] == shard):
+            entries[name] = b"040000 tree " + folder + b"\t" + name + b"\0"
+        shards[shard] = b"040000 tree " + mktree(entries) + b"\t" + shard + b"\0"
+    root = listing("")
+    root[b"tasks"] = b"040000 tree " + mktree(shards) + b"\ttasks\0"
+    tree = mktree(root).decode()
+    commit = git(repo, "commit-tree", "-p", ref, "-m", "copies by hand", tree).strip()
+    git(repo, "update-ref", ref, commit)
 
 
 def make_repo(path: Path) -> Path:

@@ -15,7 +15,7 @@ import pygit2
 from orange.dashboard.rows import Row, build_row, make_row
 from orange.engine.definitions import Definitions
 from orange.engine.workflow import Workflow
-from orange.errors import OrangeError
+from orange.errors import BrokenTaskFile, OrangeError
 from orange.home import host_name
 from orange.hooks import settingup
 from orange.hooks.bindings import session_of
@@ -23,8 +23,9 @@ from orange.hooks.places import agent_window
 from orange.hooks.tmux import Tmux
 from orange.hooks.watcher import read_status
 from orange.projects import Project, open_store
-from orange.store import listing
+from orange.store import cache, listing
 from orange.store.layout import TASKS_REF
+from orange.store.layout import task_dir as task_dir_of
 from orange.store.store import Snapshot, TaskStore
 from orange.sync.state import sync_remote, sync_state
 
@@ -65,7 +66,8 @@ class _Feed:
         snap = self.store.snapshot()
         first = self.known is None
         self.known = Definitions(snap)
-        shards = _shards(snap)
+        trees = _shards(snap)
+        shards = {name: str(tree.id) for name, tree in trees.items()}
         if first:  # everything, from the store's cache
             for entry in listing.entries(snap):
                 if not entry.project or entry.project == self.project.name:
@@ -74,16 +76,16 @@ class _Feed:
         else:  # only the shards whose tree changed, only the blobs that changed
             for shard in set(shards) | set(self.shards):
                 if shards.get(shard) != self.shards.get(shard):
-                    self._reread(snap, shard, here)
+                    self._reread(snap, shard, trees.get(shard), here)
         self.shards, self.tip = shards, tip
         return True
 
-    def _reread(self, snap: Snapshot, shard: str, here: str) -> None:
+    def _reread(self, snap: Snapshot, shard: str, tree: pygit2.Tree | None, here: str) -> None:
         prefix = f"{self.project.name}:tasks/{shard}/"
         old = {key: row for key, row in self.rows.items() if key.startswith(prefix)}
         for key in old:
             del self.rows[key]
-        for name, blob in _task_blobs(_subtree(snap, "tasks", shard)):
+        for name, blob in _task_blobs(tree):
             key = f"{prefix}{name}"
             row = old.get(key)
             if row is None or row.blob != blob:
@@ -95,6 +97,12 @@ class _Feed:
         assert self.known is not None
         name = task_dir.rsplit("/", 1)[-1]
         try:
+            # Reading a task by its name reads the folder its name belongs in: a copy in
+            # another folder is broken, as the store's cache says.
+            if task_dir != task_dir_of(name):
+                raise BrokenTaskFile(
+                    f"{task_dir}/TASK.md: id {name!r} does not match its directory"
+                )
             task = snap.task(name)
             fields, error = (None, "no TASK.md") if task is None else (dict(task.fields), None)
         except OrangeError as exc:
@@ -114,24 +122,29 @@ def _subtree(snap: Snapshot, *names: str) -> pygit2.Tree | None:
     return tree
 
 
-def _shards(snap: Snapshot) -> dict[str, str]:
-    """Shard name -> tree id of the tasks ref's ``tasks/`` folder."""
+def _shards(snap: Snapshot) -> dict[str, pygit2.Tree]:
+    """The shards of the tasks ref's ``tasks/`` folder, by name (as the store's cache
+    names them: a name that is not UTF-8 has its bytes escaped)."""
     tasks = _subtree(snap, "tasks")
     if tasks is None:
         return {}
-    return {str(item.name): str(item.id) for item in tasks if isinstance(item, pygit2.Tree)}
+    shards: dict[str, pygit2.Tree] = {}
+    for item in tasks:
+        if isinstance(item, pygit2.Tree):
+            shards.setdefault(cache.name_of(item), item)
+    return shards
 
 
 def _task_blobs(tree: pygit2.Tree | None) -> list[tuple[str, str]]:
     """(task folder, TASK.md blob id) of each task in a shard's tree."""
     if tree is None:
         return []
-    out = []
+    out: dict[str, str] = {}
     for folder in tree:
-        if isinstance(folder, pygit2.Tree):
+        if isinstance(folder, pygit2.Tree):  # named as the store's cache names them
             blob = next((c for c in folder if c.name == "TASK.md"), None)
-            out.append((str(folder.name), str(blob.id) if blob is not None else ""))
-    return out
+            out.setdefault(cache.name_of(folder), str(blob.id) if blob is not None else "")
+    return list(out.items())
 
 
 class Source:

@@ -6,7 +6,9 @@ indexed and walks only the shards that changed — so a ref moved by plain git
 a task whose TASK.md blob is the one cached keeps its row (a blob id never changes
 meaning); only new blobs are parsed.  One row per task folder, so the cache holds what
 the ref holds, not every version it ever held.  The cache is a convenience: a missing,
-locked or corrupt database is rebuilt (or bypassed) silently.
+locked or corrupt database is rebuilt (or bypassed) silently.  Each version of the cache
+has its own file (`cache_path`), so an older Orange still running beside a newer one (a
+monitor, a dashboard) keeps its own instead of the two dropping each other's tables.
 """
 
 from __future__ import annotations
@@ -18,14 +20,11 @@ from collections.abc import Callable
 from contextlib import closing
 from operator import itemgetter
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 import pygit2
 
 from orange.store import layout
-
-if TYPE_CHECKING:
-    import pygit2
 
 # The columns of `entries` are an `Entry`'s fields, in order.  One table keyed by
 # folder (without a rowid: one b-tree, written in key order), not one of parsed blobs
@@ -98,8 +97,15 @@ except TypeError:  # no C encoder, or one of another signature: the plain path
 Parser = Callable[[bytes, str], tuple[dict[str, Any] | None, str | None, str | None]]
 
 
+def cache_path(orange_dir: Path) -> Path:
+    """The file of this version of the cache in a repository's Orange folder."""
+    return orange_dir / f"cache-{_VERSION}.sqlite3"
+
+
 def list_entries(db_path: Path, tasks_tree: pygit2.Tree | None, parse: Parser) -> list[Entry]:
     """Every task directory under ``tasks_tree``, using and refreshing the cache."""
+    if not db_path.exists():  # this version's first listing here: the file of the
+        _discard(db_path.with_name("cache.sqlite3"))  # versions before 6 is dropped
     for _attempt in range(2):
         try:
             with closing(_connect(db_path)) as db, db:
@@ -142,8 +148,8 @@ def _refresh(db: sqlite3.Connection, tasks_tree: pygit2.Tree | None, parse: Pars
     current: dict[str, pygit2.Tree] = {}
     if tasks_tree is not None:
         for obj in tasks_tree:
-            if isinstance(obj, pygit2.Tree):
-                current[_name(obj)] = obj
+            if isinstance(obj, pygit2.Tree):  # of a name and its escape, the first
+                current.setdefault(name_of(obj), obj)
     gone = [(shard,) for shard in indexed.keys() - current.keys()]
     changed = sorted((s, tree) for s, tree in current.items() if indexed.get(s) != str(tree.id))
     cached = _cached_rows(db, [s for s, _ in changed if s in indexed])
@@ -184,7 +190,7 @@ def _without_gc(index: Callable[..., _T], *args: Any) -> _T:
 
 def _placed(entry: Entry) -> Entry:
     """The entry with its path in its error, or broken when the id its file says does
-    not belong in its folder (a blob is cached once, whatever folder holds it)."""
+    not belong in its folder (one parse serves every folder holding the same blob)."""
     if entry.error is not None:
         return entry._replace(error=f"{entry.task_dir}/TASK.md: {entry.error}")
     if entry.task_dir != layout.task_dir(entry.task_id):
@@ -231,8 +237,8 @@ def _task_blobs(shard: str, tree: pygit2.Tree) -> list[tuple[str, str, pygit2.Bl
     for task_tree in tree:
         if not isinstance(task_tree, pygit2.Tree):
             continue
-        task_dir = f"tasks/{shard}/{_name(task_tree)}"
-        if task_dir in found:  # a name that is not UTF-8, and its escape: the first
+        task_dir = f"tasks/{shard}/{name_of(task_tree)}"
+        if task_dir in found:  # names whose escapes are the same text: the first
             continue
         try:  # one lookup in C (a loop over the folder's entries made an object each)
             blob = task_tree["TASK.md"]
@@ -247,10 +253,11 @@ def _task_blobs(shard: str, tree: pygit2.Tree) -> list[tuple[str, str, pygit2.Bl
     return sorted(found.values(), key=itemgetter(0))
 
 
-def _name(obj: pygit2.Object) -> str:
+def name_of(obj: pygit2.Object) -> str:
     """A tree entry's name as text.  Git takes any bytes but NUL and "/" in a name: one
     from a teammate's ref that is not UTF-8 is shown with those bytes escaped (its
-    folder is no task's, so its entry is broken) and stored as such."""
+    folder is no task's, so its entry is broken) and stored as such.  Two names can
+    escape to the same text (``\\xff`` is a name too): callers keep the first."""
     name = str(obj.name)
     if name.isascii():
         return name
@@ -266,7 +273,7 @@ def _parsed(path: str, blob: pygit2.Blob | None, parse: Parser) -> tuple[str | N
     if blob is None:
         return _row(None, "TASK.md is missing", None)
     fields, error, text = parse(blob.read_raw(), path)
-    if error is not None:  # blobs are shared: keep the path out of the cached text
+    if error is not None:  # one parse serves every folder of a blob: no path in it
         error = error.removeprefix(f"{path}: ")
     return _row(fields, error, text)
 

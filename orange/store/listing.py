@@ -1,7 +1,8 @@
 """Every task of a snapshot at once: what listings, the monitor and the pool read.
 
-A listing reads each task's frontmatter through the SQLite cache (`cache`), keyed by
-blob id, so only tasks changed since the last listing are parsed.  It lives apart from
+A listing reads each task's frontmatter through the SQLite cache (`cache`), a row per
+task folder with the blob it was read from, so only tasks changed since the last
+listing are parsed.  It lives apart from
 `store`, which reads and writes one task: a single task's update (the call agents make
 most) never loads the cache or ``sqlite3``.
 """
@@ -26,7 +27,7 @@ def entries(snap: Snapshot) -> list[cache.Entry]:
     if snap.tree is not None and "tasks" in snap.tree:
         obj = snap.tree / "tasks"
         tasks_tree = obj if isinstance(obj, pygit2.Tree) else None
-    db_path = snap.store.repo.orange_dir() / "cache.sqlite3"
+    db_path = cache.cache_path(snap.store.repo.orange_dir())
     return cache.list_entries(db_path, tasks_tree, _parse_for_cache)
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from orange.store import layout
+from orange.store import cache, layout
 from orange.store.events import Change
 from orange.store.store import TaskStore
 from tests.conftest import Cli, git, orange_bin
@@ -147,9 +147,9 @@ def test_a_home_that_cannot_be_made_is_one_line(
 
 def test_a_directory_where_the_listing_cache_goes_lists_uncached(cli: Cli, project: Path) -> None:
     task_id = str(cli.ok("task", "create", "c", "c", "--no-spawn", "--json").json()["id"])
-    for path in (project / ".git" / "orange").glob("cache.sqlite3*"):
+    for path in (project / ".git" / "orange").glob("cache*.sqlite3*"):
         path.unlink()
-    (project / ".git" / "orange" / "cache.sqlite3").mkdir()
+    cache.cache_path(project / ".git" / "orange").mkdir()
     assert [t["id"] for t in cli.ok("task", "list", "--json").json()["tasks"]] == [task_id]
     assert task_id in cli.ok("task", "list").out
 

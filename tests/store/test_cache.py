@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import subprocess
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -12,7 +12,7 @@ from orange.store.events import Change
 from orange.store.listing import all_tasks, entries
 from orange.store.store import Snapshot, TaskStore
 from orange.store.task import BrokenTask, Task
-from tests.conftest import git
+from tests.conftest import copy_task_folder, git
 from tests.store.helpers import put_task, set_field
 
 
@@ -47,7 +47,7 @@ def test_corrupt_or_missing_cache_is_rebuilt_silently(repo: Path) -> None:
     for n in range(5):
         put_task(store, f"task{n:02d}", summary=f"s{n}")
     expected = _summaries(store)
-    db = repo / ".git" / "orange" / "cache.sqlite3"
+    db = cache.cache_path(repo / ".git" / "orange")
     assert db.exists()
     for suffix in ("-wal", "-shm"):
         Path(f"{db}{suffix}").unlink(missing_ok=True)
@@ -98,50 +98,27 @@ def test_a_task_beside_a_changed_one_in_its_shard_is_not_parsed_again(
     assert parsed == [layout.task_path(first)]
 
 
-def _mktree(repo: Path, lines: list[bytes]) -> str:
-    made = subprocess.run(
-        ["git", "mktree"], cwd=repo, input=b"".join(lines), capture_output=True, check=True
-    )
-    return made.stdout.decode().strip()
-
-
 def test_folders_whose_names_are_not_utf8_are_broken_tasks(repo: Path) -> None:
     """Git takes any bytes but NUL and "/" in a name: a teammate's ref may hold a task
     folder or a shard whose name is not UTF-8 text.  Each is one broken task, shown with
     its bytes escaped; the listing goes on (it used to stop every listing)."""
     store = TaskStore.open(repo)
     put_task(store, "good01", summary="fine")
-    shard = layout.shard("good01").encode()
-    task = git(repo, "rev-parse", f"{layout.TASKS_REF}:{layout.task_dir('good01')}").strip()
-    entry = b"040000 tree " + task.encode() + b"\t"
-    shard_tree = _mktree(repo, [entry + b"good01\n", entry + b"go\xffod\n", entry + b"go\\xffod\n"])
-    odd_shard = _mktree(repo, [entry + b"good01\n"])
-    tasks = _mktree(
-        repo,
-        [
-            b"040000 tree " + t.encode() + b"\t" + name + b"\n"
-            for t, name in ((shard_tree, shard), (odd_shard, b"\xfe\xfd"))
-        ],
-    )
-    root = [
-        line.encode() + b"\n"
-        for line in git(repo, "ls-tree", layout.TASKS_REF).splitlines()
-        if not line.endswith("\ttasks")
-    ]
-    tree = _mktree(repo, [*root, b"040000 tree " + tasks.encode() + b"\ttasks\n"])
-    commit = git(repo, "commit-tree", "-p", layout.TASKS_REF, "-m", "odd names", tree).strip()
-    git(repo, "update-ref", layout.TASKS_REF, commit)
-    for path in (repo / ".git" / "orange").glob("cache.sqlite3*"):
+    shard = layout.shard("good01")
+    places = [(shard.encode(), b"go\xffod"), (shard.encode(), b"go\\xffod")]
+    places += [(b"\xfe\xfd", b"good01"), (b"\\xfe\\xfd", b"other1")]
+    copy_task_folder(repo, "good01", places)
+    for path in (repo / ".git" / "orange").glob("cache*.sqlite3*"):
         path.unlink()
     cold = entries(store.snapshot())
     assert cold == entries(store.snapshot())  # the warm listing gives the same
     by_dir = {entry.task_dir: entry for entry in cold}
-    good = f"tasks/{shard.decode()}/good01"
+    good = layout.task_dir("good01")
     assert by_dir[good].error is None and by_dir[good].task_id == "good01"
     odd = {d: e.error for d, e in by_dir.items() if d != good}
-    # The folder whose name is not UTF-8 and the one whose name is its escape are one
-    # row (the first in git's order); the shard's task is the other.
-    assert set(odd) == {f"tasks/{shard.decode()}/go\\xffod", "tasks/\\xfe\\xfd/good01"}
+    # A name that is not UTF-8 and a name that is its escape make one row, the first in
+    # git's order: the folder in the task's shard, the shard whose name is the escape.
+    assert set(odd) == {f"tasks/{shard}/go\\xffod", "tasks/\\xfe\\xfd/other1"}
     for task_dir, error in odd.items():
         assert error == f"{task_dir}/TASK.md: id 'good01' does not match its directory"
 
@@ -159,7 +136,7 @@ def test_a_cold_cache_lists_missing_and_broken_task_files(repo: Path) -> None:
         return Change(task_id="nofile", event="test", subject="odd files", writes=writes)
 
     store.commit(compute)
-    for path in (repo / ".git" / "orange").glob("cache.sqlite3*"):
+    for path in (repo / ".git" / "orange").glob("cache*.sqlite3*"):
         path.unlink()
     for _cold_then_warm in range(2):
         listed = {t.id: t for t in all_tasks(store)}
@@ -191,7 +168,7 @@ def test_a_cold_cache_is_built_without_a_query_per_shard_or_a_read_back(
         return db
 
     monkeypatch.setattr(cache, "_connect", traced)
-    for path in (repo / ".git" / "orange").glob("cache.sqlite3*"):
+    for path in (repo / ".git" / "orange").glob("cache*.sqlite3*"):
         path.unlink()
     cold = entries(store.snapshot())
     reads = [s for s in statements if s.lstrip().upper().startswith("SELECT")]
@@ -213,7 +190,7 @@ def test_a_known_text_field_written_as_a_number_is_listed_as_text(repo: Path) ->
         layout.task_path("num01"): b"---\nid: 'num01'\nsummary: 42\nreview_round: 7\n---\n",
     }
     store.commit(lambda snap: Change(task_id="num01", event="test", subject="hand", writes=writes))
-    for path in (repo / ".git" / "orange").glob("cache.sqlite3*"):
+    for path in (repo / ".git" / "orange").glob("cache*.sqlite3*"):
         path.unlink()
     listed = {entry.task_id: entry for entry in entries(store.snapshot())}
     assert listed["num01"].fields_json == '{"id": "num01", "summary": "42", "review_round": 7}'
@@ -226,13 +203,13 @@ def test_a_new_cache_has_large_pages_and_an_old_one_keeps_its_own(repo: Path) ->
     cache made before, with 4 KiB pages, is read and refreshed as it is."""
     store = TaskStore.open(repo)
     put_task(store, "page01", summary="one")
-    db_path = repo / ".git" / "orange" / "cache.sqlite3"
-    for path in db_path.parent.glob("cache.sqlite3*"):
+    db_path = cache.cache_path(repo / ".git" / "orange")
+    for path in db_path.parent.glob("cache*.sqlite3*"):
         path.unlink()
     assert _summaries(store) == {"page01": "one"}
     with sqlite3.connect(db_path) as db:
         assert db.execute("PRAGMA page_size").fetchone() == (16384,)
-    for path in db_path.parent.glob("cache.sqlite3*"):
+    for path in db_path.parent.glob("cache*.sqlite3*"):
         path.unlink()
     with sqlite3.connect(db_path) as db:  # an older Orange's cache
         db.execute("PRAGMA page_size=4096")
@@ -242,3 +219,23 @@ def test_a_new_cache_has_large_pages_and_an_old_one_keeps_its_own(repo: Path) ->
     assert _summaries(store) == {"page01": "one", "page02": "two"}
     with sqlite3.connect(db_path) as db:
         assert db.execute("PRAGMA page_size").fetchone() == (4096,)
+
+
+def test_an_older_oranges_cache_file_is_dropped_and_never_shared(repo: Path) -> None:
+    """Each version of the cache has its own file: an older Orange still running (a
+    monitor, a dashboard) and a newer one never drop each other's tables.  The file of
+    the versions before 6 goes at this version's first listing."""
+    store = TaskStore.open(repo)
+    put_task(store, "old001", summary="one")
+    orange_dir = repo / ".git" / "orange"
+    for path in orange_dir.glob("cache*.sqlite3*"):
+        path.unlink()
+    legacy = orange_dir / "cache.sqlite3"
+    with closing(sqlite3.connect(legacy)) as db, db:  # as version 5 left it
+        db.execute("CREATE TABLE blobs (blob TEXT PRIMARY KEY, fields TEXT)")
+        db.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+        db.execute("INSERT INTO meta VALUES ('version', '5')")
+    assert _summaries(store) == {"old001": "one"}
+    assert not legacy.exists()
+    assert cache.cache_path(orange_dir).name == "cache-6.sqlite3"
+    assert cache.cache_path(orange_dir).exists()

@@ -1,0 +1,35 @@
+"""The dashboard's rows after a change it reads itself (shard by shard, not through the
+store's cache) are the rows the store's cache lists."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from orange import projects
+from orange.dashboard.source import Source
+from orange.store import layout, listing
+from orange.store.store import TaskStore
+from tests.conftest import copy_task_folder
+from tests.dashboard.conftest import put_task
+
+
+def test_copies_and_names_that_are_not_utf8_read_after_a_change_are_broken(
+    project: Path,
+) -> None:
+    put_task(project, "good01")
+    source = Source([projects.get("proj")])
+    source.refresh()  # the first read: every row, from the store's cache
+    shard = layout.shard("good01").encode()
+    copy_task_folder(project, "good01", [(shard, b"go\xffod"), (b"\xfe\xfd", b"good01")])
+    assert source.refresh()  # only the changed shards, read by the dashboard
+    rows = {row.key: row for row in source.rows()}
+    listed = listing.entries(TaskStore.open(project).snapshot())
+    assert set(rows) == {f"proj:{entry.task_dir}" for entry in listed}
+    good = rows[f"proj:{layout.task_dir('good01')}"]
+    assert good.task is not None and not good.broken
+    copies = [row for key, row in rows.items() if row is not good]
+    assert len(copies) == 2
+    for row in copies:  # each a broken row, not a second good01 (the file's id or, read
+        assert row.task is None  # here, the folder's name)
+        assert row.broken.startswith(f"{row.key.removeprefix('proj:')}/TASK.md: id ")
+        assert row.broken.endswith(" does not match its directory")

@@ -100,9 +100,7 @@ class _Feed:
             # Reading a task by its name reads the folder its name belongs in: a copy in
             # another folder is broken, as the store's cache says.
             if task_dir != task_dir_of(name):
-                raise BrokenTaskFile(
-                    f"{task_dir}/TASK.md: id {name!r} does not match its directory"
-                )
+                raise BrokenTaskFile(snap.misplaced_reason(task_dir, blob))
             task = snap.task(name)
             fields, error = (None, "no TASK.md") if task is None else (dict(task.fields), None)
         except OrangeError as exc:

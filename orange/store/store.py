@@ -68,10 +68,15 @@ class Snapshot:
                     if isinstance(folder, pygit2.Tree):
                         yield f"tasks/{shard.name}/{folder.name}", str(folder.name)
 
-    def misplaced_reason(self, task_dir: str) -> str:
-        """Why the task folder ``task_dir`` holds no task of its name."""
+    def misplaced_reason(self, task_dir: str, blob_id: str | None = None) -> str:
+        """Why the task folder ``task_dir`` holds no task of its name; its TASK.md read
+        by ``blob_id`` when given ("" for none), else by path."""
         path = f"{task_dir}/TASK.md"
-        blob = read_blob(self.tree, path)
+        if blob_id is None:
+            blob = read_blob(self.tree, path)
+        else:
+            found = self.store.pygit.get(blob_id) if blob_id else None
+            blob = found if isinstance(found, pygit2.Blob) else None
         if blob is None:
             return f"{path}: TASK.md is missing"
         try:

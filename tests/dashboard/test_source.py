@@ -29,7 +29,7 @@ def test_copies_and_names_that_are_not_utf8_read_after_a_change_are_broken(
     assert good.task is not None and not good.broken
     copies = [row for key, row in rows.items() if row is not good]
     assert len(copies) == 2
-    for row in copies:  # each a broken row, not a second good01 (the file's id or, read
-        assert row.task is None  # here, the folder's name)
-        assert row.broken.startswith(f"{row.key.removeprefix('proj:')}/TASK.md: id ")
-        assert row.broken.endswith(" does not match its directory")
+    for row in copies:  # each a broken row, not a second good01, as the listing says
+        assert row.task is None
+        task_dir = row.key.removeprefix("proj:")
+        assert row.broken == f"{task_dir}/TASK.md: id 'good01' does not match its directory"

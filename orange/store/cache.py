@@ -237,7 +237,8 @@ def _task_blobs(shard: str, tree: pygit2.Tree) -> list[tuple[str, str, pygit2.Bl
     for task_tree in tree:
         if not isinstance(task_tree, pygit2.Tree):
             continue
-        task_dir = f"tasks/{shard}/{name_of(task_tree)}"
+        name = str(task_tree.name)  # text as it is, unless it is not UTF-8 (`name_of`)
+        task_dir = f"tasks/{shard}/{name if name.isascii() else name_of(task_tree)}"
         if task_dir in found:  # names whose escapes are the same text: the first
             continue
         try:  # one lookup in C (a loop over the folder's entries made an object each)

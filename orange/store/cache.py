@@ -110,6 +110,10 @@ def list_entries(db_path: Path, tasks_tree: pygit2.Tree | None, parse: Parser) -
         try:
             with closing(_connect(db_path)) as db, db:
                 return _refresh(db, tasks_tree, parse)
+        except sqlite3.OperationalError as exc:
+            if exc.sqlite_errorcode in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED):
+                break  # another process still writes it (a long rebuild): its file stays
+            _discard(db_path)
         except (sqlite3.DatabaseError, OSError):
             _discard(db_path)
     with closing(sqlite3.connect(":memory:")) as db:  # unusable on disk: work uncached
@@ -117,8 +121,11 @@ def list_entries(db_path: Path, tasks_tree: pygit2.Tree | None, parse: Parser) -
         return _refresh(db, tasks_tree, parse)
 
 
+_BUSY_SECONDS = 10.0  # how long a listing waits for another process writing the cache
+
+
 def _connect(db_path: Path) -> sqlite3.Connection:
-    db = sqlite3.connect(db_path, timeout=10, isolation_level=None)
+    db = sqlite3.connect(db_path, timeout=_BUSY_SECONDS, isolation_level=None)
     # Pages of 16 KiB for a new file (a no-op on one that has tables): a cold listing at
     # 10,000 tasks writes 6 MB through the WAL, a fifth less system time than with 4 KiB.
     db.execute("PRAGMA page_size=16384")

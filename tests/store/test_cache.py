@@ -239,3 +239,23 @@ def test_an_older_oranges_cache_file_is_dropped_and_never_shared(repo: Path) -> 
     assert not legacy.exists()
     assert cache.cache_path(orange_dir).name == "cache-6.sqlite3"
     assert cache.cache_path(orange_dir).exists()
+
+
+def test_a_cache_another_process_is_writing_is_waited_for_then_left_alone(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A listing that cannot get the cache (another process writes it past the wait)
+    lists uncached and leaves the file to its writer instead of deleting it."""
+    store = TaskStore.open(repo)
+    put_task(store, "busy01", summary="one")
+    assert _summaries(store) == {"busy01": "one"}
+    db_path = cache.cache_path(repo / ".git" / "orange")
+    inode = db_path.stat().st_ino
+    monkeypatch.setattr(cache, "_BUSY_SECONDS", 0.1)
+    with closing(sqlite3.connect(db_path, isolation_level=None)) as writer:
+        writer.execute("BEGIN IMMEDIATE")  # a writer holding the cache
+        put_task(store, "busy02", summary="two")
+        assert _summaries(store) == {"busy01": "one", "busy02": "two"}
+        assert db_path.stat().st_ino == inode  # not deleted under its writer
+        writer.execute("COMMIT")
+    assert _summaries(store) == {"busy01": "one", "busy02": "two"}

@@ -81,6 +81,15 @@ def git(cwd: Path | str, *args: str, check: bool = True) -> str:
     return result.stdout
 
 
+def packs(repo: Path) -> dict[str, set[str]]:
+    """Each pack of a repository (by name) -> the ids of the objects it holds."""
+    found = {}
+    for index in (repo / ".git" / "objects" / "pack").glob("pack-*.idx"):
+        listed = git(repo, "verify-pack", "-v", str(index)).splitlines()
+        found[index.name] = {line.split()[0] for line in listed if len(line.split()[0]) == 40}
+    return found
+
+
 def _git_bytes(repo: Path, *args: str, given: bytes | None = None) -> bytes:
     return subprocess.run(
         ["git", *args], cwd=repo, input=given, capture_output=True, check=True

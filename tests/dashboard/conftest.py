@@ -21,7 +21,7 @@ from orange.store.events import Change
 from orange.store.layout import task_path
 from orange.store.store import Snapshot, TaskStore
 from orange.store.task import Task
-from tests.conftest import Cli
+from tests.conftest import Cli, git
 
 NOW = datetime(2026, 1, 2, 12, 0, tzinfo=UTC)  # the dashboard's clock in these tests
 
@@ -64,6 +64,19 @@ def put_task(repo: Path, task_id: str, **fields: Any) -> None:
         )
 
     TaskStore.open(repo).commit(compute)
+
+
+def commit_on_branch(
+    repo: Path, files: dict[str, str], branch: str = "work", message: str = "a"
+) -> None:
+    """A branch one commit past main with these files written; main checked out again."""
+    git(repo, "checkout", "-q", "-b", branch)
+    for path, text in files.items():
+        (repo / path).parent.mkdir(parents=True, exist_ok=True)
+        (repo / path).write_text(text)
+    git(repo, "add", ".")
+    git(repo, "commit", "-qm", message)
+    git(repo, "checkout", "-q", "main")
 
 
 def put_broken(repo: Path, task_id: str) -> None:

@@ -14,8 +14,7 @@ from textual.widgets import DataTable, Label, Static
 from orange.dashboard.screens import ConfirmScreen, TextPrompt
 from orange.dashboard.views import DiffView, PoolView, TaskFileView
 from orange.hooks import settingup
-from tests.conftest import git
-from tests.dashboard.conftest import app_for, drive, put_task
+from tests.dashboard.conftest import app_for, commit_on_branch, drive, put_task
 
 TRICKY = "src/[id]/page.tsx a [/] b [bold]c[/bold]"
 
@@ -92,13 +91,8 @@ def test_the_pool_shows_a_bound_tasks_branch_as_it_is(project: Path) -> None:
 def test_a_diff_of_paths_that_look_like_markup_shows_them_and_comments_on_them(
     project: Path,
 ) -> None:
-    git(project, "checkout", "-q", "-b", "work")
-    for path in ("src/[id]/page.tsx", "a[/]b", "[bold]c[/bold]"):
-        (project / path).parent.mkdir(parents=True, exist_ok=True)
-        (project / path).write_text("one\n")
-    git(project, "add", ".")
-    git(project, "commit", "-qm", "a")
-    git(project, "checkout", "-q", "main")
+    paths = ("src/[id]/page.tsx", "a[/]b", "[bold]c[/bold]")
+    commit_on_branch(project, dict.fromkeys(paths, "one\n"))
     put_task(project, "aaaa0001", status="reviewing", branch="work", workflow="default")
     app = app_for(project)
 
@@ -108,7 +102,7 @@ def test_a_diff_of_paths_that_look_like_markup_shows_them_and_comments_on_them(
         assert isinstance(view, DiffView)
         table = view.query_one("#diff", DataTable)
         shown = _rendered_lines(table)
-        for path in ("src/[id]/page.tsx", "a[/]b", "[bold]c[/bold]"):
+        for path in paths:
             assert f"{path}:1" in shown
         row = next(i for i, line in enumerate(view.lines) if line.path == "src/[id]/page.tsx"
                    and line.kind == "add")  # fmt: skip

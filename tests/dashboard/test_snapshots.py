@@ -9,8 +9,7 @@ from typing import Any
 
 from textual.widgets import DataTable
 
-from tests.conftest import git
-from tests.dashboard.conftest import app_for, put_broken, put_task
+from tests.dashboard.conftest import app_for, commit_on_branch, put_broken, put_task
 
 
 def _tasks(repo: Path) -> None:
@@ -39,12 +38,12 @@ def test_create_form(project: Path, snap_compare: Any) -> None:
 
 
 def test_diff_view(project: Path, snap_compare: Any) -> None:
-    git(project, "checkout", "-q", "-b", "work")
-    (project / "README.md").write_text("# project\n\nNow with a parser.\n")
-    (project / "parse.py").write_text("def parse(text):\n    return text.split()\n")
-    git(project, "add", ".")
-    git(project, "commit", "-qm", "parser")
-    git(project, "checkout", "-q", "main")
+    parser = "def parse(text):\n    return text.split()\n"
+    commit_on_branch(
+        project,
+        {"README.md": "# project\n\nNow with a parser.\n", "parse.py": parser},
+        message="parser",
+    )
     put_task(project, "aaaa0001", status="reviewing", branch="work")
 
     async def select_a_line(pilot: Any) -> None:

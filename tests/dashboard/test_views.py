@@ -15,7 +15,7 @@ from orange.dashboard.views import DiffView, PoolView, TaskFileView, TextView
 from orange.hooks import settingup
 from orange.store.store import TaskStore
 from tests.conftest import Cli, git
-from tests.dashboard.conftest import app_for, drive, put_task, table_text
+from tests.dashboard.conftest import app_for, commit_on_branch, drive, put_task, table_text
 
 
 async def _until(pilot: Any, check: Any, timeout: float = 10.0) -> None:
@@ -122,11 +122,7 @@ def test_w_shows_the_pool_and_o_without_a_session_is_one_line(project: Path, cli
 
 
 def test_diff_comments_on_two_hunks_go_as_one_request_changes(project: Path) -> None:
-    git(project, "checkout", "-q", "-b", "work")
-    (project / "a.py").write_text("".join(f"line {n}\n" for n in range(1, 30)))
-    git(project, "add", "a.py")
-    git(project, "commit", "-qm", "a")
-    git(project, "checkout", "-q", "main")
+    commit_on_branch(project, {"a.py": "".join(f"line {n}\n" for n in range(1, 30))})
     put_task(project, "aaaa0001", status="reviewing", branch="work", workflow="default")
     app = app_for(project)
 

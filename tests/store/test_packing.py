@@ -10,17 +10,8 @@ import pytest
 
 from orange.store import layout, packing
 from orange.store.store import TaskStore
-from tests.conftest import git
+from tests.conftest import git, packs
 from tests.store.helpers import put_task, set_field
-
-
-def _packs(repo: Path) -> dict[str, set[str]]:
-    """Each pack (by name) → the ids of the objects it holds."""
-    found = {}
-    for index in (repo / ".git" / "objects" / "pack").glob("pack-*.idx"):
-        listed = git(repo, "verify-pack", "-v", str(index)).splitlines()
-        found[index.name] = {line.split()[0] for line in listed if len(line.split()[0]) == 40}
-    return found
 
 
 def _loose(repo: Path) -> set[str]:
@@ -40,19 +31,19 @@ def test_writes_pack_the_objects_written_since_the_last_pack(
     put_task(store, "first")  # the first write starts the count
     start = git(repo, "rev-parse", layout.TASKS_REF).strip()
     monkeypatch.setattr(packing, "DUE_BYTES", 2048)  # a dozen writes or so
-    assert _packs(repo) == {}
+    assert packs(repo) == {}
     for n in range(60):
         set_field(store, "first", "summary", f"summary {n}")
-        if _packs(repo):
+        if packs(repo):
             break
-    (name, packed), *more = _packs(repo).items()
+    (name, packed), *more = packs(repo).items()
     tip = git(repo, "rev-parse", layout.TASKS_REF).strip()
     assert more == [] and packed == _objects(repo, f"{start}..{tip}")
     assert packed <= _loose(repo)  # the loose copies stay (for git gc to prune)
     assert f"{tip}\n" in (repo / ".git" / "orange" / "packed").read_text().split(" ", 1)[1]
 
     set_field(store, "first", "summary", "one more")  # not due again yet
-    assert list(_packs(repo)) == [name]
+    assert list(packs(repo)) == [name]
     assert TaskStore.open(repo).get("first").summary == "one more"
     assert git(repo, "fsck", "--no-dangling").strip() == ""
 
@@ -65,12 +56,12 @@ def test_only_loose_objects_are_packed(repo: Path) -> None:
         set_field(store, "first", "summary", f"summary {n}")
     middle = git(repo, "rev-parse", layout.TASKS_REF).strip()
     git(repo, "repack", "-q", "-d")  # as git gc leaves them: packed, no loose copies
-    before = _packs(repo)
+    before = packs(repo)
     set_field(store, "first", "summary", "after the repack")
     tip = git(repo, "rev-parse", layout.TASKS_REF).strip()
     objects = repo / ".git" / "objects"
     count = packing.pack_loose(store.pygit, tip, start, objects)
-    new = [objects for name, objects in _packs(repo).items() if name not in before]
+    new = [objects for name, objects in packs(repo).items() if name not in before]
     assert len(new) == 1 and new[0] == _objects(repo, f"{middle}..{tip}")
     assert count == len(new[0])
 
@@ -89,4 +80,4 @@ def test_a_marker_that_is_not_ours_starts_the_count_again(
             if marker.read_text() != written:
                 break
         tip = git(repo, "rev-parse", layout.TASKS_REF).strip()
-        assert marker.read_text().split()[1] == tip and _packs(repo) == {}
+        assert marker.read_text().split()[1] == tip and packs(repo) == {}

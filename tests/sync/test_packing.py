@@ -10,23 +10,17 @@ import pytest
 
 from orange.store import layout
 from orange.sync import packing
-from tests.conftest import git
+from tests.conftest import git, packs
 from tests.sync.conftest import Clone
 
 Clones = Callable[[int], list[Clone]]
 
 
-def _packed(repo: Path) -> dict[str, set[str]]:
-    """Each pack of the clone (by name) → the ids of the objects it holds."""
-    found = {}
-    for index in (repo / ".git" / "objects" / "pack").glob("pack-*.idx"):
-        listed = git(repo, "verify-pack", "-v", str(index)).splitlines()
-        found[index.name] = {line.split()[0] for line in listed if len(line.split()[0]) == 40}
-    return found
-
-
-def _local_commits(clone: Clone) -> set[str]:
-    """The commits of the clone's tasks ref that its last fetch did not bring."""
+def _made_on(clone: Clone, count: int) -> set[str]:
+    """``count`` tasks created on the clone; the commits of its tasks ref that its last
+    fetch did not bring."""
+    for n in range(count):
+        clone.create(f"made on a {n}")
     return set(
         git(clone.path, "rev-list", f"refs/orange/remotes/origin/tasks..{layout.TASKS_REF}").split()
     )
@@ -48,13 +42,11 @@ def test_a_sync_of_many_local_commits_pushes_them_from_one_new_pack(
     diverged: tuple[Clone, Clone], hub: Path
 ) -> None:
     a, _b = diverged
-    for n in range(3):
-        a.create(f"made on a {n}")
-    mine = _local_commits(a)
-    before = _packed(a.path)
+    mine = _made_on(a, 3)
+    before = packs(a.path)
     result = a.ok("sync", "--json").json()
     assert result["pushed"] and len(result["merges"]) == 1
-    new = [objects for name, objects in _packed(a.path).items() if name not in before]
+    new = [objects for name, objects in packs(a.path).items() if name not in before]
     assert len(new) == 1 and mine <= new[0]  # a's three commits, and their trees and blobs
     trees = {git(a.path, "rev-parse", f"{commit}^{{tree}}").strip() for commit in mine}
     assert trees <= new[0]
@@ -64,22 +56,19 @@ def test_a_sync_of_many_local_commits_pushes_them_from_one_new_pack(
 
 def test_a_sync_of_fewer_local_commits_packs_nothing(diverged: tuple[Clone, Clone]) -> None:
     a, _b = diverged
-    for n in range(2):
-        a.create(f"made on a {n}")
-    before = _packed(a.path)
+    _made_on(a, 2)
+    before = packs(a.path)
     assert a.ok("sync", "--json").json()["pushed"]
-    assert _packed(a.path) == before
+    assert packs(a.path) == before
 
 
 def test_commits_already_packed_are_not_packed_again(
     diverged: tuple[Clone, Clone], hub: Path
 ) -> None:
     a, _b = diverged
-    for n in range(3):
-        a.create(f"made on a {n}")
-    mine = _local_commits(a)
+    mine = _made_on(a, 3)
     git(a.path, "repack", "-q", "-d")  # as `git gc` leaves them: packed, no loose copies
-    before = _packed(a.path)
+    before = packs(a.path)
     assert a.ok("sync", "--json").json()["pushed"]
-    assert _packed(a.path) == before
+    assert packs(a.path) == before
     assert mine <= set(git(hub, "rev-list", layout.TASKS_REF).split())

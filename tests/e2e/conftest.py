@@ -19,6 +19,7 @@ import yaml
 
 from orange.engine.forgery import RECORD, verify_new
 from orange.engine.trust import trusted_here
+from orange.githooks import shims as githooks
 from orange.home import orange_home
 from orange.store.events import Change
 from orange.store.lock import exclusive
@@ -155,6 +156,51 @@ def stop_everything(repo: Path, socket: str, root: Path, timeout: float = 30.0) 
         subprocess.run(["tmux", "-L", socket, "kill-server"], capture_output=True, check=False)
         if not wait_gone(root, 1.0) or time.monotonic() > deadline:
             return  # whatever is left, the hermetic fixture names and fails the test
+
+
+def add_hub(world: World, tmp_path: Path) -> Path:
+    """A bare hub with Orange's server hook as the project's origin: main pushed, sync
+    set up."""
+    hub = tmp_path / "hub.git"
+    git(tmp_path, "init", "-q", "--bare", str(hub))
+    githooks.install_server_hook(hub)
+    git(world.repo, "remote", "add", "origin", str(hub))
+    git(world.repo, "push", "-q", "origin", "main")
+    world.ok("sync", "--setup")
+    return hub
+
+
+def teammate_clone(
+    world: World, tmp_path: Path, hub: Path, config: dict[str, Any]
+) -> tuple[Path, dict[str, str]]:
+    """A teammate's clone of ``hub``, added as project ``proj`` by an Orange of its own
+    (home with ``config`` as its config.yml, host ``teammate``, its own tmux server, no
+    monitor); the clone and that Orange's environment."""
+    home = tmp_path / "teammate-home"
+    home.mkdir()
+    (home / "config.yml").write_text(yaml.safe_dump(config))
+    env = {
+        "ORANGE_HOME": str(home),
+        "ORANGE_HOST": "teammate",
+        "ORANGE_MONITOR": "off",
+        "ORANGE_TMUX_SOCKET": f"{world.socket}-b",
+    }
+    theirs = tmp_path / "teammate"
+    git(tmp_path, "clone", "-q", str(hub), str(theirs))
+    added = run_orange("project", "add", "--name", "proj", cwd=theirs, env=env)
+    assert added.code == 0, added.err
+    return theirs, env
+
+
+def sessions_on(socket: str) -> list[str]:
+    """The names of the sessions of the tmux server on ``socket`` (none if it is down)."""
+    listed = subprocess.run(
+        ["tmux", "-L", socket, "list-sessions", "-F", "#{session_name}"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    return listed.stdout.split()
 
 
 def commits_on(repo: Path, branch: str) -> list[str]:

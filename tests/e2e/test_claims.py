@@ -12,10 +12,9 @@ from pathlib import Path
 
 import yaml
 
-from orange.githooks import shims as githooks
 from orange.home import host_name, orange_home
 from tests.conftest import git, orange_bin, run_orange
-from tests.e2e.conftest import World
+from tests.e2e.conftest import World, add_hub, sessions_on, teammate_clone
 
 HOLD = ["sh", "-c", "sleep 600", "{prompt}"]
 # Each host's claim may take this long (``claim_timeout``; Orange's default is 10 s).
@@ -26,41 +25,15 @@ HOLD = ["sh", "-c", "sleep 600", "{prompt}"]
 CLAIM_TIMEOUT = 120
 
 
-def _tmux_sessions(socket: str) -> list[str]:
-    listed = subprocess.run(
-        ["tmux", "-L", socket, "list-sessions", "-F", "#{session_name}"],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    return listed.stdout.split()
-
-
 def test_two_hosts_claiming_one_task_at_once_run_one_agent(world: World, tmp_path: Path) -> None:
-    hub = tmp_path / "hub.git"
-    git(tmp_path, "init", "-q", "--bare", str(hub))
-    githooks.install_server_hook(hub)
-    git(world.repo, "remote", "add", "origin", str(hub))
-    git(world.repo, "push", "-q", "origin", "main")
-    world.ok("sync", "--setup")
+    hub = add_hub(world, tmp_path)
     world.set_harness("hold", HOLD)
     config = {"harnesses": world.harnesses, "claim_timeout": CLAIM_TIMEOUT}
     (orange_home() / "config.yml").write_text(yaml.safe_dump(config))
     task_id = world.create("b1", "Work", "--harness", "hold", "--no-spawn")
     world.ok("sync")
 
-    home = tmp_path / "teammate-home"
-    home.mkdir()
-    (home / "config.yml").write_text(yaml.safe_dump(config))
-    teammate = {
-        "ORANGE_HOME": str(home),
-        "ORANGE_HOST": "teammate",
-        "ORANGE_MONITOR": "off",
-        "ORANGE_TMUX_SOCKET": f"{world.socket}-b",
-    }
-    theirs = tmp_path / "teammate"
-    git(tmp_path, "clone", "-q", str(hub), str(theirs))
-    assert run_orange("project", "add", "--name", "proj", cwd=theirs, env=teammate).code == 0
+    theirs, teammate = teammate_clone(world, tmp_path, hub, config)
     hosts = {world.repo: (host_name(), world.socket), theirs: ("teammate", teammate)}
     try:
         starts = [
@@ -87,8 +60,8 @@ def test_two_hosts_claiming_one_task_at_once_run_one_agent(world: World, tmp_pat
         assert said[lost[0]]["host"] == winner_host
 
         sockets = {world.repo: world.socket, theirs: f"{world.socket}-b"}
-        assert len(_tmux_sessions(sockets[winner])) == 1
-        assert _tmux_sessions(sockets[loser]) == []
+        assert len(sessions_on(sockets[winner])) == 1
+        assert sessions_on(sockets[loser]) == []
         env = teammate if loser == theirs else {}
         rows = json.loads(run_orange("workspace", "list", "--json", cwd=loser, env=env).out)
         assert [row["task"] for row in rows["workspaces"]] == [None, None]
@@ -98,15 +71,15 @@ def test_two_hosts_claiming_one_task_at_once_run_one_agent(world: World, tmp_pat
         # The winner's host goes quiet; the loser takes the task over.  At its next
         # sync the winner stops its agent, its unsaved work saved in a snapshot first.
         winner_env = teammate if winner == theirs else {}
-        winner_home = home if winner == theirs else orange_home()
+        winner_home = Path(teammate["ORANGE_HOME"]) if winner == theirs else orange_home()
         (winner_home / "workspaces" / "proj--1" / "unsaved.txt").write_text("half done\n")
         taken = run_orange("task", "take", task_id, cwd=loser, env=env)
         assert taken.code == 0, taken.err
-        assert len(_tmux_sessions(sockets[loser])) == 1
+        assert len(sessions_on(sockets[loser])) == 1
         synced = run_orange("sync", "--json", cwd=winner, env=winner_env)
         local = json.loads(synced.out)["local"]
         assert f"task {task_id} taken by {hosts[loser][0]}: saved the work" in local[0]
-        assert _tmux_sessions(sockets[winner]) == []
+        assert sessions_on(sockets[winner]) == []
         snapshot = f"refs/orange/snapshots/{task_id}/1"
         assert git(winner, "for-each-ref", "--format=%(refname)", snapshot).split() == [snapshot]
     finally:

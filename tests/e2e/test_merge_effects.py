@@ -14,13 +14,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-import yaml
 
-from orange.githooks import shims as githooks
 from orange.home import orange_home
 from orange.store import layout
 from tests.conftest import git, run_orange
-from tests.e2e.conftest import World, wait_for
+from tests.e2e.conftest import World, add_hub, sessions_on, teammate_clone, wait_for
 
 HOLD = ["sh", "-c", "sleep 600", "{prompt}"]
 
@@ -57,16 +55,6 @@ class Team:
         return merged.stderr
 
 
-def _sessions(socket: str) -> list[str]:
-    listed = subprocess.run(
-        ["tmux", "-L", socket, "list-sessions", "-F", "#{session_name}"],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    return listed.stdout.split()
-
-
 def _effects(world: World, task_id: str) -> tuple[list[str], list[str], list[str], str]:
     """What this host did about the task: its sessions here, its snapshots, the ref's
     commits that name it, and the slot bound to it here (if any)."""
@@ -76,7 +64,7 @@ def _effects(world: World, task_id: str) -> tuple[list[str], list[str], list[str
     rows = json.loads(world.ok("workspace", "list", "--json").out)["workspaces"]
     bound = [row["name"] for row in rows if row["task"] == task_id]
     session = world.task(task_id).str_field("tmux_session")
-    here = [s for s in _sessions(world.socket) if s == session]
+    here = [s for s in sessions_on(world.socket) if s == session]
     return here, snapshots, log.split(), ",".join(bound)
 
 
@@ -84,33 +72,17 @@ def _effects(world: World, task_id: str) -> tuple[list[str], list[str], list[str
 def team(world: World, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Team]:
     """This host runs two tasks (a hub with the server hook); a teammate's clone."""
     monkeypatch.setenv("ORANGE_MONITOR", "off")  # only the git hooks act on the merges
-    hub = tmp_path / "hub.git"
-    git(tmp_path, "init", "-q", "--bare", str(hub))
-    githooks.install_server_hook(hub)
-    git(world.repo, "remote", "add", "origin", str(hub))
-    git(world.repo, "push", "-q", "origin", "main")
-    world.ok("sync", "--setup")
+    hub = add_hub(world, tmp_path)
     world.set_harness("hold", HOLD)
     running = [world.create(branch, "Work", "--harness", "hold") for branch in ("b1", "b2")]
     sessions = {world.task(task_id).str_field("tmux_session") for task_id in running}
-    wait_for(lambda: sessions <= set(_sessions(world.socket)), 20, "the sessions")
+    wait_for(lambda: sessions <= set(sessions_on(world.socket)), 20, "the sessions")
     world.ok("sync")
     run_orange("monitor", "stop", cwd=world.repo)  # (started with the agents)
-    home = tmp_path / "teammate-home"
-    home.mkdir()
-    (home / "config.yml").write_text(yaml.safe_dump({"harnesses": world.harnesses}))
-    env = {
-        "ORANGE_HOME": str(home),
-        "ORANGE_HOST": "teammate",
-        "ORANGE_MONITOR": "off",
-        "ORANGE_TMUX_SOCKET": f"{world.socket}-b",
-    }
-    theirs = tmp_path / "teammate"
-    git(tmp_path, "clone", "-q", str(hub), str(theirs))
+    theirs, env = teammate_clone(world, tmp_path, hub, {"harnesses": world.harnesses})
     checkout = tmp_path / "tasks"
     world.ok("tasks", "checkout", str(checkout))
     made = Team(world, theirs, env, checkout, running)
-    made.teammate("project", "add", "--name", "proj")
     try:
         yield made
     finally:
@@ -160,4 +132,4 @@ def test_teammates_cancel_and_take_merged_with_plain_git_end_the_tasks_here_once
     said = team.merge()
     assert f"orange: task {taken} taken by teammate: killed tmux session {session[0]}" in said
     assert _effects(world, taken)[0] == [] and _effects(world, taken)[3] == ""
-    assert len(_sessions(team.env["ORANGE_TMUX_SOCKET"])) == 1  # its agent runs there
+    assert len(sessions_on(team.env["ORANGE_TMUX_SOCKET"])) == 1  # its agent runs there

@@ -6,8 +6,6 @@ import os
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from orange.errors import InvalidInput
 
 
@@ -27,6 +25,9 @@ def load_config() -> dict[str, Any]:
     path = orange_home() / "config.yml"
     if not path.is_file():
         return {}
+    # PyYAML only when there are settings to read: a task update or a listing reads
+    # none, and importing it costs more than the rest of an agent's summary update.
+    import yaml
 
     try:
         data = yaml.safe_load(path.read_text())

@@ -191,3 +191,17 @@ def _number(value: str) -> Any:
     if digits.isdigit() and digits.isascii() and (digits[0] != "0" or digits == "0"):
         return int(value)
     return value
+
+
+# Plain scalars another YAML reader (1.1 or 1.2) might take for a number (`number_like`).
+_NUMBER_LIKE = r"^[-+]?(?:\.?[0-9]|\.(?:inf|nan))"
+
+
+def number_like(text: str) -> bool:
+    """Whether ``text`` matches `_NUMBER_LIKE` (the writers quote such text): a digit
+    first, after a sign, is told by string tests; the expression is compiled (`re`'s
+    cache) for the rest that starts with a dot, so writing a task compiles none."""
+    rest = text[1:] if text[:1] in ("-", "+") else text
+    if "0" <= rest[:1] <= "9":
+        return True
+    return rest[:1] == "." and re.match(_NUMBER_LIKE, text, re.IGNORECASE) is not None

@@ -12,7 +12,8 @@ check them, since python-frontmatter's dumper strips whitespace and sorts keys):
 
 Reading the shape ``join`` writes (one ``key: scalar`` line per key) skips the YAML
 loader: `orange.store.flat` gives exactly what the loader would, and hands anything
-else back to it.
+else back to it.  PyYAML itself is loaded (`orange.store.yamlfront`) only for a header
+of another shape, read or written.
 """
 
 from __future__ import annotations
@@ -20,8 +21,6 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from typing import Any
-
-import yaml
 
 from orange.errors import BrokenTaskFile, InvalidInput
 from orange.store import flat
@@ -33,74 +32,6 @@ _FENCE = "---"
 MAX_FRONTMATTER = 64 * 1024  # bytes of YAML between the fences
 MAX_FILE = 1024 * 1024  # bytes of the whole TASK.md
 MAX_DEPTH = 32  # nested mappings and sequences in the frontmatter
-
-
-class _Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
-    """SafeLoader (libyaml's when present: ten times faster) with YAML-1.2-core-like
-    implicit typing and no timestamps (`_loader` adds the resolvers)."""
-
-
-_Loader.yaml_implicit_resolvers = {}
-# Implicit types the loader resolves: (tag, regular expression, first characters).
-_RESOLVERS = (
-    ("tag:yaml.org,2002:null", r"^(?:~|null|Null|NULL|)$", ["~", "n", "N", ""]),
-    ("tag:yaml.org,2002:bool", r"^(?:true|True|TRUE|false|False|FALSE)$", list("tTfF")),
-    ("tag:yaml.org,2002:int", r"^[-+]?(?:0|[1-9][0-9]*)$", list("-+0123456789")),
-)
-
-
-def _loader() -> type[_Loader]:
-    """The loader, its resolvers added the first time it is needed: an agent's summary
-    update reads flat frontmatter (`orange.store.flat`) and compiles none of their
-    regular expressions.  Added in one assignment, as `add_implicit_resolver` would
-    add them: a loader in another thread sees all of them or none."""
-    if not _Loader.yaml_implicit_resolvers:
-        resolvers: dict[str | None, list[tuple[str, re.Pattern[str]]]] = {}
-        for tag, pattern, first in _RESOLVERS:
-            for char in first:
-                resolvers.setdefault(char, []).append((tag, re.compile(pattern)))
-        _Loader.yaml_implicit_resolvers = resolvers
-    return _Loader
-
-
-class _Dumper(yaml.SafeDumper):
-    """SafeDumper that keeps multi-line strings readable as literal blocks."""
-
-
-# Plain scalars another YAML reader (1.1 or 1.2) might take for a number (`_number_like`).
-_NUMBER_LIKE = r"^[-+]?(?:\.?[0-9]|\.(?:inf|nan))"
-
-
-# Characters YAML reads as line breaks, or that a plain/literal scalar cannot carry
-# (none of them printable: only text `str.isprintable` refuses is searched, and the
-# class is compiled then, see `_NOT_PRINTABLE`).
-_NEEDS_DOUBLE_QUOTES = "[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\ufeff\r]"
-
-
-def _represent_str(dumper: yaml.SafeDumper, data: str) -> yaml.ScalarNode:
-    if not data.isprintable() and re.search(_NEEDS_DOUBLE_QUOTES, data):
-        return dumper.represent_scalar("tag:yaml.org,2002:str", data, style='"')
-    if "\n" in data:
-        return dumper.represent_scalar("tag:yaml.org,2002:str", data, style="|")
-    if _number_like(data):
-        return dumper.represent_scalar("tag:yaml.org,2002:str", data, style="'")
-    return dumper.represent_scalar("tag:yaml.org,2002:str", data)
-
-
-def _number_like(text: str) -> bool:
-    """Whether ``text`` matches `_NUMBER_LIKE`: a digit first, after a sign, is told by
-    string tests; the expression is compiled (`re`'s cache) for the rest that starts
-    with a dot, so writing a task compiles none."""
-    rest = text[1:] if text[:1] in ("-", "+") else text
-    if "0" <= rest[:1] <= "9":
-        return True
-    return rest[:1] == "." and re.match(_NUMBER_LIKE, text, re.IGNORECASE) is not None
-
-
-_Dumper.add_representer(str, _represent_str)
-# The same object twice in the frontmatter is written twice, never as an anchor and an
-# alias (which readers refuse).
-_Dumper.ignore_aliases = lambda self, data: True  # type: ignore[method-assign]
 
 
 def split(text: str, *, where: str = "TASK.md") -> tuple[dict[str, Any], str]:
@@ -135,12 +66,11 @@ def parse_header(header: str, where: str) -> dict[str, Any]:
     data = flat.read(header)
     if data is not None:
         return data
-    _check_yaml(header, where)
-    try:
-        data = yaml.load(header, Loader=_loader())  # _Loader derives from SafeLoader
-    except yaml.YAMLError as exc:
-        reason = " ".join(str(exc).split())
-        raise BrokenTaskFile(f"{where}: frontmatter is not valid YAML: {reason}") from None
+    # PyYAML only for a header that is not flat: its import costs more than the rest
+    # of an agent's summary update
+    from orange.store import yamlfront
+
+    data = yamlfront.load(header, where)
     if data is None:
         data = {}
     if not isinstance(data, dict):
@@ -158,50 +88,6 @@ def parse_header(header: str, where: str) -> dict[str, Any]:
 # (compiled then, see `_NOT_PRINTABLE`).
 _ASCII_BREAKS = "\r\x0b\x0c\x1c\x1d\x1e"
 _OTHER_BREAKS = "[\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029]"
-
-
-def _check_yaml(header: str, where: str) -> None:
-    """Refuse, before anything is built from it, frontmatter YAML (its size checked
-    already) nested deeper than `MAX_DEPTH`, with anchors or aliases, or with a key
-    twice in one mapping.  Reads libyaml's events: linear in the text, no recursion,
-    no object built."""
-    # One frame per open collection: [is a mapping, next node is a key, keys seen].
-    stack: list[tuple[bool, list[bool], set[str]]] = []
-    try:
-        for event in yaml.parse(header, Loader=_loader()):
-            if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None):
-                raise BrokenTaskFile(f"{where}: frontmatter uses YAML anchors or aliases")
-            if isinstance(event, yaml.CollectionEndEvent):
-                stack.pop()
-                _node_done(stack)
-                continue
-            if not isinstance(event, yaml.ScalarEvent | yaml.CollectionStartEvent):
-                continue
-            if stack and stack[-1][0] and stack[-1][1][0]:  # this node is a mapping key
-                key = event.value if isinstance(event, yaml.ScalarEvent) else f"<{id(event)}>"
-                if key in stack[-1][2]:
-                    raise BrokenTaskFile(f"{where}: frontmatter has the key {key!r} twice")
-                stack[-1][2].add(key)
-            if isinstance(event, yaml.ScalarEvent):
-                _node_done(stack)
-            elif len(stack) == MAX_DEPTH:
-                raise BrokenTaskFile(f"{where}: frontmatter is nested deeper than {MAX_DEPTH}")
-            else:
-                stack.append((isinstance(event, yaml.MappingStartEvent), [True], set()))
-    except yaml.YAMLError as exc:
-        reason = " ".join(str(exc).split())
-        if "maximum nesting depth" in reason:  # libyaml 0.2.6's own limit (1000) came first
-            raise BrokenTaskFile(
-                f"{where}: frontmatter is nested deeper than {MAX_DEPTH}"
-            ) from None
-        raise BrokenTaskFile(f"{where}: frontmatter is not valid YAML: {reason}") from None
-
-
-def _node_done(stack: list[tuple[bool, list[bool], set[str]]]) -> None:
-    """A node inside the innermost collection ended: in a mapping, keys and values
-    take turns."""
-    if stack and stack[-1][0]:
-        stack[-1][1][0] = not stack[-1][1][0]
 
 
 _OPEN, _CLOSE = f"{_FENCE}\n", f"\n{_FENCE}\n"
@@ -235,14 +121,10 @@ def join(frontmatter: Mapping[str, Any], body: str) -> str:
     """Serialise frontmatter (in its own key order) and body into TASK.md text."""
     header = _flat_yaml(frontmatter)
     if header is None:
-        header = yaml.dump(
-            dict(frontmatter),
-            Dumper=_Dumper,
-            sort_keys=False,
-            allow_unicode=True,
-            default_flow_style=False,
-            width=1_000_000,
-        )
+        # PyYAML only for frontmatter that is not flat (see `parse_header`)
+        from orange.store import yamlfront
+
+        header = yamlfront.dump(dict(frontmatter))
     if header.strip() == "{}":
         header = ""
     text = f"{_FENCE}\n{header}{_FENCE}\n{body}"
@@ -300,7 +182,7 @@ def _plain_key(key: str) -> bool:
     if key in _PLAIN_KEYS:
         return True
     plain = 0 < len(key) < 100 and key[0] in flat.KEY_FIRST and not key.strip(_KEY_CHARS)
-    plain = plain and not _number_like(key) and _resolves_as_text(key)
+    plain = plain and not flat.number_like(key) and _resolves_as_text(key)
     if plain and len(_PLAIN_KEYS) < 4096:
         _PLAIN_KEYS.add(key)
     return plain
@@ -312,7 +194,7 @@ def _flat_text(text: str) -> str | None:
     single-quoted; None for other text."""
     if not (text.isascii() and text.isprintable()):
         return None  # a line break, a control, or beyond ASCII: the dumper's to write
-    plain = text and not _number_like(text) and _resolves_as_text(text)
+    plain = text and not flat.number_like(text) and _resolves_as_text(text)
     if plain and text[0] not in "#,[]{}&*!|>'\"%@` " and text[-1] not in " :":
         lone = text[0] in "?:-" and text[1:2] in ("", " ")  # an indicator
         inside = ": " in text or " #" in text or text.startswith(("---", "..."))
@@ -321,17 +203,20 @@ def _flat_text(text: str) -> str | None:
     return "'" + text.replace("'", "''") + "'"
 
 
-# The dumper's implicit types (YAML 1.1: yes, on, 1_000, 2024-01-01 ...): text one of
-# them would read is written quoted.
-_IMPLICIT = yaml.SafeDumper.yaml_implicit_resolvers
+# Plain text the dumper's resolver (YAML 1.1) reads as something else, besides what
+# `flat.number_like` takes for a number (integers, floats, times and dates all begin
+# with a digit, a sign or a dot): booleans, nulls, the merge key, the value key and the
+# indicators of a tag, an anchor and an alias alone.  A test holds these to PyYAML's
+# table (`yaml.SafeDumper.yaml_implicit_resolvers`).
+_NOT_TEXT = frozenset(("yes", "Yes", "YES", "no", "No", "NO", "on", "On", "ON", "off", "Off"))
+_NOT_TEXT |= {"OFF", "true", "True", "TRUE", "false", "False", "FALSE"}
+_NOT_TEXT |= {"~", "null", "Null", "NULL", "<<", "=", "!", "&", "*"}
 
 
 def _resolves_as_text(text: str) -> bool:
-    """Whether the dumper's resolver reads ``text`` (not empty), written plain, as text."""
-    for _tag, expression in _IMPLICIT.get(text[0], []) + _IMPLICIT.get(None, []):
-        if expression.match(text):
-            return False
-    return True
+    """Whether the dumper's resolver reads ``text`` (not `flat.number_like`), written
+    plain, as text."""
+    return text not in _NOT_TEXT
 
 
 # Lone surrogates: what Python makes of bytes that are not UTF-8 (in argv, say).

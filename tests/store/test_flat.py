@@ -11,7 +11,7 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from orange.store import flat, taskfile
+from orange.store import flat, taskfile, yamlfront
 from orange.store.taskfile import frontmatter_json, join
 
 FAST = settings(max_examples=25, derandomize=True, deadline=None)
@@ -67,7 +67,7 @@ def _dumped(fields: dict[str, object]) -> str:
     """What the dumper writes for ``fields`` (`join` without the flat writer)."""
     return yaml.dump(
         fields,
-        Dumper=taskfile._Dumper,
+        Dumper=yamlfront.Dumper,
         sort_keys=False,
         allow_unicode=True,
         default_flow_style=False,

@@ -3,8 +3,10 @@ is compiled there) take exactly what those expressions took."""
 
 from __future__ import annotations
 
+import io
 import re
 
+import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -51,4 +53,54 @@ NUMBERS = st.from_regex(r"[-+]{0,2}\.?(inf|nan|INF|Nan|[0-9]|\u0130nf|x)", fullm
 @given(text=TEXT | NUMBERS)
 def test_number_like_strings(text: str) -> None:
     pattern = r"^[-+]?(?:\.?[0-9]|\.(?:inf|nan))"
-    assert taskfile._number_like(text) == bool(re.match(pattern, text, re.IGNORECASE))
+    assert flat.number_like(text) == bool(re.match(pattern, text, re.IGNORECASE))
+
+
+def _dumper_reads_as_text(text: str) -> bool:
+    """Whether PyYAML's dumper (YAML 1.1) reads ``text``, written plain, as a string."""
+    resolver = yaml.SafeDumper(io.StringIO())
+    tag: str = resolver.resolve(yaml.ScalarNode, text, (True, False))  # type: ignore[no-untyped-call]
+    return tag == "tag:yaml.org,2002:str"
+
+
+# YAML 1.1's words for booleans and nulls, the merge and value keys, and near misses.
+WORDS = st.sampled_from(
+    [
+        *taskfile._NOT_TEXT,
+        "y",
+        "n",
+        "Y",
+        "N",
+        "yES",
+        "nO",
+        "oN",
+        "ofF",
+        "tRUE",
+        "NuLL",
+        "<",
+        "<<<",
+        "!!",
+        "&a",
+        "**",
+    ]
+) | st.sampled_from(["==", "~~", "null ", " no", "on!", "Off.", "x", "_", "e", "inf", "NaN"])
+
+
+@FAST
+@given(text=WORDS | TEXT)
+def test_text_the_dumper_reads_as_another_type(text: str) -> None:
+    """The flat writer tells without PyYAML (not loaded by a summary update) which text
+    the dumper's resolver takes for something else: what `flat.number_like` does not
+    catch is one of a few words."""
+    if text and not flat.number_like(text):
+        assert taskfile._resolves_as_text(text) == _dumper_reads_as_text(text)
+
+
+def test_the_dumpers_resolvers_begin_where_the_writer_looks() -> None:
+    """Every first character PyYAML's dumper resolves by is one `flat.number_like` takes
+    (a digit, a sign, a dot) or begins one of the words (the empty text, null, is never
+    written plain): a resolver added by a newer PyYAML would show here."""
+    words = {"", *(word[0] for word in taskfile._NOT_TEXT)}
+    firsts = set(yaml.SafeDumper.yaml_implicit_resolvers)
+    assert firsts - words - set("-+.0123456789") == set()
+    assert all(not _dumper_reads_as_text(word) for word in taskfile._NOT_TEXT)

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from orange.errors import BrokenTaskFile
-from orange.store import flat, taskfile
+from orange.store import flat, yamlfront
 from orange.store.task import Task
 from orange.store.taskfile import join, split
 
@@ -129,8 +129,8 @@ def _loader_reads(header: str) -> object:
     """What the YAML loader makes of ``header``: typed fields, or "broken" where `split`
     must refuse it."""
     try:
-        data = yaml.load(header, Loader=taskfile._loader()) or {}
-        node = yaml.compose(header, Loader=taskfile._loader())
+        data = yaml.load(header, Loader=yamlfront.loader()) or {}
+        node = yaml.compose(header, Loader=yamlfront.loader())
     except yaml.YAMLError:
         return "broken"
     if not isinstance(data, dict) or not all(isinstance(key, str) for key in data):
@@ -144,7 +144,7 @@ def _refused_shape(header: str, node: yaml.Node | None) -> bool:
     """What the bounded reader refuses although YAML takes it (DESIGN §8): anchors or
     aliases, a key twice in one mapping, nesting deeper than 32.  Found on the composed
     node tree, not with the event walk of the code under test."""
-    for event in yaml.parse(header, Loader=taskfile._loader()):
+    for event in yaml.parse(header, Loader=yamlfront.loader()):
         if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None):
             return True
 

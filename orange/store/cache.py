@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import gc
 import json
+import os
 import sqlite3
 from collections.abc import Callable
 from contextlib import closing
@@ -106,6 +107,9 @@ def list_entries(db_path: Path, tasks_tree: pygit2.Tree | None, parse: Parser) -
     """Every task directory under ``tasks_tree``, using and refreshing the cache."""
     if not db_path.exists():  # this version's first listing here: the file of the
         _discard(db_path.with_name("cache.sqlite3"))  # versions before 6 is dropped
+        built = _build(db_path, tasks_tree, parse)
+        if built is not None:
+            return built
     for _attempt in range(2):
         try:
             with closing(_connect(db_path)) as db, db:
@@ -124,8 +128,52 @@ def list_entries(db_path: Path, tasks_tree: pygit2.Tree | None, parse: Parser) -
 _BUSY_SECONDS = 10.0  # how long a listing waits for another process writing the cache
 
 
+def _build(db_path: Path, tasks_tree: pygit2.Tree | None, parse: Parser) -> list[Entry] | None:
+    """A new cache file, built in a file of this process's own and moved into place
+    (None when that cannot be done: the caller uses the shared file).
+
+    Nobody else reads a private file, so it is written without a journal: a cold
+    cache at 10,000 tasks writes its 6 MB once, where the WAL wrote them twice (a
+    fifth of its SQLite time), and no other listing waits on the build.  Two processes
+    listing at once both build; the first file in place stays."""
+    private = db_path.with_name(f"{db_path.name}.{os.getpid()}.{os.urandom(4).hex()}")
+    try:
+        with closing(_open(private)) as db:
+            db.execute("PRAGMA page_size=16384")
+            db.execute("PRAGMA journal_mode=OFF")
+            db.execute("PRAGMA synchronous=OFF")
+            db.executescript(_SCHEMA)
+            db.execute("INSERT INTO meta VALUES ('version', ?)", (_VERSION,))
+            with db:
+                db.execute("BEGIN")
+                entries = _refresh(db, tasks_tree, parse)
+            db.execute("PRAGMA journal_mode=WAL")  # as the shared file is used (`_connect`)
+        _place(private, db_path)
+        return entries
+    except (sqlite3.Error, OSError):
+        return None
+    finally:
+        _discard(private)
+
+
+def _place(private: Path, db_path: Path) -> None:
+    """Give a built file the cache's name, unless another listing's came first (it is
+    as good, and may be open already)."""
+    try:
+        os.link(private, db_path)
+    except FileExistsError:
+        pass
+    except OSError:  # a file system without hard links: moved, and the same unless raced
+        if not db_path.exists():
+            os.replace(private, db_path)
+
+
+def _open(db_path: Path) -> sqlite3.Connection:
+    return sqlite3.connect(db_path, timeout=_BUSY_SECONDS, isolation_level=None)
+
+
 def _connect(db_path: Path) -> sqlite3.Connection:
-    db = sqlite3.connect(db_path, timeout=_BUSY_SECONDS, isolation_level=None)
+    db = _open(db_path)
     # Pages of 16 KiB for a new file (a no-op on one that has tables): a cold listing at
     # 10,000 tasks writes 6 MB through the WAL, a fifth less system time than with 4 KiB.
     db.execute("PRAGMA page_size=16384")

@@ -160,14 +160,14 @@ def test_a_cold_cache_is_built_without_a_query_per_shard_or_a_read_back(
     for n in range(30):  # in about as many shards
         put_task(store, f"t{n:03d}", summary=f"s{n}")
     statements: list[str] = []
-    connect = cache._connect
+    connect = cache._open
 
     def traced(db_path: Path) -> sqlite3.Connection:
         db = connect(db_path)
         db.set_trace_callback(statements.append)
         return db
 
-    monkeypatch.setattr(cache, "_connect", traced)
+    monkeypatch.setattr(cache, "_open", traced)
     for path in (repo / ".git" / "orange").glob("cache*.sqlite3*"):
         path.unlink()
     cold = entries(store.snapshot())
@@ -219,6 +219,66 @@ def test_a_new_cache_has_large_pages_and_an_old_one_keeps_its_own(repo: Path) ->
     assert _summaries(store) == {"page01": "one", "page02": "two"}
     with sqlite3.connect(db_path) as db:
         assert db.execute("PRAGMA page_size").fetchone() == (4096,)
+
+
+def test_a_new_cache_is_built_apart_and_moved_into_place(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A cold listing builds the cache in a file of its own (written once, without a
+    journal) and then gives it the cache's name, in WAL mode as the shared file is
+    used: the cache's name appears only when the build is done, so no listing waits on
+    it, and nothing else is left in the folder."""
+    store = TaskStore.open(repo)
+    put_task(store, "cold01", summary="one")
+    put_task(store, "cold02", summary="two")
+    orange_dir = repo / ".git" / "orange"
+    db_path = cache.cache_path(orange_dir)
+    for path in orange_dir.glob("cache*"):
+        path.unlink()
+    parse = listing._parse_for_cache
+    named_while_parsing: list[bool] = []
+
+    def watched(raw: bytes, path: str) -> tuple[dict[str, object] | None, str | None, str | None]:
+        named_while_parsing.append(db_path.exists())
+        return parse(raw, path)
+
+    monkeypatch.setattr(listing, "_parse_for_cache", watched)
+    assert _summaries(store) == {"cold01": "one", "cold02": "two"}
+    assert named_while_parsing == [False, False]
+    assert sorted(path.name for path in orange_dir.glob("cache*")) == [db_path.name]
+    with closing(sqlite3.connect(db_path)) as db:
+        assert db.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+        assert db.execute("SELECT count(*) FROM entries").fetchone() == (2,)
+    named_while_parsing.clear()
+    assert _summaries(store) == {"cold01": "one", "cold02": "two"}
+    assert named_while_parsing == []  # warm: read from the placed file
+
+
+def test_a_cache_placed_by_another_listing_meanwhile_is_kept(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two cold listings at once both build; the file placed first stays (another
+    process may have it open), and the second listing still lists from its own build."""
+    store = TaskStore.open(repo)
+    put_task(store, "race01", summary="one")
+    orange_dir = repo / ".git" / "orange"
+    db_path = cache.cache_path(orange_dir)
+    for path in orange_dir.glob("cache*"):
+        path.unlink()
+    parse = listing._parse_for_cache
+
+    def raced(raw: bytes, path: str) -> tuple[dict[str, object] | None, str | None, str | None]:
+        if not db_path.exists():  # the other listing places its file during our build
+            with closing(sqlite3.connect(db_path)) as db:
+                db.execute("PRAGMA journal_mode=WAL")
+        return parse(raw, path)
+
+    monkeypatch.setattr(listing, "_parse_for_cache", raced)
+    assert _summaries(store) == {"race01": "one"}
+    with closing(sqlite3.connect(db_path)) as db:  # the other's file, untouched
+        assert db.execute("SELECT name FROM sqlite_master").fetchall() == []
+    assert sorted(path.name for path in orange_dir.glob("cache*")) == [db_path.name]
+    assert _summaries(store) == {"race01": "one"}  # and used from then on
 
 
 def test_an_older_oranges_cache_file_is_dropped_and_never_shared(repo: Path) -> None:

@@ -210,7 +210,7 @@ def _refresh(db: sqlite3.Connection, tasks_tree: pygit2.Tree | None, parse: Pars
     cached = _cached_rows(db, [s for s, _ in changed if s in indexed])
     db.executemany("DELETE FROM shards WHERE shard=?", gone)
     db.executemany("DELETE FROM entries WHERE shard=?", [*gone, *((s,) for s, _ in changed)])
-    rows = _without_gc(_index_shards, db, changed, cached, parse) if changed else []
+    rows = _bulk(_index_shards, db, changed, cached, parse) if changed else []
     if len(changed) != len(current):  # some shards unchanged: read every row back
         rows = db.execute(f"SELECT * FROM entries ORDER BY {_KEY}").fetchall()
     return [_placed(entry) for entry in map(Entry._make, rows)]
@@ -230,17 +230,28 @@ def _cached_rows(db: sqlite3.Connection, shards: list[str]) -> dict[str, tuple[s
     return rows
 
 
-def _without_gc(index: Callable[..., _T], *args: Any) -> _T:
-    """``index(*args)`` with the cyclic garbage collector paused: a cold cache makes some
-    10^5 objects (rows, fields, strings) that hold no cycles, and the collector would
-    walk the survivors again and again while they are made (3 to 4 % of the rebuild)."""
-    if not gc.isenabled():
-        return index(*args)
+def _bulk(index: Callable[..., _T], *args: Any) -> _T:
+    """``index(*args)``, reading and parsing many tasks at once (a cold cache reads
+    10,000), with two costs that such a pass does not need switched off:
+
+    - the cyclic garbage collector: the pass makes some 10^5 objects (rows, fields,
+      strings) that hold no cycles, and the collector would walk the survivors again
+      and again while they are made (3 to 4 % of a cold listing);
+    - libgit2's check, on every read, that an object hashes to its name (a quarter of
+      reading a task's tree and blob; 37 ms of a cold listing at 10,000 tasks).  Git
+      itself reads without it: an object is hashed when it arrives (a teammate's
+      through index-pack on fetch, so a pushed ref cannot name content it does not
+      hold), and what is read here is then parsed as untrusted text anyway.  Every
+      other read (a task Orange acts on) keeps the check, which is on again after."""
+    collecting = gc.isenabled()
     gc.disable()
+    pygit2.settings.enable_strict_hash_verification(False)
     try:
         return index(*args)
     finally:
-        gc.enable()
+        pygit2.settings.enable_strict_hash_verification(True)  # libgit2's default
+        if collecting:
+            gc.enable()
 
 
 def _placed(entry: Entry) -> Entry:
@@ -268,7 +279,9 @@ def _index_shards(
     Returns the shards' rows, in the order of the listing query (by key)."""
     rows: list[tuple[str | None, ...]] = []
     parsed: dict[str, tuple[str | None, ...]] = {}
+    indexed = []
     for shard, tree in changed:
+        whole = True
         for task_dir, blob_id, blob in _task_blobs(shard, tree):
             old = cached.get(task_dir)
             if old is not None and old[1] == blob_id:
@@ -278,17 +291,25 @@ def _index_shards(
             if values is None:
                 values = parsed[blob_id] = _parsed(f"{task_dir}/TASK.md", blob, parse)
             rows.append((task_dir, blob_id, *values, shard))
+            whole = whole and type(values[1]) is not _Damage
+        if whole:  # else read again next time: the object may be repaired (fetched again)
+            indexed.append((shard, str(tree.id)))
     db.executemany(f"INSERT INTO entries VALUES ({', '.join('?' * len(Entry._fields))})", rows)
-    db.executemany(
-        "INSERT OR REPLACE INTO shards VALUES (?, ?)", [(s, str(tree.id)) for s, tree in changed]
-    )
+    db.executemany("INSERT OR REPLACE INTO shards VALUES (?, ?)", indexed)
     return rows
 
 
-def _task_blobs(shard: str, tree: pygit2.Tree) -> list[tuple[str, str, pygit2.Blob | None]]:
+class _Damage(str):
+    """Why a task's folder or file could not be read from this clone's objects (a
+    damaged or missing object): its entry is broken, and its shard is not marked
+    indexed."""
+
+
+def _task_blobs(shard: str, tree: pygit2.Tree) -> list[tuple[str, str, pygit2.Blob | str]]:
     """(task folder, TASK.md blob id, the blob) for each task in a shard, by folder; a
-    folder without a TASK.md gets a ``missing:`` id and no blob."""
-    found: dict[str, tuple[str, str, pygit2.Blob | None]] = {}
+    folder without a TASK.md, or one git cannot read, gets a ``missing:`` id and the
+    reason instead of a blob."""
+    found: dict[str, tuple[str, str, pygit2.Blob | str]] = {}
     for task_tree in tree:
         if not isinstance(task_tree, pygit2.Tree):
             continue
@@ -297,13 +318,16 @@ def _task_blobs(shard: str, tree: pygit2.Tree) -> list[tuple[str, str, pygit2.Bl
         if task_dir in found:  # names whose escapes are the same text: the first
             continue
         try:  # one lookup in C (a loop over the folder's entries made an object each)
-            blob = task_tree["TASK.md"]
+            blob: pygit2.Object | str = task_tree["TASK.md"]
         except KeyError:
-            blob = None
-        if not isinstance(blob, pygit2.Blob):
-            found[task_dir] = (task_dir, f"missing:{task_tree.id}", None)
-        else:
+            blob = "TASK.md is missing"
+        except pygit2.GitError as exc:  # a damaged object in this clone
+            blob = _Damage(f"its folder cannot be read: {exc}")
+        if isinstance(blob, pygit2.Blob):
             found[task_dir] = (task_dir, str(blob.id), blob)
+        else:
+            reason = blob if isinstance(blob, str) else "TASK.md is missing"
+            found[task_dir] = (task_dir, f"missing:{task_tree.id}", reason)
     # By folder, as the listing query gives them: git's order, but for a name that
     # another begins with ("ab" and "ab-c").
     return sorted(found.values(), key=itemgetter(0))
@@ -324,11 +348,16 @@ def name_of(obj: pygit2.Object) -> str:
     return name
 
 
-def _parsed(path: str, blob: pygit2.Blob | None, parse: Parser) -> tuple[str | None, ...]:
-    """A row's values from its fields JSON to its task id, for a blob (or its absence)."""
-    if blob is None:
-        return _row(None, "TASK.md is missing", None)
-    fields, error, text = parse(blob.read_raw(), path)
+def _parsed(path: str, blob: pygit2.Blob | str, parse: Parser) -> tuple[str | None, ...]:
+    """A row's values from its fields JSON to its task id, for a blob (or why there is
+    none)."""
+    if isinstance(blob, str):
+        return _row(None, blob, None)
+    try:
+        raw = blob.read_raw()
+    except pygit2.GitError as exc:  # a damaged object in this clone: one broken task
+        return _row(None, _Damage(f"TASK.md cannot be read: {exc}"), None)
+    fields, error, text = parse(raw, path)
     if error is not None:  # one parse serves every folder of a blob: no path in it
         error = error.removeprefix(f"{path}: ")
     return _row(fields, error, text)

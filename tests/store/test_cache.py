@@ -2,9 +2,11 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import zlib
 from contextlib import closing
 from pathlib import Path
 
+import pygit2
 import pytest
 
 from orange.store import cache, layout, listing
@@ -151,6 +153,46 @@ def test_a_cold_cache_lists_missing_and_broken_task_files(repo: Path) -> None:
         assert "not valid YAML" in broken.error
         assert isinstance(broken2, BrokenTask)
         assert broken2.error.startswith(f"{layout.task_path('broken2')}: ")
+
+
+def test_a_damaged_object_is_one_broken_task_until_it_is_repaired(repo: Path) -> None:
+    """A task whose file git cannot read from this clone's objects (damaged on disk) is
+    one broken task saying so, not a listing that stops; its shard is read again at the
+    next listing, so the task is back once the object is (fetched again, say)."""
+    store = TaskStore.open(repo)
+    put_task(store, "dmg001", summary="one")
+    put_task(store, "fine01", summary="two")
+    blob = git(repo, "rev-parse", f"{layout.TASKS_REF}:{layout.task_path('dmg001')}").strip()
+    loose = repo / ".git" / "objects" / blob[:2] / blob[2:]
+    good = loose.read_bytes()
+    loose.chmod(0o644)
+    loose.write_bytes(b"not an object")
+    for _listing in range(2):  # cold, then from the cache
+        listed = {t.id: t for t in all_tasks(store)}
+        assert set(listed) == {"dmg001", "fine01"}
+        assert isinstance(listed["fine01"], Task)
+        damaged = listed["dmg001"]
+        assert isinstance(damaged, BrokenTask)
+        assert damaged.error.startswith(f"{layout.task_path('dmg001')}: TASK.md cannot be read: ")
+    loose.write_bytes(good)
+    assert _summaries(store) == {"dmg001": "one", "fine01": "two"}
+
+
+def test_a_listing_reads_without_libgit2s_hash_check_and_turns_it_back_on(repo: Path) -> None:
+    """The listing's bulk read skips libgit2's check that each object hashes to its
+    name (git reads without it; objects are hashed when fetched); every other read
+    keeps it: after a listing, an object whose content is not its name still fails to
+    read."""
+    store = TaskStore.open(repo)
+    put_task(store, "hash01", summary="one")
+    blob = git(repo, "rev-parse", f"{layout.TASKS_REF}:{layout.task_path('hash01')}").strip()
+    loose = repo / ".git" / "objects" / blob[:2] / blob[2:]
+    loose.chmod(0o644)
+    forged = b"---\nid: hash01\nproject: proj\nbranch: b\nstatus: pending\nsummary: forged\n---\n"
+    loose.write_bytes(zlib.compress(b"blob %d\0" % len(forged) + forged))
+    assert _summaries(store) == {"hash01": "forged"}  # read as git reads it
+    with pytest.raises(pygit2.GitError, match="hash mismatch"):
+        pygit2.Repository(str(repo))[blob].read_raw()
 
 
 def test_a_cold_cache_is_built_without_a_query_per_shard_or_a_read_back(

@@ -17,6 +17,7 @@ import gc
 import json
 import os
 import sqlite3
+import time
 from collections.abc import Callable
 from contextlib import closing
 from operator import itemgetter
@@ -136,6 +137,7 @@ def _build(db_path: Path, tasks_tree: pygit2.Tree | None, parse: Parser) -> list
     cache at 10,000 tasks writes its 6 MB once, where the WAL wrote them twice (a
     fifth of its SQLite time), and no other listing waits on the build.  Two processes
     listing at once both build; the first file in place stays."""
+    _discard_stale(db_path)
     private = db_path.with_name(f"{db_path.name}.{os.getpid()}.{os.urandom(4).hex()}")
     try:
         with closing(_open(private)) as db:
@@ -154,6 +156,21 @@ def _build(db_path: Path, tasks_tree: pygit2.Tree | None, parse: Parser) -> list
         return None
     finally:
         _discard(private)
+
+
+_STALE_SECONDS = 600.0  # a build takes seconds: a private file older is a killed one's
+
+
+def _discard_stale(db_path: Path) -> None:
+    """Remove the private files of builds that never finished (their process killed):
+    each may hold megabytes."""
+    now = time.time()
+    for path in db_path.parent.glob(f"{db_path.name}.*"):
+        try:
+            if now - path.stat().st_mtime > _STALE_SECONDS:
+                path.unlink()
+        except OSError:
+            pass  # gone meanwhile (another listing's clean-up), or not ours to remove
 
 
 def _place(private: Path, db_path: Path) -> None:

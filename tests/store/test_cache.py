@@ -1,7 +1,9 @@
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
+import time
 import zlib
 from contextlib import closing
 from pathlib import Path
@@ -294,6 +296,60 @@ def test_a_new_cache_is_built_apart_and_moved_into_place(
     named_while_parsing.clear()
     assert _summaries(store) == {"cold01": "one", "cold02": "two"}
     assert named_while_parsing == []  # warm: read from the placed file
+
+
+def test_a_killed_builds_file_is_removed_and_a_running_ones_kept(repo: Path) -> None:
+    """A build whose process was killed leaves its private file (megabytes at 10,000
+    tasks): the next cold build removes those older than any build takes, and leaves
+    a recent one (another listing's build still running)."""
+    store = TaskStore.open(repo)
+    put_task(store, "kill01", summary="one")
+    orange_dir = repo / ".git" / "orange"
+    db_path = cache.cache_path(orange_dir)
+    for path in orange_dir.glob("cache*"):
+        path.unlink()
+    killed = db_path.with_name(f"{db_path.name}.4242.0badf00d")
+    running = db_path.with_name(f"{db_path.name}.4343.600dcafe")
+    killed.write_bytes(b"half a cache")
+    running.write_bytes(b"a cache being built")
+    old = time.time() - cache._STALE_SECONDS - 60
+    os.utime(killed, (old, old))
+    assert _summaries(store) == {"kill01": "one"}
+    assert not killed.exists()
+    assert running.read_bytes() == b"a cache being built"
+
+
+def test_a_new_cache_is_moved_into_place_without_hard_links_or_left_to_the_shared_file(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On a file system without hard links the built file is moved into place; when no
+    private file can be built at all, the listing builds the shared file as before."""
+    store = TaskStore.open(repo)
+    put_task(store, "link01", summary="one")
+    orange_dir = repo / ".git" / "orange"
+    db_path = cache.cache_path(orange_dir)
+    for path in orange_dir.glob("cache*"):
+        path.unlink()
+
+    def no_links(source: Path, target: Path) -> None:
+        raise PermissionError(1, "Operation not permitted")
+
+    monkeypatch.setattr(os, "link", no_links)
+    assert _summaries(store) == {"link01": "one"}
+    assert sorted(path.name for path in orange_dir.glob("cache*")) == [db_path.name]
+    db_path.unlink()
+    opened = cache._open
+
+    def shared_only(path: Path) -> sqlite3.Connection:
+        if path != db_path:
+            raise sqlite3.OperationalError("unable to open database file")
+        return opened(path)
+
+    monkeypatch.setattr(cache, "_open", shared_only)
+    put_task(store, "link02", summary="two")
+    assert _summaries(store) == {"link01": "one", "link02": "two"}
+    with closing(sqlite3.connect(db_path)) as db:
+        assert db.execute("SELECT count(*) FROM entries").fetchone() == (2,)
 
 
 def test_a_cache_placed_by_another_listing_meanwhile_is_kept(

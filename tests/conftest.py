@@ -208,3 +208,13 @@ settings.register_profile("long", max_examples=300, deadline=None)
 # HYPOTHESIS_PROFILE=ci-noshrink: the CI examples, a failure reported unshrunk (fast).
 settings.register_profile("ci-noshrink", settings.get_profile("ci"), phases=[Phase.generate])
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+
+def damage(repo: Path, object_id: str, content: bytes = b"not an object") -> bytes:
+    """Overwrite a loose object of ``repo`` with ``content`` (a damaged clone); returns
+    what it held."""
+    loose = repo / ".git" / "objects" / object_id[:2] / object_id[2:]
+    held = loose.read_bytes()
+    loose.chmod(0o644)
+    loose.write_bytes(content)
+    return held

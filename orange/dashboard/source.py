@@ -140,7 +140,10 @@ def _task_blobs(tree: pygit2.Tree | None) -> list[tuple[str, str]]:
     out: dict[str, str] = {}
     for folder in tree:
         if isinstance(folder, pygit2.Tree):  # named as the store's cache names them
-            blob = next((c for c in folder if c.name == "TASK.md"), None)
+            try:
+                blob = next((c for c in folder if c.name == "TASK.md"), None)
+            except pygit2.GitError:  # a damaged object: its row says so (`Snapshot.task`)
+                blob = None
             out.setdefault(cache.name_of(folder), str(blob.id) if blob is not None else "")
     return list(out.items())
 

@@ -51,10 +51,14 @@ class Snapshot:
         if not layout.valid_task_id(task_id):
             return None
         path = layout.task_path(task_id)
-        blob = read_blob(self.tree, path)
-        if blob is None:
+        try:
+            blob = read_blob(self.tree, path)
+            data = None if blob is None else blob.data
+        except pygit2.GitError as exc:
+            raise _unreadable(path, exc) from None
+        if blob is None or data is None:
             return None
-        task = Task.parse(_decode(blob.data, path), where=path, blob_id=str(blob.id))
+        task = Task.parse(_decode(data, path), where=path, blob_id=str(blob.id))
         if task.id != task_id:  # read or written by id only where path and id agree
             raise BrokenTaskFile(f"{path}: id {task.id!r} does not match its directory")
         return task
@@ -72,15 +76,17 @@ class Snapshot:
         """Why the task folder ``task_dir`` holds no task of its name; its TASK.md read
         by ``blob_id`` when given ("" for none), else by path."""
         path = f"{task_dir}/TASK.md"
-        if blob_id is None:
-            blob = read_blob(self.tree, path)
-        else:
-            found = self.store.pygit.get(blob_id) if blob_id else None
-            blob = found if isinstance(found, pygit2.Blob) else None
-        if blob is None:
-            return f"{path}: TASK.md is missing"
         try:
+            if blob_id is None:
+                blob = read_blob(self.tree, path)
+            else:
+                found = self.store.pygit.get(blob_id) if blob_id else None
+                blob = found if isinstance(found, pygit2.Blob) else None
+            if blob is None:
+                return f"{path}: TASK.md is missing"
             task = Task.parse(_decode(blob.data, path), where=path, blob_id=str(blob.id))
+        except pygit2.GitError as exc:
+            return _unreadable(path, exc).message
         except BrokenTaskFile as exc:
             return exc.message if exc.message.startswith(path) else f"{path}: {exc.message}"
         return f"{path}: id {task.id!r} does not match its directory"
@@ -119,8 +125,11 @@ class TaskStore:
         prefix = prefix.strip()
         if not prefix:
             raise InvalidInput("no task id given", hint="pass a task id (see `orange task list`)")
-        if layout.valid_task_id(prefix) and snap.read(layout.task_path(prefix)) is not None:
-            return prefix
+        if (
+            layout.valid_task_id(prefix)
+            and read_blob(snap.tree, layout.task_path(prefix)) is not None
+        ):
+            return prefix  # its file is there (read by `Snapshot.task`)
         # A prefix: the names of the task folders, without reading a file (a single
         # task's command never loads the listing cache, `orange.store.listing`).
         matches = sorted({name for _dir, name in snap.task_dirs() if name.startswith(prefix)})
@@ -277,6 +286,13 @@ def _tip(repo: pygit2.Repository) -> tuple[pygit2.Reference | None, pygit2.Commi
 
     ref = repo.references.get(layout.TASKS_REF)
     return ref, None if ref is None else ref.peel(pygit2.Commit)
+
+
+def _unreadable(path: str, exc: pygit2.GitError) -> BrokenTaskFile:
+    """A task git cannot read from this clone's objects (a damaged or missing object):
+    one broken task, as the listing shows it (`orange.store.cache`)."""
+    hint = "this clone's git objects are damaged: `git fsck` names them"
+    return BrokenTaskFile(f"{path}: TASK.md cannot be read: {exc}", hint=hint)
 
 
 def _decode(data: bytes, where: str) -> str:

@@ -9,7 +9,7 @@ from orange import projects
 from orange.dashboard.source import Source
 from orange.store import layout, listing
 from orange.store.store import TaskStore
-from tests.conftest import copy_task_folder
+from tests.conftest import copy_task_folder, damage, git
 from tests.dashboard.conftest import put_task
 
 
@@ -33,3 +33,23 @@ def test_copies_and_names_that_are_not_utf8_read_after_a_change_are_broken(
         assert row.task is None
         task_dir = row.key.removeprefix("proj:")
         assert row.broken == f"{task_dir}/TASK.md: id 'good01' does not match its directory"
+
+
+def test_a_task_whose_objects_are_damaged_is_a_broken_row_after_a_change(project: Path) -> None:
+    """A task git cannot read from this clone's objects (its file, or its folder) is
+    one broken row when the dashboard reads its shard again, as the listing shows it,
+    not a dashboard that stops."""
+    put_task(project, "good01")
+    source = Source([projects.get("proj")])
+    source.refresh()
+    put_task(project, "file01")
+    put_task(project, "fold01")
+    for task_id, path in (("file01", layout.task_path), ("fold01", layout.task_dir)):
+        damage(project, git(project, "rev-parse", f"{layout.TASKS_REF}:{path(task_id)}").strip())
+    assert source.refresh()
+    rows = {row.key.removeprefix("proj:"): row for row in source.rows()}
+    assert rows[layout.task_dir("good01")].task is not None
+    for task_id in ("file01", "fold01"):
+        row = rows[layout.task_dir(task_id)]
+        assert row.task is None
+        assert row.broken.startswith(f"{layout.task_path(task_id)}: TASK.md cannot be read: ")

@@ -11,12 +11,13 @@ from pathlib import Path
 import pygit2
 import pytest
 
+from orange.errors import BrokenTaskFile
 from orange.store import cache, layout, listing
 from orange.store.events import Change
 from orange.store.listing import all_tasks, entries
 from orange.store.store import Snapshot, TaskStore
 from orange.store.task import BrokenTask, Task
-from tests.conftest import copy_task_folder, git
+from tests.conftest import copy_task_folder, damage, git
 from tests.store.helpers import put_task, set_field
 
 
@@ -165,10 +166,7 @@ def test_a_damaged_object_is_one_broken_task_until_it_is_repaired(repo: Path) ->
     put_task(store, "dmg001", summary="one")
     put_task(store, "fine01", summary="two")
     blob = git(repo, "rev-parse", f"{layout.TASKS_REF}:{layout.task_path('dmg001')}").strip()
-    loose = repo / ".git" / "objects" / blob[:2] / blob[2:]
-    good = loose.read_bytes()
-    loose.chmod(0o644)
-    loose.write_bytes(b"not an object")
+    good = damage(repo, blob)
     for _listing in range(2):  # cold, then from the cache
         listed = {t.id: t for t in all_tasks(store)}
         assert set(listed) == {"dmg001", "fine01"}
@@ -176,7 +174,12 @@ def test_a_damaged_object_is_one_broken_task_until_it_is_repaired(repo: Path) ->
         damaged = listed["dmg001"]
         assert isinstance(damaged, BrokenTask)
         assert damaged.error.startswith(f"{layout.task_path('dmg001')}: TASK.md cannot be read: ")
-    loose.write_bytes(good)
+    # Read alone (`task show`, a move, the dashboard's re-read), the same one-line error
+    with pytest.raises(BrokenTaskFile, match=r"dmg001/TASK.md: TASK.md cannot be read: "):
+        store.get("dmg001")
+    reason = store.snapshot().misplaced_reason(layout.task_dir("dmg001"))
+    assert reason.startswith(f"{layout.task_path('dmg001')}: TASK.md cannot be read: ")
+    damage(repo, blob, good)  # repaired
     assert _summaries(store) == {"dmg001": "one", "fine01": "two"}
 
 
@@ -188,10 +191,8 @@ def test_a_listing_reads_without_libgit2s_hash_check_and_turns_it_back_on(repo: 
     store = TaskStore.open(repo)
     put_task(store, "hash01", summary="one")
     blob = git(repo, "rev-parse", f"{layout.TASKS_REF}:{layout.task_path('hash01')}").strip()
-    loose = repo / ".git" / "objects" / blob[:2] / blob[2:]
-    loose.chmod(0o644)
     forged = b"---\nid: hash01\nproject: proj\nbranch: b\nstatus: pending\nsummary: forged\n---\n"
-    loose.write_bytes(zlib.compress(b"blob %d\0" % len(forged) + forged))
+    damage(repo, blob, zlib.compress(b"blob %d\0" % len(forged) + forged))
     assert _summaries(store) == {"hash01": "forged"}  # read as git reads it
     with pytest.raises(pygit2.GitError, match="hash mismatch"):
         pygit2.Repository(str(repo))[blob].read_raw()

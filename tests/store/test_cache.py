@@ -21,6 +21,14 @@ from tests.conftest import copy_task_folder, damage, git
 from tests.store.helpers import put_task, set_field
 
 
+def _no_cache(repo: Path) -> tuple[Path, Path]:
+    """Remove every cache file of ``repo``; its Orange folder and the cache's path."""
+    orange_dir = repo / ".git" / "orange"
+    for path in orange_dir.glob("cache*"):
+        path.unlink()
+    return orange_dir, cache.cache_path(orange_dir)
+
+
 def _summaries(store: TaskStore) -> dict[str, str]:
     return {t.id: t.summary for t in all_tasks(store) if isinstance(t, Task)}
 
@@ -276,10 +284,7 @@ def test_a_new_cache_is_built_apart_and_moved_into_place(
     store = TaskStore.open(repo)
     put_task(store, "cold01", summary="one")
     put_task(store, "cold02", summary="two")
-    orange_dir = repo / ".git" / "orange"
-    db_path = cache.cache_path(orange_dir)
-    for path in orange_dir.glob("cache*"):
-        path.unlink()
+    orange_dir, db_path = _no_cache(repo)
     parse = listing._parse_for_cache
     named_while_parsing: list[bool] = []
 
@@ -305,10 +310,7 @@ def test_a_killed_builds_file_is_removed_and_a_running_ones_kept(repo: Path) -> 
     a recent one (another listing's build still running)."""
     store = TaskStore.open(repo)
     put_task(store, "kill01", summary="one")
-    orange_dir = repo / ".git" / "orange"
-    db_path = cache.cache_path(orange_dir)
-    for path in orange_dir.glob("cache*"):
-        path.unlink()
+    _orange_dir, db_path = _no_cache(repo)
     killed = db_path.with_name(f"{db_path.name}.4242.0badf00d")
     running = db_path.with_name(f"{db_path.name}.4343.600dcafe")
     killed.write_bytes(b"half a cache")
@@ -327,10 +329,7 @@ def test_a_new_cache_is_moved_into_place_without_hard_links_or_left_to_the_share
     private file can be built at all, the listing builds the shared file as before."""
     store = TaskStore.open(repo)
     put_task(store, "link01", summary="one")
-    orange_dir = repo / ".git" / "orange"
-    db_path = cache.cache_path(orange_dir)
-    for path in orange_dir.glob("cache*"):
-        path.unlink()
+    orange_dir, db_path = _no_cache(repo)
 
     def no_links(source: Path, target: Path) -> None:
         raise PermissionError(1, "Operation not permitted")
@@ -360,10 +359,7 @@ def test_a_cache_placed_by_another_listing_meanwhile_is_kept(
     process may have it open), and the second listing still lists from its own build."""
     store = TaskStore.open(repo)
     put_task(store, "race01", summary="one")
-    orange_dir = repo / ".git" / "orange"
-    db_path = cache.cache_path(orange_dir)
-    for path in orange_dir.glob("cache*"):
-        path.unlink()
+    orange_dir, db_path = _no_cache(repo)
     parse = listing._parse_for_cache
 
     def raced(raw: bytes, path: str) -> tuple[dict[str, object] | None, str | None, str | None]:

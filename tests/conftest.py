@@ -211,10 +211,12 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
 def damage(repo: Path, object_id: str, content: bytes = b"not an object") -> bytes:
-    """Overwrite a loose object of ``repo`` with ``content`` (a damaged clone); returns
-    what it held."""
+    """Write ``content`` as a loose object of ``repo`` (a damaged clone, or one repaired);
+    returns what it held ("" when it was missing)."""
     loose = repo / ".git" / "objects" / object_id[:2] / object_id[2:]
-    held = loose.read_bytes()
-    loose.chmod(0o644)
+    held = b""
+    if loose.exists():
+        held = loose.read_bytes()
+        loose.chmod(0o644)
     loose.write_bytes(content)
     return held

@@ -77,6 +77,11 @@ class _Feed:
             for shard in set(shards) | set(self.shards):
                 if shards.get(shard) != self.shards.get(shard):
                     self._reread(snap, shard, trees.get(shard), here)
+        # A shard with a broken row is read again at the next change, whatever its tree:
+        # git may read it by then (a damaged object repaired).  Broken rows are rare.
+        for key, row in self.rows.items():
+            if row.task is None:
+                shards[key.split("/", 2)[1]] = ""
         self.shards, self.tip = shards, tip
         return True
 
@@ -85,10 +90,20 @@ class _Feed:
         old = {key: row for key, row in self.rows.items() if key.startswith(prefix)}
         for key in old:
             del self.rows[key]
-        for name, blob in _task_blobs(tree):
+        self.rows.pop(prefix[:-1], None)  # the shard's own broken row, if it had one
+        try:
+            blobs = _task_blobs(tree)
+        except pygit2.GitError as exc:  # the shard's own object damaged: one broken row
+            assert self.known is not None
+            reason = f"tasks/{shard}/TASK.md: its shard cannot be read: {exc}"
+            task_dir, project = f"tasks/{shard}", self.project.name
+            broken = make_row(task_dir, "", None, reason, project, self.known, here)
+            self.rows[broken.key] = broken
+            return
+        for name, blob in blobs:
             key = f"{prefix}{name}"
             row = old.get(key)
-            if row is None or row.blob != blob:
+            if row is None or row.blob != blob or row.task is None:  # a broken one: again
                 row = self._row(snap, f"tasks/{shard}/{name}", blob, here)
             if row is not None:
                 self.rows[key] = row

@@ -163,14 +163,21 @@ _STALE_SECONDS = 600.0  # a build takes seconds: a private file older is a kille
 
 def _discard_stale(db_path: Path) -> None:
     """Remove the private files of builds that never finished (their process killed):
-    each may hold megabytes."""
+    each may hold megabytes.  Only names `_build` gives (``<cache>.<pid>.<8 hex>``)."""
     now = time.time()
-    for path in db_path.parent.glob(f"{db_path.name}.*"):
+    for path in db_path.parent.glob(f"{db_path.name}.*.????????"):
+        pid, _, tag = path.name.removeprefix(f"{db_path.name}.").partition(".")
+        if not (pid.isdigit() and pid.isascii() and len(tag) == 8 and _is_hex(tag)):
+            continue
         try:
             if now - path.stat().st_mtime > _STALE_SECONDS:
                 path.unlink()
         except OSError:
             pass  # gone meanwhile (another listing's clean-up), or not ours to remove
+
+
+def _is_hex(text: str) -> bool:
+    return all(char in "0123456789abcdef" for char in text)
 
 
 def _place(private: Path, db_path: Path) -> None:
@@ -180,7 +187,9 @@ def _place(private: Path, db_path: Path) -> None:
         os.link(private, db_path)
     except FileExistsError:
         pass
-    except OSError:  # a file system without hard links: moved, and the same unless raced
+    except OSError:  # a file system without hard links (or the file removed as stale):
+        # moved when the name is free.  Two listings racing here can replace a file the
+        # other has just placed (no harm unless that one had opened it already).
         if not db_path.exists():
             os.replace(private, db_path)
 
@@ -258,12 +267,15 @@ def _bulk(index: Callable[..., _T], *args: Any) -> _T:
       reading a task's tree and blob; 37 ms of a cold listing at 10,000 tasks).  Git
       itself reads without it: an object is hashed when it arrives (a teammate's
       through index-pack on fetch, so a pushed ref cannot name content it does not
-      hold), and what is read here is then parsed as untrusted text anyway.  Every
-      other read (a task Orange acts on) keeps the check, which is on again after."""
+      hold), and what is read here is parsed as untrusted text anyway; what the check
+      would catch is a clone's objects altered on disk with valid zlib data.  It is on
+      again after the pass (the switch is libgit2's, for the whole process: reads of
+      other threads meanwhile go unchecked, and objects read in the pass that libgit2
+      keeps in memory are not checked again when this process reads them later)."""
     collecting = gc.isenabled()
-    gc.disable()
-    pygit2.settings.enable_strict_hash_verification(False)
     try:
+        gc.disable()
+        pygit2.settings.enable_strict_hash_verification(False)
         return index(*args)
     finally:
         pygit2.settings.enable_strict_hash_verification(True)  # libgit2's default
@@ -296,10 +308,15 @@ def _index_shards(
     Returns the shards' rows, in the order of the listing query (by key)."""
     rows: list[tuple[str | None, ...]] = []
     parsed: dict[str, tuple[str | None, ...]] = {}
-    indexed = []
+    indexed, damaged = [], []
     for shard, tree in changed:
         whole = True
-        for task_dir, blob_id, blob in _task_blobs(shard, tree):
+        try:
+            blobs = _task_blobs(shard, tree)
+        except pygit2.GitError as exc:  # the shard's own tree: one broken entry for it
+            reason = _Damage(f"its shard cannot be read: {exc}")
+            blobs = [(f"tasks/{shard}", f"missing:{tree.id}", reason)]
+        for task_dir, blob_id, blob in blobs:
             old = cached.get(task_dir)
             if old is not None and old[1] == blob_id:
                 rows.append(old)
@@ -309,17 +326,20 @@ def _index_shards(
                 values = parsed[blob_id] = _parsed(f"{task_dir}/TASK.md", blob, parse)
             rows.append((task_dir, blob_id, *values, shard))
             whole = whole and type(values[1]) is not _Damage
-        if whole:  # else read again next time: the object may be repaired (fetched again)
+        if whole:
             indexed.append((shard, str(tree.id)))
+        else:  # not indexed, so read again (not kept) next time: the object may be repaired
+            damaged.append((shard,))
     db.executemany(f"INSERT INTO entries VALUES ({', '.join('?' * len(Entry._fields))})", rows)
     db.executemany("INSERT OR REPLACE INTO shards VALUES (?, ?)", indexed)
+    db.executemany("DELETE FROM shards WHERE shard=?", damaged)
     return rows
 
 
 class _Damage(str):
-    """Why a task's folder or file could not be read from this clone's objects (a
-    damaged or missing object): its entry is broken, and its shard is not marked
-    indexed."""
+    """Why a task's folder or file (or a whole shard) could not be read from this
+    clone's objects (a damaged or missing object): its entry is broken, and its shard
+    is not marked indexed, so none of its rows is kept for the next listing."""
 
 
 def _task_blobs(shard: str, tree: pygit2.Tree) -> list[tuple[str, str, pygit2.Blob | str]]:
@@ -336,10 +356,10 @@ def _task_blobs(shard: str, tree: pygit2.Tree) -> list[tuple[str, str, pygit2.Bl
             continue
         try:  # one lookup in C (a loop over the folder's entries made an object each)
             blob: pygit2.Object | str = task_tree["TASK.md"]
+        except pygit2.GitError as exc:  # the folder's object damaged or missing (a
+            blob = _Damage(f"its folder cannot be read: {exc}")  # KeyError too: first)
         except KeyError:
             blob = "TASK.md is missing"
-        except pygit2.GitError as exc:  # a damaged object in this clone
-            blob = _Damage(f"its folder cannot be read: {exc}")
         if isinstance(blob, pygit2.Blob):
             found[task_dir] = (task_dir, str(blob.id), blob)
         else:

@@ -53,11 +53,14 @@ class Snapshot:
         path = layout.task_path(task_id)
         try:
             blob = read_blob(self.tree, path)
-            data = None if blob is None else blob.data
-        except pygit2.GitError as exc:
-            raise _unreadable(path, exc) from None
-        if blob is None or data is None:
+        except pygit2.GitError as exc:  # its folder (or a tree above it)
+            raise _unreadable(path, "its folder", exc) from None
+        if blob is None:
             return None
+        try:
+            data = blob.data
+        except pygit2.GitError as exc:
+            raise _unreadable(path, "TASK.md", exc) from None
         task = Task.parse(_decode(data, path), where=path, blob_id=str(blob.id))
         if task.id != task_id:  # read or written by id only where path and id agree
             raise BrokenTaskFile(f"{path}: id {task.id!r} does not match its directory")
@@ -86,7 +89,7 @@ class Snapshot:
                 return f"{path}: TASK.md is missing"
             task = Task.parse(_decode(blob.data, path), where=path, blob_id=str(blob.id))
         except pygit2.GitError as exc:
-            return _unreadable(path, exc).message
+            return _unreadable(path, "TASK.md", exc).message
         except BrokenTaskFile as exc:
             return exc.message if exc.message.startswith(path) else f"{path}: {exc.message}"
         return f"{path}: id {task.id!r} does not match its directory"
@@ -125,11 +128,8 @@ class TaskStore:
         prefix = prefix.strip()
         if not prefix:
             raise InvalidInput("no task id given", hint="pass a task id (see `orange task list`)")
-        if (
-            layout.valid_task_id(prefix)
-            and read_blob(snap.tree, layout.task_path(prefix)) is not None
-        ):
-            return prefix  # its file is there (read by `Snapshot.task`)
+        if layout.valid_task_id(prefix) and _has_file(snap, layout.task_path(prefix)):
+            return prefix
         # A prefix: the names of the task folders, without reading a file (a single
         # task's command never loads the listing cache, `orange.store.listing`).
         matches = sorted({name for _dir, name in snap.task_dirs() if name.startswith(prefix)})
@@ -288,11 +288,20 @@ def _tip(repo: pygit2.Repository) -> tuple[pygit2.Reference | None, pygit2.Commi
     return ref, None if ref is None else ref.peel(pygit2.Commit)
 
 
-def _unreadable(path: str, exc: pygit2.GitError) -> BrokenTaskFile:
+def _has_file(snap: Snapshot, path: str) -> bool:
+    """Whether ``path`` names a file in the snapshot, unread (`Snapshot.task` reads it,
+    and says so when git cannot)."""
+    try:
+        return read_blob(snap.tree, path) is not None
+    except pygit2.GitError:  # there, but a folder on the way cannot be read
+        return True
+
+
+def _unreadable(path: str, what: str, exc: pygit2.GitError) -> BrokenTaskFile:
     """A task git cannot read from this clone's objects (a damaged or missing object):
-    one broken task, as the listing shows it (`orange.store.cache`)."""
+    one broken task, in the words of the listing (`orange.store.cache`)."""
     hint = "this clone's git objects are damaged: `git fsck` names them"
-    return BrokenTaskFile(f"{path}: TASK.md cannot be read: {exc}", hint=hint)
+    return BrokenTaskFile(f"{path}: {what} cannot be read: {exc}", hint=hint)
 
 
 def _decode(data: bytes, where: str) -> str:

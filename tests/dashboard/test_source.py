@@ -36,20 +36,37 @@ def test_copies_and_names_that_are_not_utf8_read_after_a_change_are_broken(
 
 
 def test_a_task_whose_objects_are_damaged_is_a_broken_row_after_a_change(project: Path) -> None:
-    """A task git cannot read from this clone's objects (its file, or its folder) is
-    one broken row when the dashboard reads its shard again, as the listing shows it,
-    not a dashboard that stops."""
+    """A task git cannot read from this clone's objects (its file, its folder, its
+    shard) is one broken row when the dashboard reads its shard again, not a dashboard
+    that stops; in the words of the listing."""
     put_task(project, "good01")
     source = Source([projects.get("proj")])
     source.refresh()
     put_task(project, "file01")
     put_task(project, "fold01")
-    for task_id, path in (("file01", layout.task_path), ("fold01", layout.task_dir)):
-        damage(project, git(project, "rev-parse", f"{layout.TASKS_REF}:{path(task_id)}").strip())
+    put_task(project, "shrd01")
+    shard = layout.task_dir("shrd01").rsplit("/", 1)[0]
+    assert len({layout.shard(t) for t in ("good01", "file01", "fold01", "shrd01")}) == 4
+    places = (layout.task_path("file01"), layout.task_dir("fold01"), shard)
+    objects = [git(project, "rev-parse", f"{layout.TASKS_REF}:{p}").strip() for p in places]
+    held = [damage(project, oid) for oid in objects]
     assert source.refresh()
     rows = {row.key.removeprefix("proj:"): row for row in source.rows()}
     assert rows[layout.task_dir("good01")].task is not None
-    for task_id in ("file01", "fold01"):
-        row = rows[layout.task_dir(task_id)]
-        assert row.task is None
-        assert row.broken.startswith(f"{layout.task_path(task_id)}: TASK.md cannot be read: ")
+    reasons = {
+        layout.task_dir("file01"): f"{layout.task_path('file01')}: TASK.md cannot be read: ",
+        layout.task_dir("fold01"): f"{layout.task_path('fold01')}: its folder cannot be read: ",
+        shard: f"{shard}/TASK.md: its shard cannot be read: ",
+    }
+    assert set(rows) == {layout.task_dir("good01"), *reasons}
+    for task_dir, reason in reasons.items():
+        assert rows[task_dir].task is None
+        assert rows[task_dir].broken.startswith(reason)
+    for oid, content in zip(objects, held, strict=True):  # repaired, then a change
+        damage(project, oid, content)
+    put_task(project, "next01")
+    assert source.refresh()
+    rows = {row.key.removeprefix("proj:"): row for row in source.rows()}
+    assert shard not in rows
+    for task_id in ("file01", "fold01", "shrd01"):  # each read again, whole
+        assert rows[layout.task_dir(task_id)].task is not None

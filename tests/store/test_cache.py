@@ -166,29 +166,45 @@ def test_a_cold_cache_lists_missing_and_broken_task_files(repo: Path) -> None:
         assert broken2.error.startswith(f"{layout.task_path('broken2')}: ")
 
 
-def test_a_damaged_object_is_one_broken_task_until_it_is_repaired(repo: Path) -> None:
-    """A task whose file git cannot read from this clone's objects (damaged on disk) is
-    one broken task saying so, not a listing that stops; its shard is read again at the
-    next listing, so the task is back once the object is (fetched again, say)."""
+@pytest.mark.parametrize("part", ["file", "folder", "shard"])
+@pytest.mark.parametrize("harm", ["damaged", "missing"])
+def test_an_object_git_cannot_read_is_one_broken_entry_until_it_is_repaired(
+    repo: Path, part: str, harm: str
+) -> None:
+    """A task whose file, folder or shard git cannot read from this clone's objects
+    (damaged on disk, or missing) is one broken entry saying so, not a listing that
+    stops; its shard is read again at every listing (none of its rows is kept), so the
+    task is back once the object is (copied back, fetched again)."""
     store = TaskStore.open(repo)
     put_task(store, "dmg001", summary="one")
     put_task(store, "fine01", summary="two")
-    blob = git(repo, "rev-parse", f"{layout.TASKS_REF}:{layout.task_path('dmg001')}").strip()
-    good = damage(repo, blob)
-    for _listing in range(2):  # cold, then from the cache
-        listed = {t.id: t for t in all_tasks(store)}
-        assert set(listed) == {"dmg001", "fine01"}
-        assert isinstance(listed["fine01"], Task)
-        damaged = listed["dmg001"]
-        assert isinstance(damaged, BrokenTask)
-        assert damaged.error.startswith(f"{layout.task_path('dmg001')}: TASK.md cannot be read: ")
-    # Read alone (`task show`, a move, the dashboard's re-read), the same one-line error
-    with pytest.raises(BrokenTaskFile, match=r"dmg001/TASK.md: TASK.md cannot be read: "):
-        store.get("dmg001")
-    reason = store.snapshot().misplaced_reason(layout.task_dir("dmg001"))
-    assert reason.startswith(f"{layout.task_path('dmg001')}: TASK.md cannot be read: ")
-    damage(repo, blob, good)  # repaired
-    assert _summaries(store) == {"dmg001": "one", "fine01": "two"}
+    assert layout.shard("dmg001") != layout.shard("fine01")
+    assert _summaries(store) == {"dmg001": "one", "fine01": "two"}  # the shard indexed
+    set_field(store, "dmg001", "summary", "three")  # new objects for its file and trees
+    shard_dir = layout.task_dir("dmg001").rsplit("/", 1)[0]
+    path = {"file": layout.task_path("dmg001"), "folder": layout.task_dir("dmg001")}
+    oid = git(repo, "rev-parse", f"{layout.TASKS_REF}:{path.get(part, shard_dir)}").strip()
+    held = damage(repo, oid)
+    if harm == "missing":
+        (repo / ".git" / "objects" / oid[:2] / oid[2:]).unlink()
+    reason = {
+        "file": f"{layout.task_path('dmg001')}: TASK.md cannot be read: ",
+        "folder": f"{layout.task_path('dmg001')}: its folder cannot be read: ",
+        "shard": f"{shard_dir}/TASK.md: its shard cannot be read: ",
+    }[part]
+    for _listing in range(2):  # the first finds it, the second does not take it as kept
+        listed = all_tasks(store)
+        assert [t.id for t in listed if isinstance(t, Task)] == ["fine01"]
+        broken = [t for t in listed if isinstance(t, BrokenTask)]
+        assert len(broken) == 1 and broken[0].error.startswith(reason), broken
+    if part != "shard":  # read alone (`task show`, a move): the same one-line error
+        with pytest.raises(BrokenTaskFile) as raised:
+            store.get("dmg001")
+        assert raised.value.message.startswith(reason)
+    if part == "file":
+        assert store.snapshot().misplaced_reason(layout.task_dir("dmg001")).startswith(reason)
+    damage(repo, oid, held)  # repaired
+    assert _summaries(store) == {"dmg001": "three", "fine01": "two"}
 
 
 def test_a_listing_reads_without_libgit2s_hash_check_and_turns_it_back_on(repo: Path) -> None:
@@ -313,13 +329,17 @@ def test_a_killed_builds_file_is_removed_and_a_running_ones_kept(repo: Path) -> 
     _orange_dir, db_path = _no_cache(repo)
     killed = db_path.with_name(f"{db_path.name}.4242.0badf00d")
     running = db_path.with_name(f"{db_path.name}.4343.600dcafe")
+    kept = db_path.with_name(f"{db_path.name}.saved-by-me")  # no name a build gives
     killed.write_bytes(b"half a cache")
     running.write_bytes(b"a cache being built")
+    kept.write_bytes(b"the user's")
     old = time.time() - cache._STALE_SECONDS - 60
     os.utime(killed, (old, old))
+    os.utime(kept, (old, old))
     assert _summaries(store) == {"kill01": "one"}
     assert not killed.exists()
     assert running.read_bytes() == b"a cache being built"
+    assert kept.read_bytes() == b"the user's"
 
 
 def test_a_new_cache_is_moved_into_place_without_hard_links_or_left_to_the_shared_file(

@@ -104,3 +104,26 @@ def test_the_dumpers_resolvers_begin_where_the_writer_looks() -> None:
     firsts = set(yaml.SafeDumper.yaml_implicit_resolvers)
     assert firsts - words - set("-+.0123456789") == set()
     assert all(not _dumper_reads_as_text(word) for word in taskfile._NOT_TEXT)
+
+
+# YAML 1.1's words (its booleans and nulls; the merge and value keys, the lone
+# indicators PyYAML resolves), written here, not taken from the set under test.
+YAML11_WORDS = ["yes", "no", "on", "off", "true", "false", "null", "y", "n", "~", "<<", "="]
+YAML11_WORDS += ["!", "&", "*", "yes!", "nulls", "offf", "<<<"]
+
+
+def _casings(word: str) -> set[str]:
+    """Every spelling of ``word`` in upper and lower case letters."""
+    spellings = {""}
+    for char in word:
+        spellings = {done + case for done in spellings for case in {char.lower(), char.upper()}}
+    return spellings
+
+
+def test_every_casing_of_yaml_11s_words_is_told_as_the_dumper_tells_it() -> None:
+    """The flat writer's words agree with the dumper on every upper/lower spelling of
+    YAML 1.1's words and a few near them (``Off``, ``oFF``, ``NULL``, ``nUll``...)."""
+    spellings = sorted({s for word in YAML11_WORDS for s in _casings(word)})
+    assert len(spellings) == 155
+    told = {s for s in spellings if not taskfile._resolves_as_text(s)}
+    assert told == {s for s in spellings if not _dumper_reads_as_text(s)}

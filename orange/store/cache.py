@@ -6,18 +6,15 @@ indexed and walks only the shards that changed — so a ref moved by plain git
 a task whose TASK.md blob is the one cached keeps its row (a blob id never changes
 meaning); only new blobs are parsed.  One row per task folder, so the cache holds what
 the ref holds, not every version it ever held.  The cache is a convenience: a missing,
-locked or corrupt database is rebuilt (or bypassed) silently.  Each version of the cache
-has its own file (`cache_path`), so an older Orange still running beside a newer one (a
-monitor, a dashboard) keeps its own instead of the two dropping each other's tables.
+locked or corrupt database is rebuilt (or bypassed) silently.  Its file (where it is,
+how it is opened, built and placed) is `orange.store.cachefile`'s.
 """
 
 from __future__ import annotations
 
 import gc
 import json
-import os
 import sqlite3
-import time
 from collections.abc import Callable
 from contextlib import closing
 from operator import itemgetter
@@ -26,26 +23,10 @@ from typing import Any, NamedTuple, TypeVar
 
 import pygit2
 
-from orange.store import layout
+from orange.store import cachefile, layout
+from orange.store.cachefile import cache_path as cache_path  # where callers look for it
 
-# The columns of `entries` are an `Entry`'s fields, in order.  One table keyed by
-# folder (without a rowid: one b-tree, written in key order), not one of parsed blobs
-# and one of folders: a cold cache at 10,000 tasks writes 10,000 rows, not 20,000 and
-# their indexes (about 5 us a task less).
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS entries (
-    task_dir TEXT NOT NULL, blob TEXT NOT NULL, fields TEXT, error TEXT,
-    project TEXT NOT NULL, status TEXT NOT NULL, activity TEXT NOT NULL,
-    workspace TEXT NOT NULL, workflow TEXT NOT NULL, workflow_rev TEXT NOT NULL,
-    task_id TEXT NOT NULL, shard TEXT NOT NULL,
-    PRIMARY KEY (shard, task_dir)
-) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS shards (shard TEXT PRIMARY KEY, tree TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-"""
-_VERSION = "6"
 _T = TypeVar("_T")
-_TABLES = ("blobs", "shards", "entries")  # "blobs": an older Orange's (version 5)
 
 
 class Entry(NamedTuple):
@@ -99,128 +80,25 @@ except TypeError:  # no C encoder, or one of another signature: the plain path
 Parser = Callable[[bytes, str], tuple[dict[str, Any] | None, str | None, str | None]]
 
 
-def cache_path(orange_dir: Path) -> Path:
-    """The file of this version of the cache in a repository's Orange folder."""
-    return orange_dir / f"cache-{_VERSION}.sqlite3"
-
-
 def list_entries(db_path: Path, tasks_tree: pygit2.Tree | None, parse: Parser) -> list[Entry]:
     """Every task directory under ``tasks_tree``, using and refreshing the cache."""
     if not db_path.exists():  # this version's first listing here: the file of the
-        _discard(db_path.with_name("cache.sqlite3"))  # versions before 6 is dropped
-        built = _build(db_path, tasks_tree, parse)
+        cachefile.discard(db_path.with_name("cache.sqlite3"))  # versions before 6 goes
+        built = cachefile.build(db_path, lambda db: _refresh(db, tasks_tree, parse))
         if built is not None:
             return built
     for _attempt in range(2):
         try:
-            with closing(_connect(db_path)) as db, db:
+            with closing(cachefile.connect(db_path)) as db, db:
                 return _refresh(db, tasks_tree, parse)
         except sqlite3.OperationalError as exc:
             if exc.sqlite_errorcode in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED):
                 break  # another process still writes it (a long rebuild): its file stays
-            _discard(db_path)
+            cachefile.discard(db_path)
         except (sqlite3.DatabaseError, OSError):
-            _discard(db_path)
-    with closing(sqlite3.connect(":memory:")) as db:  # unusable on disk: work uncached
-        db.executescript(_SCHEMA)
+            cachefile.discard(db_path)
+    with closing(cachefile.in_memory()) as db:  # unusable on disk: work uncached
         return _refresh(db, tasks_tree, parse)
-
-
-_BUSY_SECONDS = 10.0  # how long a listing waits for another process writing the cache
-
-
-def _build(db_path: Path, tasks_tree: pygit2.Tree | None, parse: Parser) -> list[Entry] | None:
-    """A new cache file, built in a file of this process's own and moved into place
-    (None when that cannot be done: the caller uses the shared file).
-
-    Nobody else reads a private file, so it is written without a journal: a cold
-    cache at 10,000 tasks writes its 6 MB once, where the WAL wrote them twice (a
-    fifth of its SQLite time), and no other listing waits on the build.  Two processes
-    listing at once both build; the first file in place stays."""
-    _discard_stale(db_path)
-    private = db_path.with_name(f"{db_path.name}.{os.getpid()}.{os.urandom(4).hex()}")
-    try:
-        with closing(_open(private)) as db:
-            db.execute("PRAGMA page_size=16384")
-            db.execute("PRAGMA journal_mode=OFF")
-            db.execute("PRAGMA synchronous=OFF")
-            db.executescript(_SCHEMA)
-            db.execute("INSERT INTO meta VALUES ('version', ?)", (_VERSION,))
-            with db:
-                db.execute("BEGIN")
-                entries = _refresh(db, tasks_tree, parse)
-            db.execute("PRAGMA journal_mode=WAL")  # as the shared file is used (`_connect`)
-        _place(private, db_path)
-        return entries
-    except (sqlite3.Error, OSError):
-        return None
-    finally:
-        _discard(private)
-
-
-_STALE_SECONDS = 600.0  # a build takes seconds: a private file older is a killed one's
-
-
-def _discard_stale(db_path: Path) -> None:
-    """Remove the private files of builds that never finished (their process killed):
-    each may hold megabytes.  Only names `_build` gives (``<cache>.<pid>.<8 hex>``)."""
-    now = time.time()
-    for path in db_path.parent.glob(f"{db_path.name}.*.????????"):
-        pid, _, tag = path.name.removeprefix(f"{db_path.name}.").partition(".")
-        if not (pid.isdigit() and pid.isascii() and len(tag) == 8 and _is_hex(tag)):
-            continue
-        try:
-            if now - path.stat().st_mtime > _STALE_SECONDS:
-                path.unlink()
-        except OSError:
-            pass  # gone meanwhile (another listing's clean-up), or not ours to remove
-
-
-def _is_hex(text: str) -> bool:
-    return all(char in "0123456789abcdef" for char in text)
-
-
-def _place(private: Path, db_path: Path) -> None:
-    """Give a built file the cache's name, unless another listing's came first (it is
-    as good, and may be open already)."""
-    try:
-        os.link(private, db_path)
-    except FileExistsError:
-        pass
-    except OSError:  # a file system without hard links (or the file removed as stale):
-        # moved when the name is free.  Two listings racing here can replace a file the
-        # other has just placed (no harm unless that one had opened it already).
-        if not db_path.exists():
-            os.replace(private, db_path)
-
-
-def _open(db_path: Path) -> sqlite3.Connection:
-    return sqlite3.connect(db_path, timeout=_BUSY_SECONDS, isolation_level=None)
-
-
-def _connect(db_path: Path) -> sqlite3.Connection:
-    db = _open(db_path)
-    # Pages of 16 KiB for a new file (a no-op on one that has tables): a cold listing at
-    # 10,000 tasks writes 6 MB through the WAL, a fifth less system time than with 4 KiB.
-    db.execute("PRAGMA page_size=16384")
-    db.execute("PRAGMA journal_mode=WAL")
-    # A cache: a write lost in a crash is rebuilt from the ref, so no fsync is waited for.
-    db.execute("PRAGMA synchronous=OFF")
-    db.executescript(_SCHEMA)
-    row = db.execute("SELECT value FROM meta WHERE key='version'").fetchone()
-    if row is None or row[0] != _VERSION:
-        db.executescript("".join(f"DROP TABLE IF EXISTS {t};" for t in _TABLES) + _SCHEMA)
-        db.execute("INSERT OR REPLACE INTO meta VALUES ('version', ?)", (_VERSION,))
-    db.execute("BEGIN IMMEDIATE")
-    return db
-
-
-def _discard(db_path: Path) -> None:
-    for suffix in ("", "-wal", "-shm"):
-        try:
-            Path(f"{db_path}{suffix}").unlink(missing_ok=True)
-        except OSError:
-            pass  # not ours to remove (a directory, say): the listing works uncached
 
 
 def _refresh(db: sqlite3.Connection, tasks_tree: pygit2.Tree | None, parse: Parser) -> list[Entry]:

@@ -12,7 +12,7 @@ import pygit2
 import pytest
 
 from orange.errors import BrokenTaskFile
-from orange.store import cache, layout, listing
+from orange.store import cache, cachefile, layout, listing
 from orange.store.events import Change
 from orange.store.listing import all_tasks, entries
 from orange.store.store import Snapshot, TaskStore
@@ -229,14 +229,14 @@ def test_a_cold_cache_is_built_without_a_query_per_shard_or_a_read_back(
     for n in range(30):  # in about as many shards
         put_task(store, f"t{n:03d}", summary=f"s{n}")
     statements: list[str] = []
-    connect = cache._open
+    connect = cachefile._open
 
     def traced(db_path: Path) -> sqlite3.Connection:
         db = connect(db_path)
         db.set_trace_callback(statements.append)
         return db
 
-    monkeypatch.setattr(cache, "_open", traced)
+    monkeypatch.setattr(cachefile, "_open", traced)
     for path in (repo / ".git" / "orange").glob("cache*.sqlite3*"):
         path.unlink()
     cold = entries(store.snapshot())
@@ -333,7 +333,7 @@ def test_a_killed_builds_file_is_removed_and_a_running_ones_kept(repo: Path) -> 
     killed.write_bytes(b"half a cache")
     running.write_bytes(b"a cache being built")
     kept.write_bytes(b"the user's")
-    old = time.time() - cache._STALE_SECONDS - 60
+    old = time.time() - cachefile._STALE_SECONDS - 60
     os.utime(killed, (old, old))
     os.utime(kept, (old, old))
     assert _summaries(store) == {"kill01": "one"}
@@ -358,14 +358,14 @@ def test_a_new_cache_is_moved_into_place_without_hard_links_or_left_to_the_share
     assert _summaries(store) == {"link01": "one"}
     assert sorted(path.name for path in orange_dir.glob("cache*")) == [db_path.name]
     db_path.unlink()
-    opened = cache._open
+    opened = cachefile._open
 
     def shared_only(path: Path) -> sqlite3.Connection:
         if path != db_path:
             raise sqlite3.OperationalError("unable to open database file")
         return opened(path)
 
-    monkeypatch.setattr(cache, "_open", shared_only)
+    monkeypatch.setattr(cachefile, "_open", shared_only)
     put_task(store, "link02", summary="two")
     assert _summaries(store) == {"link01": "one", "link02": "two"}
     with closing(sqlite3.connect(db_path)) as db:
@@ -426,7 +426,7 @@ def test_a_cache_another_process_is_writing_is_waited_for_then_left_alone(
     assert _summaries(store) == {"busy01": "one"}
     db_path = cache.cache_path(repo / ".git" / "orange")
     inode = db_path.stat().st_ino
-    monkeypatch.setattr(cache, "_BUSY_SECONDS", 0.1)
+    monkeypatch.setattr(cachefile, "_BUSY_SECONDS", 0.1)
     with closing(sqlite3.connect(db_path, isolation_level=None)) as writer:
         writer.execute("BEGIN IMMEDIATE")  # a writer holding the cache
         put_task(store, "busy02", summary="two")

@@ -77,10 +77,10 @@ class _Feed:
             for shard in set(shards) | set(self.shards):
                 if shards.get(shard) != self.shards.get(shard):
                     self._reread(snap, shard, trees.get(shard), here)
-        # A shard with a broken row is read again at the next change, whatever its tree:
-        # git may read it by then (a damaged object repaired).  Broken rows are rare.
+        # A shard with a row git could not read is read again at the next change,
+        # whatever its tree: the damaged object may be repaired by then.
         for key, row in self.rows.items():
-            if row.task is None:
+            if row.task is None and " cannot be read: " in row.broken:
                 shards[key.split("/", 2)[1]] = ""
         self.shards, self.tip = shards, tip
         return True
@@ -103,7 +103,7 @@ class _Feed:
         for name, blob in blobs:
             key = f"{prefix}{name}"
             row = old.get(key)
-            if row is None or row.blob != blob or row.task is None:  # a broken one: again
+            if row is None or row.blob != blob or " cannot be read: " in row.broken:
                 row = self._row(snap, f"tasks/{shard}/{name}", blob, here)
             if row is not None:
                 self.rows[key] = row

@@ -111,7 +111,7 @@ def _refresh(db: sqlite3.Connection, tasks_tree: pygit2.Tree | None, parse: Pars
                 current.setdefault(name_of(obj), obj)
     gone = [(shard,) for shard in indexed.keys() - current.keys()]
     changed = sorted((s, tree) for s, tree in current.items() if indexed.get(s) != str(tree.id))
-    cached = _cached_rows(db, [s for s, _ in changed if s in indexed])
+    cached = _cached_rows(db, [s for s, _ in changed if indexed.get(s)])  # not damaged
     db.executemany("DELETE FROM shards WHERE shard=?", gone)
     db.executemany("DELETE FROM entries WHERE shard=?", [*gone, *((s,) for s, _ in changed)])
     rows = _bulk(_index_shards, db, changed, cached, parse) if changed else []
@@ -186,7 +186,7 @@ def _index_shards(
     Returns the shards' rows, in the order of the listing query (by key)."""
     rows: list[tuple[str | None, ...]] = []
     parsed: dict[str, tuple[str | None, ...]] = {}
-    indexed, damaged = [], []
+    indexed = []
     for shard, tree in changed:
         whole = True
         try:
@@ -204,20 +204,18 @@ def _index_shards(
                 values = parsed[blob_id] = _parsed(f"{task_dir}/TASK.md", blob, parse)
             rows.append((task_dir, blob_id, *values, shard))
             whole = whole and type(values[1]) is not _Damage
-        if whole:
-            indexed.append((shard, str(tree.id)))
-        else:  # not indexed, so read again (not kept) next time: the object may be repaired
-            damaged.append((shard,))
+        # A damaged shard is recorded without its tree: read again next time, none of
+        # its rows kept (the object may be repaired), and dropped with its rows if gone.
+        indexed.append((shard, str(tree.id) if whole else ""))
     db.executemany(f"INSERT INTO entries VALUES ({', '.join('?' * len(Entry._fields))})", rows)
     db.executemany("INSERT OR REPLACE INTO shards VALUES (?, ?)", indexed)
-    db.executemany("DELETE FROM shards WHERE shard=?", damaged)
     return rows
 
 
 class _Damage(str):
     """Why a task's folder or file (or a whole shard) could not be read from this
     clone's objects (a damaged or missing object): its entry is broken, and its shard
-    is not marked indexed, so none of its rows is kept for the next listing."""
+    is recorded without its tree, so none of its rows is kept for the next listing."""
 
 
 def _task_blobs(shard: str, tree: pygit2.Tree) -> list[tuple[str, str, pygit2.Blob | str]]:

@@ -71,7 +71,11 @@ class Snapshot:
         shards = read_tree(self.tree, "tasks")
         for shard in shards or ():
             if isinstance(shard, pygit2.Tree):
-                for folder in shard:
+                try:
+                    folders = list(shard)
+                except pygit2.GitError:  # a damaged shard: its tasks are listed broken
+                    continue
+                for folder in folders:
                     if isinstance(folder, pygit2.Tree):
                         yield f"tasks/{shard.name}/{folder.name}", str(folder.name)
 

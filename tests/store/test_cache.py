@@ -11,7 +11,7 @@ from pathlib import Path
 import pygit2
 import pytest
 
-from orange.errors import BrokenTaskFile
+from orange.errors import BrokenTaskFile, NotFound
 from orange.store import cache, cachefile, layout, listing
 from orange.store.events import Change
 from orange.store.listing import all_tasks, entries
@@ -201,10 +201,37 @@ def test_an_object_git_cannot_read_is_one_broken_entry_until_it_is_repaired(
         with pytest.raises(BrokenTaskFile) as raised:
             store.get("dmg001")
         assert raised.value.message.startswith(reason)
+    assert store.resolve("fine") == "fine01"  # a prefix, past the damaged folders
+    with pytest.raises(NotFound):
+        store.resolve("nope")
     if part == "file":
         assert store.snapshot().misplaced_reason(layout.task_dir("dmg001")).startswith(reason)
     damage(repo, oid, held)  # repaired
     assert _summaries(store) == {"dmg001": "three", "fine01": "two"}
+
+
+def test_a_damaged_shard_that_leaves_the_ref_leaves_the_listing(repo: Path) -> None:
+    """A shard git could not read, then removed from the ref (its one task deleted), is
+    no longer listed once another shard changes: its rows go with it."""
+    store = TaskStore.open(repo)
+    put_task(store, "dmg001", summary="one")
+    put_task(store, "fine01", summary="two")
+    put_task(store, "keep01", summary="kept")  # a shard that does not change
+    assert _summaries(store) == {"dmg001": "one", "fine01": "two", "keep01": "kept"}
+    set_field(store, "dmg001", "summary", "new")  # a new file, then damaged
+    blob = git(repo, "rev-parse", f"{layout.TASKS_REF}:{layout.task_path('dmg001')}").strip()
+    held = damage(repo, blob)
+    assert [t.id for t in all_tasks(store) if isinstance(t, BrokenTask)] == ["dmg001"]
+
+    def delete(snap: Snapshot) -> Change:
+        path = layout.task_path("dmg001")
+        return Change(task_id="dmg001", event="task.deleted", subject="gone", writes={path: None})
+
+    store.commit(delete)
+    set_field(store, "fine01", "summary", "three")
+    assert {t.id for t in all_tasks(store)} == {"fine01", "keep01"}
+    damage(repo, blob, held)
+    assert _summaries(store) == {"fine01": "three", "keep01": "kept"}
 
 
 def test_a_listing_reads_without_libgit2s_hash_check_and_turns_it_back_on(repo: Path) -> None:

@@ -11,7 +11,7 @@ from orange.cli.context import current_project
 from orange.cli.output import broken_object, emit_json, task_object, task_table
 from orange.engine.definitions import Definitions
 from orange.engine.elsewhere import running_elsewhere
-from orange.errors import InvalidInput
+from orange.errors import BrokenTaskFile, InvalidInput
 from orange.home import host_name, orange_home
 from orange.hooks import settingup
 from orange.projects import open_store
@@ -53,7 +53,11 @@ def list_tasks(
                 rev = task.str_field("workflow_rev")
                 if not shown(task.project, task.workflow, rev, task.status):
                     continue
-                text = store.body_of(task) if body and json_out else None
+                try:
+                    text = store.body_of(task) if body and json_out else None
+                except BrokenTaskFile as exc:  # damaged since it was cached: broken
+                    rows.append((BrokenTask(task.path, exc.message, task.blob_id, task.id), None))
+                    continue
                 rows.append((task, text))
                 if not shown.known.task_trusted(task):
                     untrusted.add(task.id)

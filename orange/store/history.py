@@ -234,8 +234,8 @@ class _Listings:
                 self.cache.clear()
             try:
                 kind, raw = self.repo.odb.read(key.hex())
-            except KeyError:  # a missing object (a shallow or broken clone): nothing
-                return _EMPTY
+            except (KeyError, pygit2.GitError):  # a missing or damaged object (a shallow
+                return _EMPTY  # or broken clone): nothing
             found = dict(_ENTRY.findall(raw)) if kind == pygit2.enums.ObjectType.TREE else _EMPTY
             self.cache[key] = found
         return found
@@ -253,7 +253,7 @@ def _status(repo: pygit2.Repository, blob_id: str | None) -> str | None:
         return None
     try:
         text = repo[blob_id].read_raw()[:65536].decode("utf-8")
-    except (KeyError, ValueError, AttributeError):
+    except (KeyError, ValueError, AttributeError, pygit2.GitError):  # GitError: damaged
         return None
     if not text.startswith("---\n"):
         return None

@@ -156,9 +156,15 @@ class TaskStore:
         return task
 
     def body_of(self, task: Task | BrokenTask) -> str:
+        """The task's whole TASK.md text, by its blob; `BrokenTaskFile` when git cannot
+        read it from this clone's objects (damaged since it was listed)."""
         if not task.blob_id or task.blob_id.startswith("missing:"):
             return ""
-        return _decode(self.pygit[task.blob_id].read_raw(), task.blob_id)
+        try:
+            raw = self.pygit[task.blob_id].read_raw()
+        except pygit2.GitError as exc:
+            raise _unreadable(layout.task_path(task.id), "TASK.md", exc) from None
+        return _decode(raw, task.blob_id)
 
     # Writing -------------------------------------------------------------------------
     def _wake(self) -> None:

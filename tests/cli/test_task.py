@@ -8,7 +8,7 @@ from orange.store import layout
 from orange.store.events import Change
 from orange.store.listing import all_tasks
 from orange.store.store import TaskStore
-from tests.conftest import Cli, git, run_orange
+from tests.conftest import Cli, damage, git, run_orange
 
 
 @pytest.fixture
@@ -186,6 +186,30 @@ def test_broken_task_is_listed_and_show_names_file_and_error(cli: Cli, project: 
     assert shown.code == 1
     assert path in shown.err and "not valid YAML" in shown.err
     assert "Traceback" not in shown.err
+
+
+def test_a_task_git_cannot_read_is_a_one_line_error_and_broken_in_listings(
+    cli: Cli, project: Path
+) -> None:
+    """A task whose file is damaged in this clone's objects after a listing cached it:
+    `task show` and `task update` give a one-line error, the listing with bodies shows it
+    broken, and other tasks are listed as ever (no internal error)."""
+    good = create(cli, "g", "good")
+    hurt = create(cli, "h", "hurt")
+    cli.ok("task", "list", "--json")  # cached while readable
+    path = layout.task_path(str(hurt["id"]))
+    damage(project, git(project, "rev-parse", f"{layout.TASKS_REF}:{path}").strip())
+    for args in (
+        ("task", "show", str(hurt["id"])),
+        ("task", "update", str(hurt["id"]), "--summary", "x"),
+    ):
+        failed = cli(*args)
+        assert failed.code == 1, failed.err
+        assert f"{path}: TASK.md cannot be read: " in failed.err and "git fsck" in failed.err
+    listed = cli.ok("task", "list", "--json", "--body").json()["tasks"]
+    assert [t["id"] for t in listed if not t.get("broken")] == [good["id"]]
+    broken = [t for t in listed if t.get("broken")]
+    assert len(broken) == 1 and broken[0]["path"] == path
 
 
 def test_a_status_filter_leaves_broken_tasks_out(cli: Cli, project: Path) -> None:

@@ -12,7 +12,7 @@ from orange.store.history import task_history
 from orange.store.listing import all_tasks
 from orange.store.store import TaskStore
 from orange.store.task import BrokenTask, Task
-from tests.conftest import git
+from tests.conftest import damage, git
 from tests.store.helpers import put_task, set_field
 
 
@@ -192,3 +192,17 @@ def test_the_tasks_ref_keeps_a_reflog_of_orange_writes(repo: Path) -> None:
     assert len(log) == 2 and log[1].startswith("orange: task aaa11111: created")
     # kept for this ref only: the user's setting for the repository is untouched
     assert git(repo, "config", "--get", "core.logAllRefUpdates", check=False) == setting
+
+
+def test_a_tasks_history_reads_past_objects_git_cannot_read(repo: Path) -> None:
+    """A healthy task's history is read when another task's shard, changed by a later
+    commit, cannot be read from this clone's objects (a damaged object reads as none, as
+    a missing one does) instead of stopping `task show` and `task log`."""
+    store = TaskStore.open(repo)
+    put_task(store, "hist01", summary="one")
+    put_task(store, "dmg001", summary="two")
+    set_field(store, "dmg001", "summary", "three")
+    assert layout.shard("hist01") != layout.shard("dmg001")
+    shard = layout.task_dir("dmg001").rsplit("/", 1)[0]
+    damage(repo, git(repo, "rev-parse", f"{layout.TASKS_REF}:{shard}").strip())
+    assert [h.event for h in task_history(store, "hist01")] == ["task.created"]

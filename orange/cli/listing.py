@@ -20,6 +20,7 @@ from orange.store.task import BrokenTask, Task
 
 if TYPE_CHECKING:
     from orange.projects import Project
+    from orange.store.store import TaskStore
     from orange.store.task import BrokenTask, Task
 
 
@@ -53,12 +54,9 @@ def list_tasks(
                 rev = task.str_field("workflow_rev")
                 if not shown(task.project, task.workflow, rev, task.status):
                     continue
-                try:
-                    text = store.body_of(task) if body and json_out else None
-                except BrokenTaskFile as exc:  # damaged since it was cached: broken
-                    rows.append((BrokenTask(task.path, exc.message, task.blob_id, task.id), None))
+                rows.append(_with_body(store, task) if body and json_out else (task, None))
+                if isinstance(rows[-1][0], BrokenTask):  # its file damaged since cached
                     continue
-                rows.append((task, text))
                 if not shown.known.task_trusted(task):
                     untrusted.add(task.id)
                 _note_elsewhere(task, shown.known.is_active(task.workflow, rev, task.status), notes)
@@ -76,6 +74,15 @@ def list_tasks(
             untrusted=frozenset(untrusted),
             notes={**notes, **dict.fromkeys(busy, "(setting up)")},
         )
+
+
+def _with_body(store: TaskStore, task: Task) -> tuple[Task | BrokenTask, str | None]:
+    """The task and its text, or the task broken when git cannot read its file from
+    this clone's objects (damaged since the listing cached it)."""
+    try:
+        return task, store.body_of(task)
+    except BrokenTaskFile as exc:
+        return BrokenTask(task.path, exc.message, task.blob_id, task.id), None
 
 
 def _note_elsewhere(task: Task, active: bool, notes: dict[str, str]) -> None:

@@ -27,6 +27,7 @@ from orange.store import cache, listing
 from orange.store.layout import TASKS_REF
 from orange.store.layout import task_dir as task_dir_of
 from orange.store.store import Snapshot, TaskStore
+from orange.store.task import UNREADABLE, unreadable
 from orange.sync.state import sync_remote, sync_state
 
 
@@ -80,7 +81,7 @@ class _Feed:
         # A shard with a row git could not read is read again at the next change,
         # whatever its tree: the damaged object may be repaired by then.
         for key, row in self.rows.items():
-            if row.task is None and " cannot be read: " in row.broken:
+            if row.task is None and UNREADABLE in row.broken:
                 shards[key.split("/", 2)[1]] = ""
         self.shards, self.tip = shards, tip
         return True
@@ -95,7 +96,7 @@ class _Feed:
             blobs = _task_blobs(tree)
         except pygit2.GitError as exc:  # the shard's own object damaged: one broken row
             assert self.known is not None
-            reason = f"tasks/{shard}/TASK.md: its shard cannot be read: {exc}"
+            reason = f"tasks/{shard}/TASK.md: {unreadable('its shard', exc)}"
             task_dir, project = f"tasks/{shard}", self.project.name
             broken = make_row(task_dir, "", None, reason, project, self.known, here)
             self.rows[broken.key] = broken
@@ -103,7 +104,7 @@ class _Feed:
         for name, blob in blobs:
             key = f"{prefix}{name}"
             row = old.get(key)
-            if row is None or row.blob != blob or " cannot be read: " in row.broken:
+            if row is None or row.blob != blob or UNREADABLE in row.broken:
                 row = self._row(snap, f"tasks/{shard}/{name}", blob, here)
             if row is not None:
                 self.rows[key] = row

@@ -25,6 +25,7 @@ import pygit2
 
 from orange.store import cachefile, layout
 from orange.store.cachefile import cache_path as cache_path  # where callers look for it
+from orange.store.task import unreadable
 
 _T = TypeVar("_T")
 
@@ -192,7 +193,7 @@ def _index_shards(
         try:
             blobs = _task_blobs(shard, tree)
         except pygit2.GitError as exc:  # the shard's own tree: one broken entry for it
-            reason = _Damage(f"its shard cannot be read: {exc}")
+            reason = _Damage(unreadable("its shard", exc))
             blobs = [(f"tasks/{shard}", f"missing:{tree.id}", reason)]
         for task_dir, blob_id, blob in blobs:
             old = cached.get(task_dir)
@@ -233,7 +234,7 @@ def _task_blobs(shard: str, tree: pygit2.Tree) -> list[tuple[str, str, pygit2.Bl
         try:  # one lookup in C (a loop over the folder's entries made an object each)
             blob: pygit2.Object | str = task_tree["TASK.md"]
         except pygit2.GitError as exc:  # the folder's object damaged or missing (a
-            blob = _Damage(f"its folder cannot be read: {exc}")  # KeyError too: first)
+            blob = _Damage(unreadable("its folder", exc))  # KeyError too: first)
         except KeyError:
             blob = "TASK.md is missing"
         if isinstance(blob, pygit2.Blob):
@@ -269,7 +270,7 @@ def _parsed(path: str, blob: pygit2.Blob | str, parse: Parser) -> tuple[str | No
     try:
         raw = blob.read_raw()
     except pygit2.GitError as exc:  # a damaged object in this clone: one broken task
-        return _row(None, _Damage(f"TASK.md cannot be read: {exc}"), None)
+        return _row(None, _Damage(unreadable("TASK.md", exc)), None)
     fields, error, text = parse(raw, path)
     if error is not None:  # one parse serves every folder of a blob: no path in it
         error = error.removeprefix(f"{path}: ")

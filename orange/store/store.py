@@ -22,7 +22,7 @@ from orange.store import events, layout, taskfile
 from orange.store.lock import exclusive
 from orange.store.packing import pack_if_due
 from orange.store.repo import GitRepo, open_repo
-from orange.store.task import BrokenTask, Task
+from orange.store.task import BrokenTask, Task, unreadable
 from orange.store.tree import apply_writes, read_blob, read_tree
 
 if TYPE_CHECKING:
@@ -311,7 +311,7 @@ def _unreadable(path: str, what: str, exc: pygit2.GitError) -> BrokenTaskFile:
     """A task git cannot read from this clone's objects (a damaged or missing object):
     one broken task, in the words of the listing (`orange.store.cache`)."""
     hint = "this clone's git objects are damaged: `git fsck` names them"
-    return BrokenTaskFile(f"{path}: {what} cannot be read: {exc}", hint=hint)
+    return BrokenTaskFile(f"{path}: {unreadable(what, exc)}", hint=hint)
 
 
 def _decode(data: bytes, where: str) -> str:

@@ -107,6 +107,18 @@ class Task(NamedTuple):
         return Task(fields=dict(self.fields), body=body)
 
 
+# The reason of a task git cannot read from this clone's objects (a damaged or missing
+# object): "<what> cannot be read: <git's error>", as the listing, a single task's read
+# and the dashboard give it (the dashboard reads such a task's shard again).
+UNREADABLE = " cannot be read: "
+
+
+def unreadable(what: str, exc: Exception) -> str:
+    """The reason for ``what`` (``TASK.md``, ``its folder``, ``its shard``) git could
+    not read."""
+    return f"{what}{UNREADABLE}{exc}"
+
+
 class BrokenTask(NamedTuple):
     """A TASK.md in the ref that does not parse; listed, never hidden."""
 

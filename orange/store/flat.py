@@ -28,7 +28,7 @@ _NOT_PRINTABLE = "[\x00-\x1f\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff\ud800-\udfff
 # - (YAML caps an implicit key at 1024 characters).  String tests, not a regular
 # expression: compiling one costs an agent's summary update a tenth of a millisecond.
 KEY_FIRST = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_"
-_KEY_CHARS = f"{KEY_FIRST}0123456789-"
+KEY_CHARS = f"{KEY_FIRST}0123456789-"
 # What a plain scalar may start with: no indicator (``-?:`` only before a non-space).
 _PLAIN_FIRST = frozenset("$()+./;<=\\^_~0123456789abcdefghijklmnopqrstuvwxyz")
 _PLAIN_FIRST |= frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZ")
@@ -177,7 +177,7 @@ def _is_key(key: str) -> bool:
 
 def _good_key(key: str) -> bool:
     """Whether YAML reads ``key`` (unquoted) as that string."""
-    good = 0 < len(key) <= 128 and key[0] in KEY_FIRST and not key.strip(_KEY_CHARS)
+    good = 0 < len(key) <= 128 and key[0] in KEY_FIRST and not key.strip(KEY_CHARS)
     good = good and key not in _RESERVED_KEYS
     if good and len(_GOOD_KEYS) < _SEEN_MAX:
         _GOOD_KEYS.add(key)

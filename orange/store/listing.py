@@ -2,9 +2,8 @@
 
 A listing reads each task's frontmatter through the SQLite cache (`cache`), a row per
 task folder with the blob it was read from, so only tasks changed since the last
-listing are parsed.  It lives apart from
-`store`, which reads and writes one task: a single task's update (the call agents make
-most) never loads the cache or ``sqlite3``.
+listing are parsed.  It lives apart from `store`, which reads and writes one task: a
+single task's update (the call agents make most) never loads the cache or ``sqlite3``.
 """
 
 from __future__ import annotations

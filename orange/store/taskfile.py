@@ -172,7 +172,6 @@ def _flat_yaml(frontmatter: Mapping[str, Any]) -> str | None:
     return "".join(lines)
 
 
-_KEY_CHARS = f"{flat.KEY_FIRST}0123456789-"
 _PLAIN_KEYS: set[str] = set()  # keys checked already (bounded)
 
 
@@ -181,7 +180,7 @@ def _plain_key(key: str) -> bool:
     (never an indicator), short (a simple key), read back as text."""
     if key in _PLAIN_KEYS:
         return True
-    plain = 0 < len(key) < 100 and key[0] in flat.KEY_FIRST and not key.strip(_KEY_CHARS)
+    plain = 0 < len(key) < 100 and key[0] in flat.KEY_FIRST and not key.strip(flat.KEY_CHARS)
     plain = plain and not flat.number_like(key) and _resolves_as_text(key)
     if plain and len(_PLAIN_KEYS) < 4096:
         _PLAIN_KEYS.add(key)

@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
+from orange.engine import localqueue
 from orange.store.task import Task
 
 if TYPE_CHECKING:
@@ -69,14 +70,16 @@ def claimed(
     options: Mapping[str, Any],
     outcome: Outcome,
 ) -> bool:
-    """Claim a move that binds the task; False (said in ``outcome``) when it lost."""
-    if engine.claim is None or commit is None or options.get(OFFLINE):
+    """Claim a move that binds the task; False (said in ``outcome``) when it lost.  A
+    binding this host made and kept puts the task in this host's queue (`localqueue`):
+    should it return to its queue state, this host may start it again."""
+    if commit is None or not binds(before, after):
         return True
-    if not binds(before, after):
-        return True
-    lost = engine.claim(engine, after, commit)
-    if lost is None:
-        return True
-    outcome.messages.append(lost)
-    outcome.task = engine.store.get(after.id)
-    return False
+    if engine.claim is not None and not options.get(OFFLINE):
+        lost = engine.claim(engine, after, commit)
+        if lost is not None:
+            outcome.messages.append(lost)
+            outcome.task = engine.store.get(after.id)
+            return False
+    localqueue.enter(engine.store, after.id)
+    return True

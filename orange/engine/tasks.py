@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from orange.engine import localqueue
 from orange.engine.caller import HUMAN, Caller
 from orange.engine.definitions import is_active, workflow_of, workflow_rev, workflow_writes
 from orange.engine.records import Written, require
@@ -72,7 +73,9 @@ def create_task(
             task=task,
         )
 
-    return store.commit(compute).task
+    created = store.commit(compute).task
+    localqueue.enter(store, created.id)  # created here: this host may start it (§8)
+    return created
 
 
 def _new_task(given: dict[str, Any], context: str | None) -> Task:

@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any, ClassVar
 
+from orange.engine import localqueue
 from orange.engine.actions import Action, HookContext
 from orange.engine.caller import ENGINE, ROLE_VARIABLE, TASK_VARIABLE
 from orange.engine.decide import worker_spawn_spec
@@ -220,8 +221,11 @@ class NotifyWorker(Action):
 
 
 class SpawnNext(Action):
-    """Start the oldest task waiting in its workflow's queue state (``role: queue``,
-    e.g. pending) in this project, if a worktree is free."""
+    """Start the first task of this host's queue (`orange.engine.localqueue`: created
+    or taken here, in the order it entered this clone's ref) that waits in its
+    workflow's queue state (``role: queue``, e.g. pending) in this project under a
+    definition trusted here, if a worktree is free.  A teammate's pending task is in
+    no queue of this host: it waits until someone takes it (DESIGN §8)."""
 
     name = "spawn_next"
 
@@ -231,15 +235,18 @@ class SpawnNext(Action):
         project = project_of(ctx)
         snap = engine.store.snapshot()
         known = Definitions(snap)
+        queue = localqueue.positions(engine.store)  # never created_at: a push may set it
         pending = [
             t
             for t in listing.tasks(snap)
             if isinstance(t, Task)
+            and t.id in queue
             and t.project == project.name
             and t.id != ctx.task.id
             and t.status == _queue_state(known, t)
+            and known.task_trusted(t)
         ]
-        pending.sort(key=lambda t: t.str_field("created_at"))
+        pending.sort(key=lambda t: queue[t.id])
         for candidate in pending:
             try:
                 # The engine starts the next task, whoever's move freed the worktree

@@ -166,6 +166,9 @@ def drive(
     store = engine.store
     run = state.get(store, run_id)
     _check_resumable(run)
+    foreign = state.foreign_subtask(store, run)
+    if foreign is not None:  # the record is shared data: it never picks this host's tasks
+        raise InvalidInput(foreign, hint="this host resumes only the tasks it created for a run")
     with state.runner_lock(store, run.id) as held:
         if not held:
             raise InvalidInput(
@@ -232,9 +235,16 @@ def cancel(engine: Engine, prefix: str) -> tuple[RunFile, list[str]]:
         said += _stop_runner(engine, run.id)
     run = state.get(store, run.id)  # as the runner left it
     open_ones = [e for e in run.subtasks() if e.get("status") not in ("done", "failed")]
+    own = state.recorded_tasks(store, run.id)  # never a task id from the shared record
     for entry in open_ones:
         task_id = entry.get("task")
         if not task_id:
+            continue
+        if own.get(str(entry["id"])) != str(task_id):
+            said.append(
+                f"subtask {entry['id']}: task {task_id} is not one this host created for "
+                f"run {run.id}; left alone"
+            )
             continue
         try:
             task = store.get(str(task_id))

@@ -8,9 +8,12 @@ so the subtasks of one wave, each in its own thread, never lose one another's up
 Local to this host, under ``<git-common-dir>/orange/runs/<id>/`` and never read from
 the ref: the runner's lock (held while a runner works on the run; `resume` takes it
 without waiting, so two resumes cannot both run), the process groups of the agents it
-started (``agents/<subtask>``; `resume` and `cancel` stop what is still running), and
-the run's own worktree (``worktree``: the run branch, where the architect reads the code
-and the waves are merged).  Agent logs go to ``$ORANGE_HOME/logs/runs/<id>/``.
+started (``agents/<subtask>``; `resume` and `cancel` stop what is still running), the
+tasks it created for the run's subtasks (``tasks``: the only tasks `resume` and `cancel`
+touch — a subtask's ``task`` in the record is shared data, and a forged record could
+name any task of this host's), and the run's own worktree (``worktree``: the run
+branch, where the architect reads the code and the waves are merged).  Agent logs go
+to ``$ORANGE_HOME/logs/runs/<id>/``.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from orange.home import orange_home
 from orange.run.contracts import SUBTASK_ID  # a subtask id names local files
 from orange.store import runfile
 from orange.store.events import Change
+from orange.store.layout import valid_task_id
 from orange.store.lock import attempt
 from orange.store.runfile import RunFile
 from orange.store.store import Snapshot, TaskStore, now_iso
@@ -122,6 +126,56 @@ def recorded_agents(store: TaskStore, run_id: str) -> dict[str, int]:
         except (OSError, ValueError):
             continue
     return found
+
+
+# -- the subtasks' tasks (a local file: which task is a run's never comes from the ref) --
+
+TASKS = "tasks"  # "<subtask id> <task id>" per line, appended as this host creates each
+
+
+def record_task(store: TaskStore, run_id: str, sid: str, task_id: str) -> None:
+    """Remember that this host created (or adopted) ``task_id`` for subtask ``sid``."""
+    if not SUBTASK_ID.fullmatch(sid) or not valid_task_id(task_id):
+        raise InvalidInput(f"{sid!r} / {task_id!r} is no subtask and task id")
+    with (local_dir(store, run_id) / TASKS).open("a", encoding="utf-8") as handle:
+        handle.write(f"{sid} {task_id}\n")
+
+
+def recorded_tasks(store: TaskStore, run_id: str) -> dict[str, str]:
+    """Subtask id -> the task this host created for it (the last line of a subtask
+    wins; a line that does not parse is passed over)."""
+    try:
+        text = (local_dir(store, run_id) / TASKS).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return {}
+    found: dict[str, str] = {}
+    for line in text.splitlines():
+        parts = line.split()
+        if len(parts) == 2 and SUBTASK_ID.fullmatch(parts[0]) and valid_task_id(parts[1]):
+            found[parts[0]] = parts[1]
+    return found
+
+
+def foreign_subtask(store: TaskStore, run: RunFile) -> str | None:
+    """Why ``run`` names a task this host did not create for it (None: it names none):
+    a subtask whose ``task`` in the record is not the one recorded here."""
+    recorded = recorded_tasks(store, run.id)
+    for entry in run.subtasks():
+        named, sid = entry.get("task"), str(entry.get("id"))
+        if named and recorded.get(sid) != str(named):
+            return (
+                f"run {run.id} lists task {named} as its subtask {sid}, not one this host "
+                "created for it"
+            )
+    return None
+
+
+def own_task(store: TaskStore, run_id: str, sid: str) -> str:
+    """The task this host created for subtask ``sid`` of run ``run_id``."""
+    task_id = recorded_tasks(store, run_id).get(sid)
+    if task_id is None:
+        raise NotFound(f"run {run_id}: subtask {sid} has no task created on this host")
+    return task_id
 
 
 # -- the record on the ref --------------------------------------------------------------

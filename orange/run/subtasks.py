@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from orange.engine import localqueue
 from orange.engine.catalog import load_named
 from orange.engine.tasks import create_task
 from orange.run import state
@@ -21,11 +22,18 @@ WORKFLOW = "run-subtask"
 
 
 def create_missing(runner: Runner) -> None:
-    """One task per subtask that has none yet.  A task created before a crash, whose id
-    the record missed, is found by its ``run``/``subtask`` fields and adopted."""
+    """One task per subtask that has none yet, recorded on this host as the subtask's
+    (`state.record_task`: `resume` and `cancel` touch no other task).  A task created
+    before a crash, whose id the records missed, is found by its ``run``/``subtask``
+    fields and adopted, if this host created it (those fields are shared data)."""
     run = runner.record()
     plan = {s.id: s for s in runner.the_plan().subtasks}
-    existing = _tasks_of_run(runner, run)
+    created_here = localqueue.positions(runner.store)
+    existing = {
+        sid: task_id
+        for sid, task_id in _tasks_of_run(runner, run).items()
+        if task_id in created_here
+    }
     workflow = load_named(WORKFLOW)
     for entry in run.subtasks():
         sid = str(entry["id"])
@@ -43,6 +51,7 @@ def create_missing(runner: Runner) -> None:
                 extra={"run": run.id, "subtask": sid, "base": run.fields["branch"]},
             )
             task_id = task.id
+        state.record_task(runner.store, run.id, sid, task_id)
         runner.event("subtask", "PLANNED", "planned", f"task {task_id}", sub=sid)
         _link(runner, sid, task_id)
 

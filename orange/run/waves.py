@@ -130,7 +130,7 @@ class Waves:
             return report
         self.runner.event("subtask", "MERGING_AGENTS", "merged", branch, sub=sid)
         engine = self.runner.make_engine()
-        _move(engine, str(entry["task"]), "done")
+        _move(engine, state.own_task(engine.store, self.runner.run_id, sid), "done")
         self.runner.update(
             f"subtask {sid} merged", lambda r: state.set_subtask(r, sid, status="done", note="")
         )
@@ -190,9 +190,8 @@ class Work:
         return False
 
     def give_up(self, status: str, reason: str, shown: str | None = None) -> None:
-        task_id = str(self.entry()["task"])
         try:
-            _move(self.engine, task_id, status)
+            _move(self.engine, self.task_id(), status)
         except OrangeError as exc:
             reason += f" (and the task could not move to {status}: {exc})"
         self.set("SUBTASK_DONE", shown or status, reason, note=reason[:500])
@@ -294,8 +293,12 @@ class Work:
         return {**slot_env(task.id, name, port), "ORANGE_RUN": self.runner.run_id}
 
     # -- the worktree ----------------------------------------------------------------
+    def task_id(self) -> str:
+        """The subtask's task: the one this host created for it, never the record's word."""
+        return state.own_task(self.engine.store, self.runner.run_id, self.sid)
+
     def task(self) -> Task:
-        return self.engine.store.get(str(self.entry()["task"]))
+        return self.engine.store.get(self.task_id())
 
     def bind(self) -> tuple[Task, Path]:
         """The subtask's task in ``implementing`` with a worktree bound (waiting, and

@@ -1,7 +1,8 @@
 """Reading a parsed YAML document with the key path of every value in its errors.
 
-`Doc` wraps one file: it parses safely, rejects duplicate keys (which plain
-``yaml.safe_load`` would silently collapse) and offers typed accessors that raise
+`Doc` wraps one file: it parses safely through the bounded reader, which rejects
+duplicate keys (which plain ``yaml.safe_load`` would silently collapse), deep nesting
+and aliases that expand past its bounds (an alias bomb), and offers typed accessors that raise
 `WorkflowError` as ``<source>: <key path>: <what is wrong>``.
 """
 
@@ -14,10 +15,10 @@ from typing import NoReturn
 import yaml
 
 from orange.errors import WorkflowError
+from orange.store import bounded
 
 # libyaml's parser when PyYAML has it (ten times faster, and a workflow is parsed on
 # every task command that loads one); the same safe constructor and resolver either way.
-# One parse serves both the duplicate-key check (on the nodes) and the values.
 _Loader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
@@ -58,14 +59,15 @@ class Doc:
         raise WorkflowError(f"{self.source}: {where}{message}")
 
     def parse(self, text: str) -> object:
-        """``yaml.safe_load`` of ``text``, refusing syntax errors and duplicate keys."""
+        """``yaml.safe_load`` of ``text``, refusing syntax errors and what the bounded
+        reader refuses (`orange.store.bounded`: aliases that expand past its bounds,
+        deep nesting, a key twice), checked before anything is built."""
+        problem = bounded.yaml_problem(text, aliases=True)
+        if problem is not None:
+            self.fail(problem.path, problem.text)
         loader = _Loader(text)
         try:
-            root = loader.get_single_node()
-            if root is None:
-                return None
-            self._no_duplicates(root, "")
-            return loader.construct_document(root)
+            return loader.get_single_data()
         except yaml.MarkedYAMLError as exc:
             mark = exc.problem_mark or exc.context_mark
             where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""
@@ -75,21 +77,6 @@ class Doc:
             self.fail("", f"invalid YAML: {' '.join(str(exc).split())}")
         finally:
             loader.dispose()
-
-    def _no_duplicates(self, node: yaml.Node, path: str) -> None:
-        if isinstance(node, yaml.MappingNode):
-            seen: set[str] = set()
-            for key_node, value_node in node.value:
-                key = str(key_node.value)
-                if isinstance(key_node, yaml.ScalarNode) and key != "<<":
-                    if key in seen:
-                        line = key_node.start_mark.line + 1
-                        self.fail(join(path, key), f"duplicate key (line {line})")
-                    seen.add(key)
-                self._no_duplicates(value_node, join(path, key))
-        elif isinstance(node, yaml.SequenceNode):
-            for index, item in enumerate(node.value):
-                self._no_duplicates(item, join(path, index))
 
     def mapping(
         self,

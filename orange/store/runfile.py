@@ -20,7 +20,7 @@ from typing import Any
 import pygit2
 
 from orange.errors import BrokenTaskFile
-from orange.store import taskfile
+from orange.store import bounded, taskfile
 from orange.store.tree import read_tree
 
 RUNS_DIR = "runs"
@@ -88,7 +88,7 @@ class RunFile:
         if match is None:
             raise BrokenTaskFile(f"RUN.md: ## {title} holds no ```json block")
         try:
-            return json.loads(match.group(1))
+            return bounded.load_json(match.group(1))
         except ValueError as exc:
             raise BrokenTaskFile(f"RUN.md: ## {title} is not valid JSON: {exc}") from None
 

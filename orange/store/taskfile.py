@@ -23,7 +23,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from orange.errors import BrokenTaskFile, InvalidInput
-from orange.store import flat
+from orange.store import bounded, flat
 
 _FENCE = "---"
 
@@ -31,7 +31,7 @@ _FENCE = "---"
 # write over them is refused, before anything is built from the data.
 MAX_FRONTMATTER = 64 * 1024  # bytes of YAML between the fences
 MAX_FILE = 1024 * 1024  # bytes of the whole TASK.md
-MAX_DEPTH = 32  # nested mappings and sequences in the frontmatter
+MAX_DEPTH = bounded.MAX_DEPTH  # nested mappings and sequences in the frontmatter
 
 
 def split(text: str, *, where: str = "TASK.md") -> tuple[dict[str, Any], str]:

@@ -14,8 +14,7 @@ from typing import Any
 import yaml
 
 from orange.errors import BrokenTaskFile
-from orange.store import flat
-from orange.store.taskfile import MAX_DEPTH
+from orange.store import bounded, flat
 
 
 class _Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
@@ -96,43 +95,8 @@ def load(header: str, where: str) -> Any:
 
 
 def _check(header: str, where: str) -> None:
-    """Refuse, before anything is built from it, frontmatter YAML nested deeper than
-    `MAX_DEPTH`, with anchors or aliases, or with a key twice in one mapping.  Reads
-    libyaml's events: linear in the text, no recursion, no object built."""
-    # One frame per open collection: [is a mapping, next node is a key, keys seen].
-    stack: list[tuple[bool, list[bool], set[str]]] = []
-    try:
-        for event in yaml.parse(header, Loader=loader()):
-            if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None):
-                raise BrokenTaskFile(f"{where}: frontmatter uses YAML anchors or aliases")
-            if isinstance(event, yaml.CollectionEndEvent):
-                stack.pop()
-                _node_done(stack)
-                continue
-            if not isinstance(event, yaml.ScalarEvent | yaml.CollectionStartEvent):
-                continue
-            if stack and stack[-1][0] and stack[-1][1][0]:  # this node is a mapping key
-                key = event.value if isinstance(event, yaml.ScalarEvent) else f"<{id(event)}>"
-                if key in stack[-1][2]:
-                    raise BrokenTaskFile(f"{where}: frontmatter has the key {key!r} twice")
-                stack[-1][2].add(key)
-            if isinstance(event, yaml.ScalarEvent):
-                _node_done(stack)
-            elif len(stack) == MAX_DEPTH:
-                raise BrokenTaskFile(f"{where}: frontmatter is nested deeper than {MAX_DEPTH}")
-            else:
-                stack.append((isinstance(event, yaml.MappingStartEvent), [True], set()))
-    except yaml.YAMLError as exc:
-        reason = " ".join(str(exc).split())
-        if "maximum nesting depth" in reason:  # libyaml 0.2.6's own limit (1000) came first
-            raise BrokenTaskFile(
-                f"{where}: frontmatter is nested deeper than {MAX_DEPTH}"
-            ) from None
-        raise BrokenTaskFile(f"{where}: frontmatter is not valid YAML: {reason}") from None
-
-
-def _node_done(stack: list[tuple[bool, list[bool], set[str]]]) -> None:
-    """A node inside the innermost collection ended: in a mapping, keys and values
-    take turns."""
-    if stack and stack[-1][0]:
-        stack[-1][1][0] = not stack[-1][1][0]
+    """Refuse, before anything is built from it, frontmatter the bounded reader refuses
+    (`orange.store.bounded`: too deep, anchors or aliases, a key twice)."""
+    problem = bounded.yaml_problem(header)
+    if problem is not None:
+        raise BrokenTaskFile(f"{where}: frontmatter {problem.text}")

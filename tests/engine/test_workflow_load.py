@@ -435,15 +435,30 @@ def test_error_format_matches_the_documented_example() -> None:
     )
 
 
+# Nine aliases of nine aliases, ten levels deep: 9**10 visits for a reader that follows
+# every alias, a few hundred bytes to write.
+ALIAS_BOMB = "a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
+    f"{chr(98 + i)}: &{chr(98 + i)} [{', '.join(['*' + chr(97 + i)] * 9)}]\n" for i in range(10)
+)
+
+# Twenty levels behind an anchor, used twenty levels deep: 41 levels once followed.
+DEEP_ALIASES = "a: &a " + "[" * 20 + "]" * 20 + "\nb: " + "[" * 21 + "*a" + "]" * 21 + "\n"
+
+
 @pytest.mark.parametrize(
     ("text", "says"),
     [
-        ("name: x\nversion: 1\nname: y\n", "broken.yml: name: duplicate key (line 3)"),
-        ("states:\n  a: {}\n  a: {}\n", "broken.yml: states.a: duplicate key (line 3)"),
-        ("name: [unclosed\n", "broken.yml: invalid YAML:"),
+        ("name: x\nversion: 1\nname: y\n", "broken.yml: has the key 'name' twice (line 3)"),
+        ("states:\n  a: {}\n  a: {}\n", "broken.yml: states: has the key 'a' twice (line 3)"),
+        ("name: [unclosed\n", "broken.yml: is not valid YAML:"),
         ("", "broken.yml: the file is empty"),
         ("- a\n- b\n", "broken.yml: expected a mapping, got a list"),
         ("name: !!python/object:os.system x\n", "broken.yml: invalid YAML:"),
+        (ALIAS_BOMB, "broken.yml: f[0]: makes more than 100000 nodes with its aliases"),
+        (DEEP_ALIASES, "broken.yml: b[0]" + "[0]" * 20 + ": is nested deeper than 32 with"),
+        ("x: " + "[" * 20000 + "]" * 20000 + "\n", "broken.yml: is nested deeper than 32"),
+        ("x: " + "[" * 33 + "]" * 33 + "\n", "broken.yml: x" + "[0]" * 31 + ": is nested deeper"),
+        ("x: '" + "a" * 1024 * 1024 + "'\n", "broken.yml: is larger than 1024 KiB"),
     ],
     ids=[
         "duplicate top key",
@@ -452,6 +467,11 @@ def test_error_format_matches_the_documented_example() -> None:
         "empty",
         "not a mapping",
         "unsafe tag",
+        "alias bomb",
+        "deep through aliases",
+        "deep past libyaml's limit",
+        "deep",
+        "too large",
     ],
 )
 def test_yaml_level_errors(text: str, says: str) -> None:

@@ -60,8 +60,9 @@ class IllegalTransition(OrangeError):
 
 
 class NotPermitted(OrangeError):
-    """The caller may not do this: an agent acting on another task, or a move whose
-    ``by:`` does not list the caller (a worker taking the reviewer's move)."""
+    """The caller may not do this: an agent acting on another task or running a human's
+    command, or a move whose ``by:`` does not list the caller (a worker taking the
+    reviewer's move)."""
 
 
 class GuardFailed(OrangeError):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable, Iterable
 from importlib import import_module
@@ -10,6 +11,7 @@ from typing import TYPE_CHECKING
 from orange.cli.coercion import plain
 from orange.cli.errors import EXIT_USAGE, report_bug, report_usage_error, report_user_error
 from orange.cli.fast import fast_command
+from orange.engine.caller import from_env
 from orange.errors import EnvironmentProblem, OrangeError
 
 if TYPE_CHECKING:
@@ -115,6 +117,7 @@ def run(argv: list[str] | None = None) -> int:
     if not args and sys.stdin.isatty() and sys.stdout.isatty():
         args = ["dashboard"]  # a person at a terminal; agents (no terminal) get help
     try:
+        _confine(args)
         command = fast_command(args)
         if command is None:
             return _run_typer(args)
@@ -130,6 +133,40 @@ def run(argv: list[str] | None = None) -> int:
         return report_user_error(EnvironmentProblem.of(exc), args)
     except Exception as exc:
         return report_bug(exc, args)
+
+
+def _confine(args: list[str]) -> None:
+    """An agent's process runs only an agent's commands (`orange.engine.caller`): asked
+    here, before the fast path or typer parses anything, so a refused command runs
+    nothing.  A request for a command's help (its path, then ``--help``, and nothing
+    else) is answered for anyone."""
+    caller = from_env(os.environ)
+    if caller.kind != "agent":
+        return
+    path = command_path(args)
+    if path and args[len(path) :] != ["--help"]:
+        caller.check_command(" ".join(path))
+
+
+_GROUPS = frozenset(name for name, where in _ENTRIES if ":" not in where or name == "run")
+
+
+def command_path(args: list[str]) -> list[str]:
+    """The command ``args`` name: a top-level name, and a group's subcommand after it
+    (``["task", "update"]``).  [] when they name none: they are empty, start with an
+    option (``orange`` itself has only ``--help``) or with what no command is called
+    (typer refuses it).  A group's next argument that cannot be a command's name (the
+    request of ``orange run "..."``) is not part of the path."""
+    if not args or not _is_name(args[0]):
+        return []
+    if args[0] in _GROUPS and len(args) > 1 and _is_name(args[1]):
+        return args[:2]
+    return args[:1]
+
+
+def _is_name(arg: str) -> bool:
+    """``arg`` could be a command's name: lowercase ASCII letters and inner hyphens."""
+    return arg.isascii() and arg[:1].isalpha() and arg.replace("-", "").isalpha() and arg.islower()
 
 
 def _run_typer(args: list[str]) -> int:

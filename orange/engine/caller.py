@@ -15,6 +15,11 @@ says it is an agent but not which is given the least, never the most.  An agent
 without ``ORANGE_TASK_ID`` owns no task.  A command without ``ORANGE_AGENT_ROLE`` is a
 human's; the monitor (exit rules, escalation) and ``spawn_next`` act as the engine.
 
+It runs only the commands an agent needs on its own task (`AGENT_COMMANDS`,
+`Caller.check_command`): nothing that changes this host's configuration, trust,
+projects, hooks, monitor, runs or workspaces.  The CLI asks before it parses a command,
+and the permissions Orange writes into a harness's settings allow the same list.
+
 The composition root (`orange.compose`) reads the environment once with `from_env` and
 hands the result to the engine; every rule is checked here, in the core.
 """
@@ -33,6 +38,24 @@ if TYPE_CHECKING:
 AGENT_ROLES = ("worker", "reviewer")
 ROLE_VARIABLE = "ORANGE_AGENT_ROLE"
 TASK_VARIABLE = "ORANGE_TASK_ID"
+
+# The commands (their path under `orange`) an agent's process may run, DESIGN §8
+# "Agents are confined to their own task": reading tasks, and changing its own along its
+# role's moves (`check_own`, `check_move` still hold for each) -- what the shipped
+# prompts, skills and stop hooks name -- and the git hooks git runs in the agent's own
+# commits and pushes.  Every other command is a human's: it changes this host's trust,
+# projects, hooks, monitor, runs or workspaces, starts processes, or acts for a human.
+AGENT_COMMANDS: tuple[str, ...] = (
+    "task show",
+    "task list",
+    "task log",
+    "task peek",
+    "task update",
+    "task edit",
+    "task complete",
+    "task stuck",
+    "hook-impl",
+)
 
 
 class Caller(NamedTuple):  # not a dataclass: built on every command (engine.workflow)
@@ -59,6 +82,15 @@ class Caller(NamedTuple):  # not a dataclass: built on every command (engine.wor
             return "a human" if self.kind == "human" else "the engine"
         role = f"{self.role} agent" if self.mover else f"agent of unknown role {self.role!r}"
         return f"the {role} of task {self.task_id}" if self.task_id else f"a {role} with no task"
+
+    def check_command(self, command: str) -> None:
+        """An agent runs only `AGENT_COMMANDS`; ``command`` is its path under
+        ``orange`` (``workflow trust``)."""
+        if self.kind == "agent" and command not in AGENT_COMMANDS:
+            raise NotPermitted(
+                f"an agent may not run `orange {command}` ({ROLE_VARIABLE} is set: {self})",
+                hint="a human must run it",
+            )
 
     def check_own(self, task_id: str, doing: str) -> None:
         """An agent may ``doing`` (cancel, edit ...) only its own task."""

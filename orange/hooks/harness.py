@@ -45,6 +45,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from orange.engine.caller import AGENT_COMMANDS
 from orange.errors import InvalidInput
 from orange.home import load_config, orange_home
 from orange.hooks.git import git_ok
@@ -66,7 +67,11 @@ EXCLUDES: tuple[str, ...] = (
 # Preference order when no harness is named (HARNESSES.md); user-defined ones follow.
 DEFAULT_ORDER: tuple[str, ...] = ("claude", "pi", "opencode", "codex")
 
-ORANGE_PERMISSION = "Bash(orange:*)"  # Claude Code permission rule for the orange CLI
+# Claude Code permission rules (https://code.claude.com/docs/en/permissions, a prefix
+# per rule): the `orange` commands an agent may run, the CLI's own list.  Orange used to
+# allow every command (`Bash(orange:*)`): a settings file it merges loses that rule.
+ORANGE_PERMISSIONS: tuple[str, ...] = tuple(f"Bash(orange {c}:*)" for c in AGENT_COMMANDS)
+FORMER_PERMISSION = "Bash(orange:*)"
 
 _NAME = re.compile(r"[a-z0-9][a-z0-9_-]*")
 _KEYS = {
@@ -334,6 +339,13 @@ def review_name(explicit: str | None, task_harness: str) -> str:
 # -- worktree files -----------------------------------------------------------------
 
 
+def allow_agent_commands(allow: list[Any]) -> None:
+    """Make a settings file's ``permissions.allow`` list the agent's `orange` commands
+    (`ORANGE_PERMISSIONS`), and no longer every command; other rules are kept."""
+    allow[:] = [rule for rule in allow if rule != FORMER_PERMISSION]
+    allow.extend(rule for rule in ORANGE_PERMISSIONS if rule not in allow)
+
+
 def _allow_orange(data: dict[str, Any]) -> None:
     permissions = data.setdefault("permissions", {})
     if not isinstance(permissions, dict):
@@ -341,8 +353,7 @@ def _allow_orange(data: dict[str, Any]) -> None:
     allow = permissions.setdefault("allow", [])
     if not isinstance(allow, list):
         raise ValueError("permissions.allow is not a list")
-    if ORANGE_PERMISSION not in allow:
-        allow.append(ORANGE_PERMISSION)
+    allow_agent_commands(allow)
 
 
 def _allow_all(data: dict[str, Any]) -> None:

@@ -134,6 +134,9 @@ def install_tmux_hooks() -> None:
     }
     lines = ["#!/bin/sh", "# written by orange: react to an agent's exit at once"]
     lines += [f"export {key}={shlex.quote(value)}" for key, value in env.items()]
+    # The monitor is no agent, whichever process started the tmux server (an agent may
+    # run only an agent's commands: `orange.engine.caller.AGENT_COMMANDS`).
+    lines.append(f"unset {ROLE_VARIABLE} {TASK_VARIABLE}")
     lines.append(f"exec {shlex.quote(sys.executable)} -m orange monitor --once >/dev/null 2>&1")
     text = "\n".join(lines) + "\n"
     if not script.exists() or script.read_text() != text:

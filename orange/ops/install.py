@@ -2,11 +2,11 @@
 
 For each harness it writes two skills (the task protocol for workers and reviewers, and
 the orchestrator's) where that agent looks for user skills; for Claude Code it also
-allows the ``orange`` command; for Claude Code and codex it registers the seed-003
-stop hook, and for opencode and pi it writes the plugin / extension that does the same
-job (`orange.ops.idle_hooks`).  Every write is
-idempotent: a file whose content is already right is reported "unchanged" and not
-touched; JSON settings are merged, never replaced.
+allows the ``orange`` commands an agent may run; for Claude Code and codex it registers
+the seed-003 stop hook, and for opencode and pi it writes the plugin / extension that
+does the same job (`orange.ops.idle_hooks`).  Every write is idempotent: a file whose
+content is already right is reported "unchanged" and not touched; JSON settings are
+merged, never replaced.
 
 Skill locations (Agent Skills format: a folder with a SKILL.md whose YAML frontmatter
 has ``name`` and ``description``):
@@ -20,8 +20,10 @@ has ``name`` and ``description``):
 - codex: ``~/.agents/skills/`` (https://developers.openai.com/codex/skills: user skills
   live in ``$HOME/.agents/skills``; ``~/.codex/skills`` was the old location).
 
-Claude Code settings (``~/.claude/settings.json``): ``permissions.allow`` gets
-``Bash(orange:*)`` (https://code.claude.com/docs/en/permissions), and ``hooks.Stop``
+Claude Code settings (``~/.claude/settings.json``): ``permissions.allow`` gets a rule
+for each ``orange`` command an agent may run (``Bash(orange task update:*)`` ...,
+`orange.hooks.harness.ORANGE_PERMISSIONS`; https://code.claude.com/docs/en/permissions)
+and loses the ``Bash(orange:*)``, every command, that Orange wrote before; ``hooks.Stop``
 gets ``{"hooks": [{"type": "command", "command": ...}]}`` (no matcher: Stop does not
 use one; https://code.claude.com/docs/en/hooks).
 
@@ -48,7 +50,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from orange.errors import InvalidInput
-from orange.hooks.harness import BUILTINS, ORANGE_PERMISSION, load_harnesses
+from orange.hooks.harness import BUILTINS, allow_agent_commands, load_harnesses
 from orange.ops.idle_hooks import FILE_NAME, IDLE_HOOK_DIRS, idle_hook_source
 from orange.ops.skills import SKILLS, Skill
 
@@ -149,7 +151,8 @@ def install(harness: str | None = None, *, home: Path | None = None) -> list[tup
 
 def _install_stop_hook(home: Path, harness: str) -> list[tuple[Path, Outcome]]:
     """The stop hook's shim and its entry under ``hooks.Stop`` in the harness's settings
-    (for Claude Code also the permission to run ``orange``), merged, never replaced."""
+    (for Claude Code also the permissions to run an agent's ``orange`` commands), merged,
+    never replaced."""
     folder, settings_file = STOP_HOOKS[harness]
     script = home / folder / STOP_HOOK
     results = [_write(script, stop_hook_script(harness), mode=0o755)]
@@ -161,8 +164,7 @@ def _install_stop_hook(home: Path, harness: str) -> list[tuple[Path, Outcome]]:
         allow = permissions.setdefault("allow", [])
         if not isinstance(allow, list):
             raise InvalidInput(f"{settings}: permissions.allow: must be a list")
-        if ORANGE_PERMISSION not in allow:
-            allow.append(ORANGE_PERMISSION)
+        allow_agent_commands(allow)
     hooks = _mapping(data, "hooks", settings)
     stop = hooks.setdefault("Stop", [])
     if not isinstance(stop, list):

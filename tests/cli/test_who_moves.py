@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from orange.engine.caller import AGENT_COMMANDS
 from tests.cli import test_moves
 from tests.cli.test_moves import HANDOFF_1, PLAN, REVIEW_PASS, Harness, drive
 from tests.conftest import Cli, run_orange
@@ -105,8 +106,9 @@ def test_an_agent_leaves_other_tasks_alone(
     args = [part.format(other=other, done=done) for part in command]
     monkeypatch.setattr("sys.stdin", io.StringIO("hijacked\n"))  # task edit --file -
     refused = h.rejected(*args)
-    if "delete" in command:
-        assert f"the worker agent of task {own} may not delete tasks" in refused.err
+    name = " ".join(command[:2])
+    if name not in AGENT_COMMANDS:  # a human's command, whatever the task (issue 24)
+        assert f"an agent may not run `orange {name}`" in refused.err
     else:
         assert f"the worker agent of task {own} may " in refused.err
         assert f"only its own task, not task {other}" in refused.err

@@ -10,7 +10,14 @@ import pytest
 
 from orange.errors import InvalidInput
 from orange.home import orange_home
-from orange.hooks.harness import BUILTINS, EXCLUDES, load_harnesses, resolve, review_name
+from orange.hooks.harness import (
+    BUILTINS,
+    EXCLUDES,
+    ORANGE_PERMISSIONS,
+    load_harnesses,
+    resolve,
+    review_name,
+)
 from tests.conftest import git, make_repo
 
 PROMPT = '# Task: x\nsay "hi"; $(rm -rf /) `id`\n🍊 end;'
@@ -221,10 +228,13 @@ def test_setup_claude_merges_local_settings(tmp_path: Path) -> None:
     worktree = make_repo(tmp_path / "wt")
     settings = worktree / ".claude" / "settings.local.json"
     settings.parent.mkdir()
-    settings.write_text(json.dumps({"permissions": {"allow": ["Read"]}, "x": 1}))
+    settings.write_text(json.dumps({"permissions": {"allow": ["Read", "Bash(orange:*)"]}, "x": 1}))
     assert BUILTINS["claude"].setup(worktree) == [settings]
     data = json.loads(settings.read_text())
-    assert data == {"permissions": {"allow": ["Read", "Bash(orange:*)"]}, "x": 1}
+    # the agent's `orange` commands, no longer every one (issue 24, finding 4)
+    assert data == {"permissions": {"allow": ["Read", *ORANGE_PERMISSIONS]}, "x": 1}
+    assert "Bash(orange task show:*)" in ORANGE_PERMISSIONS
+    assert not any("workflow" in rule or "project" in rule for rule in ORANGE_PERMISSIONS)
     assert BUILTINS["claude"].setup(worktree) == []  # already there
 
 

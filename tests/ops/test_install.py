@@ -12,6 +12,7 @@ import frontmatter
 import pytest
 
 from orange.errors import InvalidInput
+from orange.hooks.harness import ORANGE_PERMISSIONS
 from orange.ops import install as install_module
 from orange.ops.install import install
 
@@ -62,7 +63,9 @@ def test_installs_for_detected_harnesses_in_the_hermetic_home(agents: Path, herm
     assert 'orange task create BRANCH "summary" --context -' in orchestrator
     assert "orange task list" in orchestrator
     settings = json.loads((hermetic / ".claude/settings.json").read_text())
-    assert settings["permissions"]["allow"] == ["Bash(orange:*)"]
+    # the agent's commands only, never every `orange` command (issue 24, finding 4)
+    assert settings["permissions"]["allow"] == list(ORANGE_PERMISSIONS)
+    assert "Bash(orange task update:*)" in ORANGE_PERMISSIONS
     [group] = settings["hooks"]["Stop"]
     assert group["hooks"][0]["type"] == "command"
     assert group["hooks"][0]["command"].endswith("orange-stop.sh")
@@ -94,13 +97,15 @@ def test_existing_settings_are_merged_not_replaced(agents: Path, hermetic: Path)
     other = {"hooks": [{"type": "command", "command": "notify-send done"}]}
     settings.write_text(json.dumps({
         "model": "opus",
-        "permissions": {"allow": ["Read"], "deny": ["Bash(rm:*)"]},
+        "permissions": {"allow": ["Read", "Bash(orange:*)"], "deny": ["Bash(rm:*)"]},
         "hooks": {"Stop": [other], "PreToolUse": [{"matcher": "Bash", "hooks": []}]},
     }))  # fmt: skip
     install("claude")
     data = json.loads(settings.read_text())
     assert data["model"] == "opus"
-    assert data["permissions"] == {"allow": ["Read", "Bash(orange:*)"], "deny": ["Bash(rm:*)"]}
+    # what Orange wrote before (every `orange` command) gives way to the agent's commands
+    allow = ["Read", *ORANGE_PERMISSIONS]
+    assert data["permissions"] == {"allow": allow, "deny": ["Bash(rm:*)"]}
     assert data["hooks"]["PreToolUse"] == [{"matcher": "Bash", "hooks": []}]
     assert data["hooks"]["Stop"][0] == other and len(data["hooks"]["Stop"]) == 2
     assert {p.name: o for p, o in install("claude")}["settings.json"] == "unchanged"

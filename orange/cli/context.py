@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import NamedTuple
 
 from orange import projects
-from orange.errors import InvalidInput, NotFound
+from orange.engine.caller import TASK_VARIABLE
+from orange.errors import InvalidInput, NotFound, NotPermitted
+from orange.hooks.bindings import holder_other_than, pool_worktree
 from orange.projects import Project, open_store
 from orange.store.store import TaskStore
 
@@ -28,12 +31,17 @@ def current_project(name: str | None) -> Project | None:
 
 
 def locate(task: str | None, project_name: str | None) -> TaskRef:
-    """Resolve a task id (or unique prefix) in this project, else in any project."""
+    """Resolve a task id (or unique prefix) in this project, else in any project.
+    Refused when ``ORANGE_TASK_ID`` names another task than the one bound to the
+    worktree the command runs in (`check_worktree`)."""
+    claimed = os.environ.get(TASK_VARIABLE)
+    if claimed:
+        check_worktree(claimed)
     if not task:
         # Finding the task from the cwd reads the listing: loaded only without an id.
         from orange.cli.workspace_task import task_of_workspace
 
-        task = os.environ.get("ORANGE_TASK_ID") or task_of_workspace()
+        task = claimed or task_of_workspace()
     if not task:
         raise InvalidInput("no task id given", hint="pass the task id (see `orange task list`)")
     try:
@@ -58,3 +66,21 @@ def locate(task: str | None, project_name: str | None) -> TaskRef:
             f"task {task!r} matches in several projects ({names})", hint="use --project"
         )
     return found[0]
+
+
+def check_worktree(claimed: str) -> None:
+    """The environment alone is not trusted (DESIGN §8): a command whose
+    ``ORANGE_TASK_ID`` is ``claimed`` but that runs in a pool worktree this host bound
+    to another task is refused.  (codex 0.171 ran one task's commands with another's
+    environment, issue 25.)"""
+    place = pool_worktree(Path.cwd())
+    if place is None:
+        return
+    project, name = place
+    holder = holder_other_than(project, name, claimed)
+    if holder is not None:
+        raise NotPermitted(
+            f"this worktree ({name}) is bound to task {holder}, but {TASK_VARIABLE} "
+            f"names task {claimed}",
+            hint=f"run it in the worktree of task {claimed}",
+        )

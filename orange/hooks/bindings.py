@@ -38,8 +38,9 @@ import os
 from pathlib import Path
 from typing import NamedTuple
 
+from orange.errors import OrangeError
 from orange.home import host_name, orange_home
-from orange.hooks.places import pool_path
+from orange.hooks.places import pool_path, workspaces_root
 from orange.store.files import replace_file
 from orange.store.layout import valid_task_id
 from orange.store.task import Task
@@ -147,6 +148,51 @@ def workspace_of(task: Task) -> Path | None:
     if rec is None or rec.workspace != name:
         return None
     return pool_path(task.project, name)
+
+
+def pool_worktree(path: Path) -> tuple[str, str] | None:
+    """The project and the name of the pool worktree ``path`` is in (None: in none)."""
+    try:
+        name = path.resolve().relative_to(workspaces_root().resolve()).parts[0]
+    except (ValueError, IndexError):  # outside the pool, or the pool's folder itself
+        return None
+    project = name.rpartition("--")[0]
+    return (project, name) if pool_path(project, name) is not None else None
+
+
+def holder_other_than(project: str, name: str, task_id: str) -> str | None:
+    """The task this host bound ``project``'s pool worktree ``name`` to, when that is
+    not ``task_id`` (an id or a prefix of one); None when it is, or when the worktree
+    is bound to no task.
+
+    ``task_id``'s own record naming the worktree settles it with one small file read
+    (the agents' hottest path).  Another task's record counts only while the ref still
+    names the worktree for that task (`workspace_of`): a record is never enough alone."""
+    own = read(project, task_id)
+    if own is not None and own.workspace == name:
+        return None
+    others = [
+        rec.task
+        for rec in all_records(project)
+        if rec.workspace == name and not rec.task.startswith(task_id)
+    ]
+    if not others:
+        return None
+    # The ref is read only here, where a record names another task.
+    from orange.projects import get, open_store
+
+    try:
+        store = open_store(get(project))
+    except OrangeError:  # no such project (any more): nothing of it is bound here
+        return None
+    for other in others:
+        try:
+            task = store.get(other)
+        except OrangeError:
+            continue
+        if workspace_of(task) is not None:
+            return task.id
+    return None
 
 
 def session_of(task: Task) -> str | None:

@@ -2,6 +2,8 @@
 tmux get ``ORANGE_TASK_ID`` and ``ORANGE_AGENT_ROLE``, and an agent's own `orange`
 commands are held to its role's moves: a scripted worker in a real pane tries the
 stuck detour (``working -> stuck -> reviewing``) and is refused the human's move.
+The environment is not trusted alone (issue 25): a command run in one task's worktree
+with another task's ``ORANGE_TASK_ID`` is refused.
 """
 
 from __future__ import annotations
@@ -10,6 +12,8 @@ import json
 import sys
 from pathlib import Path
 
+from orange.home import orange_home
+from tests.conftest import git, run_orange
 from tests.e2e.conftest import World, wait_for
 
 # Records its identity, and as the worker plans, starts work, asks for help and tries
@@ -73,3 +77,48 @@ def test_agents_carry_their_task_and_role_and_keep_to_their_moves(
     assert world.status(worked) == "stuck"
     world.ok("task", "update", worked, "--status", "reviewing")  # a human may
     assert world.status(worked) == "reviewing"
+
+
+# Holds its pane: the task stays bound to its worktree.
+HOLD = ["sh", "-c", "sleep 600", "{prompt}"]
+
+
+def test_a_command_whose_task_is_not_its_worktrees_is_refused(world: World) -> None:
+    """Issue 25, finding 1: codex ran one task's commands with another's environment.
+    The worktree a command runs in names its task too, and a disagreement is refused:
+    one line, exit 1, the tasks ref untouched."""
+    world.set_harness("hold", HOLD)
+    first = world.create("first", "First task", "--harness", "hold")
+    second = world.create("second", "Second task", "--harness", "hold")
+
+    def bound(task_id: str) -> str | None:
+        return world.task(task_id).str_field("workspace") or None
+
+    first_ws = wait_for(lambda: bound(first), what="the first task's worktree")
+    second_ws = wait_for(lambda: bound(second), what="the second task's worktree")
+    assert first_ws != second_ws
+    pool = orange_home() / "workspaces"
+    in_second = pool / second_ws / "src"
+    in_second.mkdir()
+    as_first = {"ORANGE_TASK_ID": first, "ORANGE_AGENT_ROLE": "worker"}
+    before = git(world.repo, "log", "--format=%H", "refs/orange/tasks")
+
+    refusal = (
+        f"orange: this worktree ({second_ws}) is bound to task {second}, but "
+        f"ORANGE_TASK_ID names task {first} (run it in the worktree of task {first})\n"
+    )
+    for command in (
+        ["task", "update", "--summary", "Hijacked"],  # the fast path
+        ["task", "update", "--status", "working"],  # a move, with the engine
+        ["task", "update", first, "--summary", "Hijacked"],  # an explicit id
+        ["task", "show", first],  # typer
+    ):
+        result = run_orange(*command, cwd=in_second, env=as_first)
+        assert (result.code, result.out, result.err) == (1, "", refusal), command
+    assert git(world.repo, "log", "--format=%H", "refs/orange/tasks") == before
+
+    # In its own worktree the same environment acts, on its own task.
+    own = run_orange("task", "update", "--summary", "Renamed", cwd=pool / first_ws, env=as_first)
+    assert own.code == 0, own.err
+    assert world.task(first).str_field("summary") == "Renamed"
+    assert world.task(second).str_field("summary") == "Second task"

@@ -159,12 +159,18 @@ class Harness:
 #           is specified, options will be forwarded to the interactive CLI"),
 #           --dangerously-bypass-approvals-and-sandbox, -s/--sandbox workspace-write for
 #           the reduced role; `codex exec` is the one-turn, non-interactive mode.  No
-#           effort flag (codex takes `-c model_reasoning_effort=...`).
+#           effort flag (codex takes `-c model_reasoning_effort=...`).  codex-cli
+#           0.171.0 `--help`: `--no-daemon` ("run without the shared background
+#           server, even if it is already running").  Without it the TUI runs its tool
+#           calls in one app-server daemon per HOME, started by the first TUI with that
+#           TUI's environment: a second task's commands ran as the first task's agent
+#           (issue 25).  `codex exec` never uses the daemon (and rejects the flag).
 # Workers and reviewers run interactively (a persistent worker lives through reviews,
 # and a human who attaches finds the agent to talk to); tests check every command line
 # against the `--help` text of each tool's release, kept under tests/fixtures.
 _CLAUDE = ("claude", "--dangerously-skip-permissions")
 _NO_GH_POSTS = ("--disallowedTools", "Bash(gh pr review:*)", "Bash(gh pr comment:*)")
+_CODEX = ("codex", "--no-daemon")  # each agent's commands in its own process (see above)
 
 BUILTINS: dict[str, Harness] = {
     "claude": Harness(
@@ -198,9 +204,9 @@ BUILTINS: dict[str, Harness] = {
     "codex": Harness(
         name="codex",
         binary="codex",
-        worker=("codex", "--dangerously-bypass-approvals-and-sandbox", "--", PROMPT),
-        reviewer=("codex", "--dangerously-bypass-approvals-and-sandbox", "--", PROMPT),
-        reduced_worker=("codex", "--sandbox", "workspace-write", "--", PROMPT),
+        worker=(*_CODEX, "--dangerously-bypass-approvals-and-sandbox", "--", PROMPT),
+        reviewer=(*_CODEX, "--dangerously-bypass-approvals-and-sandbox", "--", PROMPT),
+        reduced_worker=(*_CODEX, "--sandbox", "workspace-write", "--", PROMPT),
         excludes=(".codex/",),
     ),
 }

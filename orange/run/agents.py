@@ -72,7 +72,10 @@ class AgentFailed(Exception):
 #             the last `item.completed` whose item is an `agent_message` (openai/codex
 #             PR #4525 "codex exec --json"; called `assistant_message`/`item_type` in
 #             its first release, read too).  JSON events put commands and edits in the
-#             log as well.
+#             log as well.  No `--no-daemon` (the interactive workers' flag,
+#             orange.hooks.harness): `codex exec` runs its tool calls in its own process,
+#             never in the shared app-server daemon (seen with codex-cli 0.171.0), and
+#             its `--help` has no such option.
 #   opencode  `opencode run [message..]` sends one message and prints the reply
 #             (opencode.ai/docs/cli "run"); its `--format json` event schema is not
 #             documented there, so the plain reply is read (envelope "plain").

@@ -3,14 +3,18 @@ tmux get ``ORANGE_TASK_ID`` and ``ORANGE_AGENT_ROLE``, and an agent's own `orang
 commands are held to its role's moves: a scripted worker in a real pane tries the
 stuck detour (``working -> stuck -> reviewing``) and is refused the human's move.
 The environment is not trusted alone (issue 25): a command run in one task's worktree
-with another task's ``ORANGE_TASK_ID`` is refused.
+with another task's ``ORANGE_TASK_ID`` is refused, and codex agents, whose TUI shares
+one background server per HOME, are started without it.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
+
+import pytest
 
 from orange.home import orange_home
 from tests.conftest import git, run_orange
@@ -122,3 +126,46 @@ def test_a_command_whose_task_is_not_its_worktrees_is_refused(world: World) -> N
     assert own.code == 0, own.err
     assert world.task(first).str_field("summary") == "Renamed"
     assert world.task(second).str_field("summary") == "Second task"
+
+
+# Plays codex: records the command line it was started with, then holds its pane.
+FAKE_CODEX = """#!__PYTHON__
+import json, os, sys, time
+with open(os.path.join(__OUT__, os.environ["ORANGE_AGENT_ROLE"] + ".json"), "w") as out:
+    json.dump(sys.argv[1:], out)
+time.sleep(600)
+"""
+
+
+def test_codex_workers_and_reviewers_run_without_the_shared_daemon(
+    world: World, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """codex-cli 0.171's TUI runs every session's commands in one background app-server
+    started by the first TUI of a HOME, with that TUI's environment (its ORANGE_TASK_ID
+    and ORANGE_AGENT_ROLE); `--no-daemon` keeps them in the agent's own process."""
+    out = tmp_path / "codex-started"
+    out.mkdir()
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    codex = bin_dir / "codex"
+    codex.write_text(
+        FAKE_CODEX.replace("__PYTHON__", sys.executable).replace("__OUT__", repr(str(out)))
+    )
+    codex.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+
+    world.create("codex-work", "Work with codex", "--harness", "codex")
+    world.create(
+        "codex-review", "Review with codex", "--harness", "codex", "--status", "agent-review"
+    )
+
+    def argv(role: str) -> list[str] | None:
+        path = out / f"{role}.json"
+        return json.loads(path.read_text()) if path.exists() else None
+
+    worker = wait_for(lambda: argv("worker"), what="the codex worker")
+    reviewer = wait_for(lambda: argv("reviewer"), what="the codex reviewer")
+    for started in (worker, reviewer):
+        options = started[: started.index("--")]  # the prompt follows "--"
+        assert "--no-daemon" in options, started
+        assert "exec" not in options  # the interactive TUI, not the one-turn mode

@@ -81,10 +81,13 @@ SHAPES = [
         "codex",
         "worker",
         None,
-        ["codex", "--dangerously-bypass-approvals-and-sandbox", "--", PROMPT],
+        ["codex", "--no-daemon", "--dangerously-bypass-approvals-and-sandbox", "--", PROMPT],
     ),
     Shape(
-        "codex", "reduced_worker", "high", ["codex", "--sandbox", "workspace-write", "--", PROMPT]
+        "codex",
+        "reduced_worker",
+        "high",
+        ["codex", "--no-daemon", "--sandbox", "workspace-write", "--", PROMPT],
     ),
 ]
 

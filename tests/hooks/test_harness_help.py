@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from orange.hooks.harness import BUILTINS
+from orange.run.agents import BUILTIN_EXEC
 
 HELP = Path(__file__).resolve().parent.parent / "fixtures" / "harness-help"
 ROLES = ("worker", "reviewer", "reduced_worker")
@@ -66,3 +67,17 @@ def test_the_effort_levels_are_the_ones_the_tool_accepts(name: str) -> None:
     words = option.group(1) + " " + option.group(2)
     listed = re.findall(r"\b(off|minimal|low|medium|high|xhigh|max)\b", words)
     assert tuple(listed) == harness.effort_levels
+
+
+def test_codex_exec_takes_every_option_orange_passes() -> None:
+    """`orange run` starts `codex exec`, which runs its tool calls in its own process
+    (codex-cli 0.171.0 was seen neither starting nor joining the TUI's shared daemon)
+    and refuses the TUI's `--no-daemon`."""
+    text = _help("codex-exec")
+    assert "Usage: codex exec [OPTIONS] [PROMPT]" in text
+    argv = BUILTIN_EXEC["codex"].argv
+    assert argv[:2] == ("codex", "exec")
+    for arg in argv[2:]:
+        if arg.startswith("--") and arg != "--":
+            assert re.search(rf"(^|[\s,]){re.escape(arg)}([\s,=]|$)", text, re.M), arg
+    assert "--no-daemon" not in text

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import re
+from types import ModuleType
 from typing import Any, NamedTuple
 
 MAX_TEXT = 1024 * 1024  # characters of one YAML document or JSON text (as a TASK.md)
@@ -43,7 +44,7 @@ def yaml_problem(text: str, *, aliases: bool = False) -> Problem | None:
     # not need it, and its import costs more than an agent's whole summary update.
     import yaml
 
-    walk = _Walk(aliases)
+    walk = _Walk(yaml, aliases)
     try:
         for event in yaml.parse(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
             problem = walk.step(event)
@@ -83,15 +84,15 @@ class _Walk:
     """libyaml's events of one document, checked as they come; ``nodes`` counts the
     nodes the document holds once every alias is followed."""
 
-    def __init__(self, aliases: bool) -> None:
+    def __init__(self, yaml: ModuleType, aliases: bool) -> None:
+        self.yaml = yaml  # PyYAML, imported by `yaml_problem`
         self.aliases = aliases
         self.stack: list[_Frame] = []
         self.nodes = 0
         self.anchored: dict[str, tuple[int, int]] = {}  # anchor -> (nodes, levels)
 
     def step(self, event: object) -> Problem | None:
-        import yaml
-
+        yaml = self.yaml
         alias = isinstance(event, yaml.AliasEvent)  # its `anchor` names the node it repeats
         anchor = None if alias else getattr(event, "anchor", None)
         if (anchor or alias) and not self.aliases:
@@ -122,8 +123,7 @@ class _Walk:
 
     def keyed(self, event: object) -> Problem | None:
         """In a mapping, a key node: seen before in it?"""
-        import yaml
-
+        yaml = self.yaml
         frame = self.stack[-1] if self.stack else None
         if frame is None or not frame.mapping or not frame.at_key:
             return None
@@ -184,8 +184,9 @@ def _join(path: str, key: str | int) -> str:
     return f"{path}.{key}" if path else key
 
 
-# A JSON string literal, escapes included: what the depth scan skips.
-_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
+# A JSON string literal, escapes included: what the depth scan skips (compiled by `re`
+# when first used: a command that reads no run record compiles nothing).
+_JSON_STRING = r'"(?:[^"\\]|\\.)*"'
 
 
 def json_problem(text: str) -> str | None:
@@ -197,7 +198,7 @@ def json_problem(text: str) -> str | None:
     if text.count("[") + text.count("{") <= MAX_DEPTH:
         return None  # cannot be deeper: spares the scan of every ordinary record
     depth = 0
-    for char in _JSON_STRING.sub("", text):
+    for char in re.sub(_JSON_STRING, "", text, flags=re.DOTALL):
         if char in "[{":
             depth += 1
             if depth > MAX_DEPTH:

@@ -18,7 +18,10 @@ DEAD_FIELD = "dead_run"  # "<run>@<status>": the death last handled
 
 # What a task is (set at creation, never changed) ...
 # ``base``: the branch the task's branch starts from and merges into (`task create --base`).
-IDENTITY_FIELDS = frozenset({"id", "project", "workflow", "workflow_rev", "base"})
+# ``created_at``: when; ``run`` and ``subtask``: the `orange run` a subtask belongs to.
+IDENTITY_FIELDS = frozenset(
+    {"id", "project", "workflow", "workflow_rev", "base", "created_at", "run", "subtask"}
+)
 # ... and everything the engine alone changes: the status and its bookkeeping.
 ENGINE_FIELDS = IDENTITY_FIELDS | {"status", BASELINE_FIELD, RUN_FIELD, DEAD_FIELD}
 

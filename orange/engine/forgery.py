@@ -10,8 +10,9 @@ was handled, which tests wait on.
 
 An illegal change is never carried out (the caller runs no hooks for it); Orange writes
 one commit restoring each forged file's engine-owned fields (status, counters,
-workflow, baselines, bindings) to their last legal values, keeping the body and the
-plain fields, and sets ``attention`` naming the reason and the forged commit.  A forged
+workflow, baselines, bindings) and every field the field policy refuses
+(`orange.engine.policy`) to their last legal values, keeping the body and the plain
+fields, and sets ``attention`` naming the reason and the forged commit.  A forged
 file that had no legal state (a task created illegally, a file that does not belong in
 the ref) is removed; git keeps it in history.  The restore is itself legal: the checker
 recognises a commit that puts a tainted file back (`replay` "repairs"), so the history
@@ -35,6 +36,7 @@ from dataclasses import dataclass, field
 
 from orange.engine.definitions import committed_workflow_text, parse_committed
 from orange.engine.fields import IDENTITY_FIELDS
+from orange.engine.policy import field_problem
 from orange.engine.replay import Checker, Trusted, Violation
 from orange.engine.steps import GUARDED, guarded
 from orange.errors import OrangeError
@@ -157,9 +159,20 @@ def restored(snap: Snapshot, path: str, legal: bytes | None, violation: Violatio
         f"forged change in commit {violation.commit[:10]}: {violation.reason}; Orange "
         "restored its status and engine fields (body kept): check it, then `orange task ack`"
     )
-    fields = {name: was.fields.get(name) for name in names}
-    task = current.with_fields(**fields, attention=reason, updated_at=now_iso())
-    return task.render().encode()
+    fields = dict(current.fields)
+    fields.update((name, was.fields.get(name)) for name in names)
+    # Any other field the policy refuses (a branch git would misread, a field no one
+    # writes) goes back to its last legal value, or away when it had none.
+    allowed = names
+    for name in [n for n in fields if n not in allowed]:
+        before = {name: was.fields[name]} if name in was.fields else {}
+        if field_problem(before, {name: fields[name]}, allowed) is not None:
+            if name in was.fields:
+                fields[name] = was.fields[name]
+            else:
+                del fields[name]
+    fields.update(attention=reason, updated_at=now_iso())
+    return Task(fields=fields, body=current.body).render().encode()
 
 
 def _guarded_of(snap: Snapshot, task: Task) -> tuple[str, ...]:

@@ -36,6 +36,7 @@ import pygit2
 from orange.engine.definitions import TreeView, committed_workflow_text, parse_committed
 from orange.engine.fields import BASELINE_FIELD, DEAD_FIELD, IDENTITY_FIELDS
 from orange.engine.merging import plan_merge
+from orange.engine.policy import field_problem
 from orange.engine.steps import GUARDED, check_created, check_step, guarded, move_hooks
 from orange.engine.workflow import HookSpec, Workflow
 from orange.errors import OrangeError
@@ -283,9 +284,13 @@ def _restores(path: str, legal: bytes | None, new: bytes | None) -> bool:
     except (OrangeError, UnicodeDecodeError):
         return False
     # The fields `steps.GUARDED` names (a workflow's own hook fields are put back by the
-    # repair too, but recognising one needs no definition, which may be unreadable).
+    # repair too, but recognising one needs no definition, which may be unreadable), and
+    # no field changed since the legal state that the field policy refuses: a later
+    # commit that leaves a forged branch or an unknown field in place repairs nothing.
     names = (*IDENTITY_FIELDS, *GUARDED)
-    return all(was.fields.get(n) == now.fields.get(n) for n in names)
+    if any(was.fields.get(n) != now.fields.get(n) for n in names):
+        return False
+    return field_problem(was.fields, now.fields, names) is None
 
 
 def changed_files(

@@ -40,6 +40,7 @@ from orange.engine.decide import resolve, respawn_spec
 from orange.engine.exitrules import Advance, Crash, Respawn, decide_dead_session
 from orange.engine.fields import BASELINE_FIELD, DEAD_FIELD, RUN_FIELD, baseline
 from orange.engine.gates import check_gate, fingerprints
+from orange.engine.policy import field_problem
 from orange.engine.taking import take_specs
 from orange.engine.workflow import HookSpec, Transition, Workflow
 from orange.errors import OrangeError
@@ -56,7 +57,7 @@ _PLAIN = frozenset({"summary", "branch", "pr_url", "attention", "updated_at", "h
 
 # What a field must hold after a step: a value, or one of these.
 ANY = "<any text>"  # any non-empty text (a host, a pool slot, a session name)
-NEW = "<a new agent run>"  # non-empty text other than the value before
+NEW = "<a new agent run>"  # non-empty text, neither the run before nor the one that died
 KEPT_OR_CLEARED = "<unchanged or cleared>"
 PendingHooks = Callable[[], "tuple[Task, tuple[HookSpec, ...]] | None"]
 
@@ -79,7 +80,11 @@ def _hook_field(spec: HookSpec) -> str | None:
 
 
 def check_created(workflow: Workflow, task: Task) -> str | None:
-    """A new task starts in an initial status with no counts and no engine records."""
+    """A new task starts in an initial status with no counts and no engine records,
+    every field one the field policy (`orange.engine.policy`) accepts."""
+    problem = field_problem(None, task.fields, guarded(workflow))
+    if problem is not None:
+        return problem
     if task.status not in workflow.initial_statuses:
         return f"created in {task.status!r}, not an initial status of {workflow.name}"
     for name in COUNTED:
@@ -94,6 +99,9 @@ def check_created(workflow: Workflow, task: Task) -> str | None:
 def check_step(workflow: Workflow, before: Task, after: Task, pending: PendingHooks) -> str | None:
     """Why ``before -> after`` is not something Orange writes (None: it is).
     ``pending`` looks up the bare move whose hooks may still be applied."""
+    problem = field_problem(before.fields, after.fields, guarded(workflow))
+    if problem is not None:
+        return problem
     if after.status not in workflow.states:
         return f"{after.status!r} is not a status of workflow {workflow.name}"
     if before.status != after.status:
@@ -204,8 +212,9 @@ def _mismatch(
         want = expected.get(name, was)
         if want is ANY:
             ok = isinstance(value, str) and bool(value)
-        elif want is NEW:
-            ok = isinstance(value, str) and bool(value) and value != was
+        elif want is NEW:  # never the run whose death is recorded: a rewind hides the next
+            handled = str(before.fields.get(DEAD_FIELD) or "").rpartition("@")[0]
+            ok = isinstance(value, str) and bool(value) and value not in (was, handled)
         elif want is KEPT_OR_CLEARED:
             ok = value in (was, None)
         else:

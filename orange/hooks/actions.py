@@ -269,7 +269,8 @@ class PushBranch(Action):
         project = project_of(ctx)
         if not workspace.has_origin(project.path):
             raise HookFailed("no remote named origin to push to")
-        git("push", "--quiet", "origin", f"refs/heads/{ctx.task.branch}", cwd=project.path)
+        branch = workspace.branch_of(ctx.task)
+        git("push", "--quiet", "origin", f"refs/heads/{branch}", cwd=project.path)
 
 
 class DeleteRemoteBranch(Action):
@@ -277,12 +278,12 @@ class DeleteRemoteBranch(Action):
 
     def apply(self, ctx: HookContext) -> None:
         project = project_of(ctx)
-        branch = ctx.task.branch
+        ref = f"refs/heads/{workspace.branch_of(ctx.task)}"  # a full ref: never a pattern
         if not workspace.has_origin(project.path):
             return
-        if not git("ls-remote", "--heads", "origin", branch, cwd=project.path):
+        if not git("ls-remote", "origin", ref, cwd=project.path):
             return
-        git("push", "--quiet", "origin", "--delete", branch, cwd=project.path)
+        git("push", "--quiet", "origin", "--delete", ref, cwd=project.path)
 
 
 class CreatePr(Action):

@@ -75,19 +75,18 @@ def create_pr(project: Project, task: Task) -> str:
         raise InvalidInput(f"{project.name} has no remote named origin", hint="add one first")
     if shutil.which("gh") is None:
         raise InvalidInput("the GitHub CLI `gh` is not installed", hint="install gh and log in")
-    git(
-        "push", "--quiet", "--set-upstream", "origin", f"refs/heads/{task.branch}", cwd=project.path
-    )
+    branch = workspace.branch_of(task)
+    git("push", "--quiet", "--set-upstream", "origin", f"refs/heads/{branch}", cwd=project.path)
     body = section(task.body, "## Handoff") or task.summary
     out = _gh(
         "pr",
         "create",
         "--title",
-        task.summary or task.branch,
+        task.summary or branch,
         "--body",
         body,
         "--head",
-        task.branch,
+        branch,
         "--base",
         workspace.base_of(project, task),
         cwd=project.path,

@@ -96,6 +96,15 @@ def base_of(project: Project, task: Task) -> str:
         raise HookFailed(f"task {task.id} has a bad base: {exc.message}") from None
 
 
+def branch_of(task: Task) -> str:
+    """The task's branch, checked again before git sees it: the ref is shared data, and a
+    pushed name like ``--delete`` or ``+main`` would be read as something else."""
+    try:
+        return check_branch_name(task.branch)
+    except InvalidInput as exc:
+        raise HookFailed(f"task {task.id} has a bad branch: {exc.message}") from None
+
+
 def check_base(project: Project, base: str, say: list[str]) -> None:
     """At ``task create --base``: the branch exists here or on origin (fetched first)."""
     check_branch_name(base)
@@ -119,6 +128,10 @@ def checkout_branch(
 ) -> None:
     """Put ``branch`` in the worktree: the local branch, else the remote one, else a new
     branch from the up-to-date ``base`` (default: the default branch)."""
+    try:
+        check_branch_name(branch)
+    except InvalidInput as exc:
+        raise HookFailed(f"cannot check out a bad branch: {exc.message}") from None
     current = git("symbolic-ref", "--quiet", "--short", "HEAD", cwd=path, check=False)
     if current == branch:
         return
@@ -146,7 +159,7 @@ def checkout_branch(
             say.append(f"warning: could not fetch origin ({exc.message}); using local refs")
     try:
         if _has_ref(project.path, f"refs/heads/{branch}"):
-            git("checkout", "--quiet", branch, cwd=path)
+            git("checkout", "--quiet", branch, "--", cwd=path)
         elif remote and _has_ref(project.path, f"refs/remotes/origin/{branch}"):
             git("checkout", "--quiet", "-b", branch, "--track", f"origin/{branch}", cwd=path)
         else:

@@ -6,12 +6,22 @@ import pygit2
 
 from orange.errors import InvalidInput
 
+MAX_BRANCH = 200  # characters: a branch names a tmux session and a worktree's HEAD too
+
 
 def check_branch_name(branch: str) -> str:
-
+    """``branch`` if it may be used as a branch: git's ref-name rules, nothing that reads
+    as another argument or ref (a leading ``-``, ``HEAD``, ``@``, ``refs/...``), at most
+    `MAX_BRANCH` characters.  The one check every path that reads a branch name from
+    the ref or the user runs before git sees it.  Raises InvalidInput."""
+    if len(branch) > MAX_BRANCH:
+        raise InvalidInput(
+            f"the branch name is {len(branch)} characters long; at most {MAX_BRANCH}",
+            hint="choose a shorter branch name",
+        )
     if (
         not branch
-        or branch.startswith(("-", "refs/"))
+        or branch.startswith(("-", "+", "refs/"))
         or branch != branch.strip()
         or any(ch.isspace() or ord(ch) < 32 for ch in branch)
         or branch in ("HEAD", "@")
@@ -20,7 +30,7 @@ def check_branch_name(branch: str) -> str:
         raise InvalidInput(
             f"{branch!r} is not a valid branch name",
             hint="use letters, digits, '/', '-', '_' and '.' as git allows "
-            "(no spaces, '..', ':', '~', '^', '?', '*', '[', or a leading '-'; "
+            "(no spaces, '..', ':', '~', '^', '?', '*', '[', or a leading '-' or '+'; "
             "not HEAD, '@' or refs/...)",
         )
     return branch

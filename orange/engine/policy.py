@@ -1,0 +1,178 @@
+"""The field policy: every frontmatter field of a TASK.md, named once (DESIGN §8).
+
+Each field has an owner and a check of its value:
+
+- ``identity``: set when the task is created, never changed after (not by a push, not
+  by the engine);
+- ``engine``: only the engine's moves and records change it (`orange.engine.steps`
+  says which event may change which);
+- ``host``: the runtime facts of the machine the task runs on (host, workspace, tmux
+  session), changed only where the engine changes them;
+- ``human``: people and the plain commands change it (`task update`, `task edit`, an
+  edit in a tasks checkout), agents included for their own task where the CLI lets them.
+
+The replay checker (through `orange.engine.steps`: the server hook, the local replay,
+the forgery restore, a tasks checkout's pre-commit) and the CLI's field writes
+(`orange.engine.edits`) read this table: a value that fails its check, an identity field
+that changes and a field neither this table nor the task's workflow names (the fields
+its hook actions count or set) are refused.  Branch names go through one function,
+`orange.store.branches.check_branch_name`, before any git command sees one.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Collection, Mapping
+from typing import Any, Literal, NamedTuple
+
+from orange.engine.fields import BASELINE_FIELD, DEAD_FIELD, RUN_FIELD
+from orange.errors import InvalidInput
+from orange.store.branches import check_branch_name
+from orange.store.layout import valid_task_id
+
+Owner = Literal["identity", "engine", "host", "human"]
+Check = Callable[[Any], "str | None"]
+
+MAX_TEXT = 4096  # characters of a one-line field (a summary, an attention note, a url)
+
+
+def _text(value: Any) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        return "must be text"
+    return f"is longer than {MAX_TEXT} characters" if len(value) > MAX_TEXT else None
+
+
+def _required_text(value: Any) -> str | None:
+    return "must be non-empty text" if not isinstance(value, str) or not value else _text(value)
+
+
+def _count(value: Any) -> str | None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        return "must be a whole number, 0 or more"
+    return None
+
+
+def _task_id(value: Any) -> str | None:
+    return None if isinstance(value, str) and valid_task_id(value) else "is not a task id"
+
+
+def _branch(value: Any) -> str | None:
+    if value is None:
+        return None
+    try:
+        check_branch_name(value if isinstance(value, str) else "")
+    except InvalidInput as exc:
+        return exc.message
+    return None
+
+
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+
+
+def _name(value: Any) -> str | None:
+    """A harness's name (empty: the project's default): looked up in this host's
+    configuration, never run as given."""
+    if value in (None, ""):
+        return None
+    ok = isinstance(value, str) and _NAME.fullmatch(value)
+    return None if ok else "must be a name of letters, digits, '.', '_' and '-'"
+
+
+_STAMP = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)?")
+
+
+def _stamp(value: Any) -> str | None:
+    if value is None:
+        return None
+    ok = isinstance(value, str) and _STAMP.fullmatch(value)
+    return None if ok else "must be a time as Orange writes it (2026-01-31T12:00:00Z)"
+
+
+def _baseline(value: Any) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in value.items()
+    ):
+        return "must be a mapping of section names to fingerprints"
+    return None
+
+
+class Field(NamedTuple):
+    owner: Owner
+    check: Check
+
+
+POLICY: Mapping[str, Field] = {
+    "id": Field("identity", _task_id),
+    "project": Field("identity", _required_text),
+    "workflow": Field("identity", _required_text),
+    "workflow_rev": Field("identity", _text),
+    "base": Field("identity", _branch),  # the branch the task starts from and merges into
+    "created_at": Field("identity", _stamp),
+    "run": Field("identity", _text),  # an `orange run`'s subtask: its run ...
+    "subtask": Field("identity", _text),  # ... and its name there
+    "status": Field("engine", _required_text),
+    "review_round": Field("engine", _count),
+    "crash_count": Field("engine", _count),
+    BASELINE_FIELD: Field("engine", _baseline),
+    RUN_FIELD: Field("engine", _text),
+    DEAD_FIELD: Field("engine", _text),
+    "host": Field("host", _text),
+    "workspace": Field("host", _text),
+    "tmux_session": Field("host", _text),
+    "branch": Field("human", _branch),
+    "harness": Field("human", _name),
+    "review_harness": Field("human", _name),
+    "effort": Field("human", _text),
+    "review_effort": Field("human", _text),
+    "summary": Field("human", _text),
+    "attention": Field("human", _text),
+    "pr_url": Field("human", _text),
+    "updated_at": Field("human", _stamp),
+}
+
+# `orange.engine.fields.IDENTITY_FIELDS` names the same fields (a test holds them equal):
+# that module is imported by the store's hot paths, this one only where a step is judged.
+IDENTITY = frozenset(name for name, spec in POLICY.items() if spec.owner == "identity")
+
+
+def field_problem(
+    before: Mapping[str, Any] | None, after: Mapping[str, Any], workflow_fields: Collection[str]
+) -> str | None:
+    """Why the frontmatter ``after`` breaks the policy (None: it does not): a field the
+    table and the workflow's own (``workflow_fields``, counted with `_count`) do not
+    name, a changed (or, for a new task, ``before`` None, any) value that fails its
+    check, an identity field that changed.  Only new and changed fields are judged."""
+    for name, value in after.items():
+        if before is not None and before.get(name) == value:
+            continue  # unchanged (absent and empty are one): an older Orange's field stays
+        spec = POLICY.get(name)
+        if spec is None and name not in workflow_fields:
+            return f"unknown field {name!r} (not one Orange or the task's workflow writes)"
+        if spec is not None and spec.owner == "identity" and before is not None:
+            return f"{name} cannot change"
+        problem = spec.check(value) if spec is not None else _workflow_value(value)
+        if problem is not None:
+            return f"{name} {problem}"
+    if before is not None:
+        gone = [
+            n
+            for n in before
+            if n not in after and before[n] is not None and POLICY.get(n, _ANY).owner == "identity"
+        ]
+        if gone:
+            return f"{gone[0]} cannot change"
+    return None
+
+
+_ANY = Field("human", _text)
+
+
+def _workflow_value(value: Any) -> str | None:
+    """A field a workflow's hook action counts or sets: a count, or a short text."""
+    if value is None or (isinstance(value, int) and not isinstance(value, bool)):
+        return None
+    return _text(value)

@@ -1,0 +1,137 @@
+"""The field policy (`orange.engine.policy`) at the server and on this host: a pushed
+change of a field is judged by the one table (its value's check, its owner, a field
+no one writes), and a rewind of the engine's agent run is refused."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import NamedTuple
+
+import pytest
+
+from orange.engine.engine import Engine
+from orange.engine.forgery import verify_new
+from orange.engine.trust import trusted_here
+from orange.store.task import Task
+from tests.conftest import Cli
+from tests.githooks.test_forgery import engine, forge_fields, planning_task, push, task_text, tip
+
+__all__ = ["engine"]  # the fixture, used by name
+
+
+class Change(NamedTuple):
+    field: str
+    value: object
+    says: str
+
+
+REFUSED = {
+    # Each a name git or Orange would never take, which a later `git push origin
+    # --delete <branch>` or checkout would read as something else.
+    "branch @": Change("branch", "@", "branch '@' is not a valid branch name"),
+    "branch HEAD": Change("branch", "HEAD", "is not a valid branch name"),
+    "branch -x": Change("branch", "-x", "is not a valid branch name"),
+    "branch option": Change("branch", "--receive-pack=/x", "is not a valid branch name"),
+    "branch range": Change("branch", "a..b", "is not a valid branch name"),
+    "branch :main": Change("branch", ":main", "is not a valid branch name"),
+    "branch +main": Change("branch", "+main", "is not a valid branch name"),
+    "branch refs/": Change("branch", "refs/heads/main", "is not a valid branch name"),
+    "branch long": Change("branch", "b" * 5000, "branch the branch name is 5000 characters"),
+    "harness": Change("harness", "$(touch /tmp/x)", "harness must be a name of letters"),
+    "created_at": Change("created_at", "2000-01-01T00:00:00Z", "created_at cannot change"),
+    "unknown": Change("priority", "high", "unknown field 'priority'"),
+    "count as text": Change("review_round", "many", "review_round must be a whole number"),
+}
+
+
+@pytest.mark.parametrize("change", REFUSED.values(), ids=REFUSED.keys())
+def test_the_server_refuses_a_change_the_policy_forbids(
+    engine: Engine, repo: Path, hub: Path, change: Change
+) -> None:
+    task = planning_task(engine)
+    assert push(repo).returncode == 0
+    landed = tip(hub)
+    forge_fields(repo, task.id, **{change.field: change.value})
+    result = push(repo)
+    assert result.returncode != 0
+    said = [line.removeprefix("remote: ").strip() for line in result.stderr.splitlines()]
+    lines = [line for line in said if line.startswith(f"task {task.id}:")]
+    assert len(lines) == 1 and change.says in lines[0], said
+    assert tip(hub) == landed
+
+
+@pytest.mark.parametrize(
+    "change",
+    [REFUSED["branch option"], REFUSED["created_at"], REFUSED["unknown"]],
+    ids=["branch", "created_at", "unknown"],
+)
+def test_a_clone_that_fetched_it_restores_the_field(
+    engine: Engine, repo: Path, change: Change
+) -> None:
+    task = planning_task(engine)
+    forge_fields(repo, task.id, **{change.field: change.value})
+    found = verify_new(engine.store, trusted=trusted_here, actor="monitor")
+    assert [change.says in v.reason for v in found.restored] == [True]
+    restored = Task.parse(task_text(repo, task.id), where="restored")
+    assert restored.fields.get(change.field) == task.fields.get(change.field)
+
+
+def test_a_later_commit_that_keeps_the_forged_field_repairs_nothing(
+    engine: Engine, repo: Path, hub: Path
+) -> None:
+    task = planning_task(engine)
+    assert push(repo).returncode == 0
+    forge_fields(repo, task.id, branch="--receive-pack=/x")
+    forge_fields(repo, task.id, summary="just a summary")
+    result = push(repo)
+    assert result.returncode != 0
+    assert f"task {task.id}: branch '--receive-pack=/x' is not a valid" in result.stderr
+
+
+ACCEPTED = {
+    "branch": Change("branch", "feature/login-form", ""),
+    "harness": Change("harness", "codex", ""),
+    "summary": Change("summary", "a better summary", ""),
+}
+
+
+@pytest.mark.parametrize("change", ACCEPTED.values(), ids=ACCEPTED.keys())
+def test_the_server_takes_a_change_a_person_may_make(
+    engine: Engine, repo: Path, hub: Path, change: Change
+) -> None:
+    task = planning_task(engine)
+    assert push(repo).returncode == 0
+    forge_fields(repo, task.id, **{change.field: change.value})
+    result = push(repo)
+    assert result.returncode == 0, result.stderr
+    assert tip(hub) == tip(repo)
+
+
+def test_a_rewind_of_the_agent_run_to_the_one_that_died_is_refused(
+    engine: Engine, repo: Path, hub: Path
+) -> None:
+    """The monitor handles each run's death once (``dead_run``): an ``agent_run`` put
+    back to the run whose death is recorded would make it ignore the next death."""
+    task = planning_task(engine)
+    died = task.str_field("agent_run")
+    forge_fields(repo, task.id, crash_count=1, dead_run=f"{died}@planning")
+    forge_fields(repo, task.id, agent_run="2026-11-27T12:00:00Z-a1b2c3")  # the respawn
+    assert push(repo).returncode == 0, "a death and a respawn are legal"
+    landed = tip(hub)
+    forge_fields(repo, task.id, agent_run=died)
+    result = push(repo)
+    assert result.returncode != 0
+    assert f"task {task.id}: agent_run changed in planning without a move" in result.stderr
+    assert tip(hub) == landed
+
+
+def test_a_branch_name_past_the_bound_is_refused_at_create(cli: Cli, repo: Path) -> None:
+    cli.ok("project", "add", str(repo))
+    result = cli("task", "create", "b" * 5000, "long", "--no-spawn", cwd=repo)
+    assert result.code == 1
+    lines = result.err.strip().splitlines()
+    assert lines == [
+        "orange: the branch name is 5000 characters long; at most 200 "
+        "(choose a shorter branch name)"
+    ]
+    assert len(result.err) < 300

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from orange.engine.caller import HUMAN, Caller
 from orange.engine.fields import ENGINE_FIELDS
+from orange.engine.policy import POLICY
 from orange.engine.records import Written, require, unchanged
 from orange.errors import InvalidInput
 from orange.store.branches import check_branch_name
@@ -47,6 +48,11 @@ def update_fields(
         check_branch_name(str(changes["branch"]))
     if "summary" in changes:
         changes["summary"] = " ".join(str(changes["summary"]).split())
+    for name, value in changes.items():  # what the replay would refuse is refused here
+        spec = POLICY.get(name)
+        problem = spec.check(value) if spec is not None else None
+        if problem is not None:
+            raise InvalidInput(f"{name} {problem}")
 
     def mutate(snap: Snapshot, task: Task) -> Task | None:
         if check is not None:

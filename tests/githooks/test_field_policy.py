@@ -135,3 +135,13 @@ def test_a_branch_name_past_the_bound_is_refused_at_create(cli: Cli, repo: Path)
         "(choose a shorter branch name)"
     ]
     assert len(result.err) < 300
+
+
+def test_a_summary_the_policy_refuses_is_refused_by_the_cli(cli: Cli, repo: Path) -> None:
+    cli.ok("project", "add", str(repo))
+    task_id = cli.ok("task", "create", "--no-spawn", "--json", "short", cwd=repo).json()["id"]
+    before = task_text(repo, task_id)
+    result = cli("task", "update", task_id, "--summary", "s" * 5000, cwd=repo)
+    assert result.code == 1
+    assert result.err.strip().splitlines() == ["orange: summary is longer than 4096 characters"]
+    assert task_text(repo, task_id) == before

@@ -19,6 +19,8 @@ from orange.errors import InvalidInput, NotFound
 
 HELP = "List, show, validate and trust workflows."
 
+FORMATS = ("table", "mermaid", "yaml")
+
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object.")]
 
 
@@ -38,19 +40,26 @@ def list_(
 
 def show(
     name: Annotated[str, typer.Argument()],
-    fmt: Annotated[str, typer.Option("--format", help="table or mermaid.")] = "table",
+    fmt: Annotated[str, typer.Option("--format", help="table, mermaid or yaml.")] = "table",
     json_out: JsonOpt = False,
 ) -> None:
     """States and transitions (with gates and hooks) of a workflow.
 
-    With --json: the workflow as one object; with --format mermaid as well, the
-    diagram's text under "mermaid".
+    With --format yaml: the workflow's file as it is, to start one of your own
+    (`orange workflow show minimal --format yaml > my.yml`).  With --json: the workflow
+    as one object; with --format mermaid or yaml as well, that text under "mermaid" or
+    "yaml".
     """
 
-    if fmt not in ("table", "mermaid"):
-        raise InvalidInput(f"unknown format {fmt!r}", hint="use --format table or --format mermaid")
+    if fmt not in FORMATS:
+        raise InvalidInput(f"unknown format {fmt!r}", hint="use --format table, mermaid or yaml")
     workflow = load_named(name)
-    if json_out:
+    if fmt == "yaml":
+        if json_out:
+            emit_json({"name": workflow.name, "yaml": workflow.source_text})
+        else:
+            typer.echo(workflow.source_text, nl=not workflow.source_text.endswith("\n"))
+    elif json_out:
         if fmt == "mermaid":
             emit_json({"name": workflow.name, "mermaid": to_mermaid(workflow)})
         else:
@@ -62,10 +71,15 @@ def show(
 
 
 def validate(
-    file: Annotated[str, typer.Argument(help="A workflow YAML file.")],
+    file: Annotated[
+        str, typer.Argument(help="A workflow YAML file, or the name of a known workflow.")
+    ],
     json_out: JsonOpt = False,
 ) -> None:
     """Check a workflow file; says what is wrong, with the key path.
+
+    A name that is not a file (`minimal`) checks that shipped or user workflow's file
+    (`orange workflow list` says where it is).
 
     A status role the file does not declare (role, waits_for_human), or who may take a
     transition (by), is inferred and reported as one warning line each on stderr (under
@@ -74,7 +88,13 @@ def validate(
 
     path = Path(file)
     if not path.is_file():
-        raise NotFound(f"no file {file!r}")
+        known = {entry.name: entry.path for entry in list_workflows()}
+        if file not in known:
+            raise NotFound(
+                f"no file {file!r}, nor a workflow of that name",
+                hint=f"known workflows: {', '.join(known)}",
+            )
+        path = Path(known[file])
     workflow = load_workflow_file(path, source=str(path))
     if json_out:
         emit_json(

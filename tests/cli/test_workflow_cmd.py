@@ -312,3 +312,28 @@ def test_validate_unreadable_files(
 def test_validate_missing_file(cli: Cli, tmp_path: Path) -> None:
     result = cli("workflow", "validate", str(tmp_path / "absent.yml"))
     assert result.code == 1 and "no file" in result.err
+
+
+def test_validate_takes_a_workflow_name_anywhere(
+    cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, user_dir: Path
+) -> None:
+    """The README's `orange workflow validate minimal` works outside Orange's source tree."""
+    monkeypatch.chdir(tmp_path)
+    out = cli.ok("workflow", "validate", "minimal").out
+    assert "valid workflow 'minimal'" in out
+    (user_dir / "house.yml").write_text("name: house\nstates: [\n")
+    broken = cli("workflow", "validate", "house")
+    assert broken.code == 1 and str(user_dir / "house.yml") in broken.err
+    unknown = cli("workflow", "validate", "nope")
+    assert unknown.code == 1 and "nor a workflow of that name" in unknown.err
+    assert "minimal" in unknown.err
+
+
+def test_show_yaml_prints_the_file_to_start_your_own(cli: Cli, tmp_path: Path) -> None:
+    text = cli.ok("workflow", "show", "minimal", "--format", "yaml").out
+    assert text == shipped_text("minimal")
+    mine = tmp_path / "my.yml"
+    mine.write_text(text.replace("name: minimal", "name: mine"))
+    assert "valid workflow 'mine'" in cli.ok("workflow", "validate", str(mine)).out
+    data = cli.ok("workflow", "show", "minimal", "--format", "yaml", "--json").json()
+    assert data == {"name": "minimal", "yaml": shipped_text("minimal")}

@@ -15,7 +15,14 @@ handoff: ``agent-review``, or ``reviewing`` in a workflow without agent review);
 ``--die STEP`` to exit early for exit-monitoring tests: ``start``
 (exit 3 at once), ``after-plan`` (write the plan, exit without moving),
 ``after-handoff`` (write the handoff, exit without moving), ``after-review`` (write
-the review, exit without moving), ``before-review`` (exit without a verdict).
+the review, exit without moving), ``before-review`` (exit without a verdict);
+``--plan-by human`` leaves the plan to a person: the worker waits in ``planning``
+until someone writes ``## Plan`` and moves the task to ``working`` (the README tour
+does), then carries on as usual.
+
+It is also the built-in harness ``demo`` (`orange.hooks.harness`), a stand-in for
+trying Orange without a coding agent: no model, no real edits; its work is one note
+file per task branch, committed there.
 """
 
 from __future__ import annotations
@@ -33,8 +40,14 @@ from orange.engine.gates import section, set_section, verdict
 COPY = "ORANGE-TASK.md" if Path("ORANGE-TASK.md").exists() else "TASK.md"
 
 
+# Orange as this Python runs it: an agent's pane need not have `orange` on its PATH.
+ORANGE = (sys.executable, "-m", "orange")
+# How often a worker that leaves the plan to a person looks whether it has moved on.
+POLL = 1.0
+
+
 def orange(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(["orange", *args], capture_output=True, text=True, check=False)
+    return subprocess.run([*ORANGE, *args], capture_output=True, text=True, check=False)
 
 
 def show() -> dict[str, object]:
@@ -87,14 +100,20 @@ def wait_for_notification() -> bool:
     return bool(line)
 
 
-def worker(die: str | None, handoff_to: str = "agent-review") -> int:
+def worker(die: str | None, handoff_to: str = "agent-review", plan_by: str = "agent") -> int:
+    waiting = False
     while True:
         task = show()
         status = str(task.get("status", ""))
         branch = str(task.get("branch", "work"))
         rounds = int(str(task.get("review_round") or 0))
         cycle = int(str(task.get("review_cycle") or 0))
-        if status == "planning":
+        if status == "planning" and plan_by == "human":
+            if not waiting:
+                print("waiting for a person to write ## Plan and move to working ...", flush=True)
+                waiting = True
+            time.sleep(POLL)
+        elif status == "planning":
             write_section(
                 "## Plan", "APPROACH: write the feature in small steps\nTOUCHING: feature.txt"
             )
@@ -151,6 +170,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--reviews", default="PASS")
     parser.add_argument("--handoff-to", default="agent-review")
     parser.add_argument("--die", default=None)
+    parser.add_argument("--plan-by", choices=["agent", "human"], default="agent")
     parser.add_argument("prompt")
     args = parser.parse_args(argv)
     log_prompt(args.role, args.prompt)
@@ -160,7 +180,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.role == "reviewer":
         cycles = [[r.strip().upper() for r in c.split(",")] for c in args.reviews.split("/")]
         return reviewer(cycles, args.die)
-    return worker(args.die, args.handoff_to)
+    return worker(args.die, args.handoff_to, args.plan_by)
 
 
 if __name__ == "__main__":

@@ -28,6 +28,10 @@ one turn, the answer on stdout (`orange.run.agents` reads it).
 
 A user-defined harness named like a built-in replaces it.
 
+Built-ins: claude, pi, opencode, codex, and ``demo``, Orange's own scripted stand-in
+(`orange.demo_agent`: no model, no real edits) for trying Orange without a coding agent;
+it runs only when named.
+
 Effort: a harness with an effort flag gets ``FLAG LEVEL`` right after its binary, and a
 level it does not list is an error; a harness without one (codex, opencode, most
 user-defined ones) ignores the effort, since effort is a hint that a task keeps when it
@@ -165,12 +169,19 @@ class Harness:
 #           calls in one app-server daemon per HOME, started by the first TUI with that
 #           TUI's environment: a second task's commands ran as the first task's agent
 #           (issue 25).  `codex exec` never uses the daemon (and rejects the flag).
+#   demo    Orange's own scripted stand-in (`orange.demo_agent`, run by this Python): no
+#           model, no real edits.  The worker leaves the plan to a person, then commits
+#           a note file, hands off, and its reviewer passes the work.  For trying Orange
+#           (the README tour) where no coding agent is installed; never picked unless
+#           named (`--harness demo`).
 # Workers and reviewers run interactively (a persistent worker lives through reviews,
 # and a human who attaches finds the agent to talk to); tests check every command line
 # against the `--help` text of each tool's release, kept under tests/fixtures.
 _CLAUDE = ("claude", "--dangerously-skip-permissions")
 _NO_GH_POSTS = ("--disallowedTools", "Bash(gh pr review:*)", "Bash(gh pr comment:*)")
 _CODEX = ("codex", "--no-daemon")  # each agent's commands in its own process (see above)
+_DEMO = (sys.executable, "-m", "orange.demo_agent")
+DEMO = "demo"  # the stand-in: a built-in, but only ever run when named
 
 BUILTINS: dict[str, Harness] = {
     "claude": Harness(
@@ -208,6 +219,13 @@ BUILTINS: dict[str, Harness] = {
         reviewer=(*_CODEX, "--dangerously-bypass-approvals-and-sandbox", "--", PROMPT),
         reduced_worker=(*_CODEX, "--sandbox", "workspace-write", "--", PROMPT),
         excludes=(".codex/",),
+    ),
+    DEMO: Harness(
+        name=DEMO,
+        binary=sys.executable,
+        worker=(*_DEMO, "--role", "worker", "--plan-by", "human", "--", PROMPT),
+        reviewer=(*_DEMO, "--role", "reviewer", "--", PROMPT),
+        reduced_worker=(*_DEMO, "--role", "worker", "--plan-by", "human", "--", PROMPT),
     ),
 }
 
@@ -319,14 +337,17 @@ def resolve(name: str | None) -> Harness:
             )
         return harness
     order = [*DEFAULT_ORDER, *(n for n in table if n not in DEFAULT_ORDER)]
+    # The stand-in is never a default: a task meant for a real agent must not quietly
+    # get a scripted one (a user's own harness named demo is picked like any other).
+    order = [n for n in order if n != DEMO or not table[DEMO].builtin]
     for candidate in order:
         if candidate in table and table[candidate].installed():
             return table[candidate]
     path, _ = _config()
     raise InvalidInput(
         "no coding agent found on PATH (looked for " + ", ".join(order) + ")",
-        hint=f"install one of claude, pi, opencode, codex, or define a harness under "
-        f"`harnesses:` in {path}",
+        hint=f"install one of claude, pi, opencode, codex, define a harness under "
+        f"`harnesses:` in {path}, or try Orange with its scripted stand-in: --harness demo",
     )
 
 

@@ -50,7 +50,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from orange.errors import InvalidInput
-from orange.hooks.harness import BUILTINS, allow_agent_commands, load_harnesses
+from orange.hooks.harness import BUILTINS, DEMO, allow_agent_commands, load_harnesses
 from orange.ops.idle_hooks import FILE_NAME, IDLE_HOOK_DIRS, idle_hook_source
 from orange.ops.skills import SKILLS, Skill
 
@@ -123,6 +123,10 @@ def install(harness: str | None = None, *, home: Path | None = None) -> list[tup
     if harness:
         if harness not in load_harnesses():
             raise InvalidInput(f'unknown harness "{harness}" (known: {", ".join(BUILTINS)})')
+        if harness == DEMO and load_harnesses()[DEMO].builtin:
+            raise InvalidInput(
+                f'harness "{DEMO}" is Orange\'s scripted stand-in: it needs nothing installed'
+            )
         if harness not in SKILL_DIRS:
             raise InvalidInput(
                 f'harness "{harness}" is user-defined: Orange does not know where it reads skills',

@@ -178,7 +178,7 @@ def test_invalid_config_names_file_and_key(case: BadConfig) -> None:
 
 def test_unknown_and_missing_harnesses(bin_dir: Path) -> None:
     with pytest.raises(
-        InvalidInput, match=r'unknown harness "x" \(known: claude, pi, opencode, codex\)'
+        InvalidInput, match=r'unknown harness "x" \(known: claude, pi, opencode, codex, demo\)'
     ):
         resolve("x")
     with pytest.raises(InvalidInput, match='harness "codex" is not installed: "codex" not found'):
@@ -215,6 +215,19 @@ def test_no_harness_installed_says_how_to_configure_one(bin_dir: Path) -> None:
         resolve(None)
     assert "no coding agent found" in caught.value.message
     assert caught.value.hint and "harnesses:" in caught.value.hint
+    assert "--harness demo" in caught.value.hint
+
+
+def test_the_demo_stand_in_runs_only_when_named(bin_dir: Path) -> None:
+    """`demo` needs nothing on PATH (it is this Python), so it must never be the harness a
+    task gets by default: a task meant for a real agent would quietly get a script."""
+    demo = resolve("demo")
+    assert demo.installed()
+    argv = demo.command(PROMPT)
+    assert argv[1:3] == ["-m", "orange.demo_agent"] and argv[-2:] == ["--", PROMPT]
+    assert "--plan-by" in argv and "--role" in demo.command(PROMPT, role="reviewer")
+    with pytest.raises(InvalidInput, match="no coding agent found"):
+        resolve(None)
 
 
 def test_review_name_precedence() -> None:

@@ -132,6 +132,12 @@ def test_named_harness_only(agents: Path, hermetic: Path) -> None:
         install("nope")
 
 
+def test_the_demo_stand_in_needs_no_install(hermetic: Path) -> None:
+    with pytest.raises(InvalidInput, match="scripted stand-in: it needs nothing installed"):
+        install("demo", home=hermetic)
+    assert not (hermetic / ".claude").exists()
+
+
 def test_nothing_detected(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PATH", str(tmp_path))
     with pytest.raises(InvalidInput, match="no coding agent found"):

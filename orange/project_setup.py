@@ -1,5 +1,5 @@
 """What `orange project update` changes in how a project's worktrees are made ready
-(README "Getting worktrees ready"): copy globs, setup and teardown commands, ports.
+(docs/worktrees.md): copy globs, setup and teardown commands, ports.
 
 Apart from `orange.projects`, which every command loads: only ``project update`` and
 the worktree preparation (`orange.hooks.prepare`) need these.

@@ -1,5 +1,5 @@
 """Making a worktree ready to work in: copied local files, setup and teardown commands,
-a port per pool slot (README "Getting worktrees ready").
+a port per pool slot (docs/worktrees.md).
 
 The settings come from two places.  The project's local settings (``projects.json``,
 set with ``orange project update``) are this host's own.  The repository's

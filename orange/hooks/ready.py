@@ -1,5 +1,5 @@
 """Making a worktree ready when it is bound to a task, and tearing down on release
-(README "Getting worktrees ready"; the pieces are in `orange.hooks.prepare`).
+(docs/worktrees.md; the pieces are in `orange.hooks.prepare`).
 
 When: ``acquire_workspace`` chooses a slot and checks the branch out under the store's
 lock, marks the slot as being set up (`orange.hooks.settingup`) and asks the engine to

@@ -1,4 +1,4 @@
-"""Worktrees made ready before the agent (README "Getting worktrees ready"): the paths
+"""Worktrees made ready before the agent (docs/worktrees.md): the paths
 where setup fails, times out or is not trusted, so no agent (no tmux) is ever started.
 
 Real git worktrees, real setup processes; the harness named is never reached."""

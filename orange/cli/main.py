@@ -66,7 +66,7 @@ def build_app(first: str | None = None) -> typer.Typer:
     )
     # A callback keeps `orange` a group when one command is all it holds (typer would
     # otherwise run that command as the whole program and take its name for an argument).
-    app.callback()(_root)
+    app.callback()(_with_version_option(_root))
     names = {name for name, _ in _ENTRIES}
     for name, where in _ENTRIES:
         if first in names and name != first:
@@ -88,6 +88,40 @@ def build_app(first: str | None = None) -> typer.Typer:
 
 def _root() -> None:
     pass
+
+
+def _with_version_option(root: Callable[[], None]) -> Callable[..., None]:
+    """``root`` with a ``--version`` option, for --help to list it: `run` answers it
+    before typer is loaded."""
+    import typer  # see build_app
+
+    def callback(
+        version: bool = typer.Option(
+            False, "--version", help="Print Orange's version (with --json: as JSON)."
+        ),
+    ) -> None:
+        root()
+
+    return callback
+
+
+def version_text() -> str:
+    """This installation's version, as the package metadata has it."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("orange")
+    except PackageNotFoundError:  # run from a source tree that was never installed
+        return "unknown"
+
+
+def _print_version(json_out: bool) -> None:
+    if json_out:
+        from orange.cli.output import emit_json
+
+        emit_json({"version": version_text()})
+    else:
+        print(f"orange {version_text()}")
 
 
 def _group(
@@ -116,6 +150,9 @@ def run(argv: list[str] | None = None) -> int:
     args = _optional_values(list(sys.argv[1:] if argv is None else argv))
     if not args and sys.stdin.isatty() and sys.stdout.isatty():
         args = ["dashboard"]  # a person at a terminal; agents (no terminal) get help
+    if args[:1] == ["--version"] and set(args[1:]) <= {"--json"}:
+        _print_version("--json" in args)  # anyone may ask; nothing else is loaded
+        return 0
     try:
         _confine(args)
         command = fast_command(args)

@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING
 import pygit2
 
 from orange.compose import build_engine
-from orange.engine import replay
+from orange.engine import localqueue, replay
 from orange.engine.caller import from_env
 from orange.engine.decide import resolve
 from orange.engine.definitions import TreeView, definition
@@ -281,11 +281,14 @@ def ended_elsewhere(repo: GitRepo, head: str, old: str) -> list[str]:
 
 def merged_moves(repo: GitRepo, head: str, old: str) -> list[Task]:
     """The moves a merge brought in (``old`` → ``head``) whose hooks are still to run
-    and whose task is bound to this host: each task as it was before its move."""
+    and whose task is bound to this host and was created or taken here: each task as it
+    was before its move."""
     pygit = repo.pygit
     commit = pygit[head].peel(pygit2.Commit)
     checker = replay.Checker(pygit, trusted_here)
     here = host_name()
+    # Created or taken here: the ``host`` a push names is data, never enough (DESIGN §8).
+    ours = localqueue.positions(TaskStore(repo))
     moves = []
     for path, _, new in replay.changed_files(pygit, pygit[old].peel(pygit2.Tree), commit.tree):
         if new is None or not path.startswith("tasks/"):
@@ -295,7 +298,7 @@ def merged_moves(repo: GitRepo, head: str, old: str) -> list[Task]:
             pending = checker.pending(commit, path)
         except (OrangeError, UnicodeDecodeError):
             continue
-        if pending is not None and after.str_field("host") == here:
+        if pending is not None and after.str_field("host") == here and after.id in ours:
             moves.append(pending[0])
     return moves
 

@@ -27,7 +27,7 @@ never rewritten — and rejects one whose tip still holds a forgery (`open`).
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -42,6 +42,7 @@ from orange.engine.workflow import HookSpec, Workflow
 from orange.errors import OrangeError
 from orange.store import layout, runfile
 from orange.store.task import Task
+from orange.store.treediff import Listings, changed_blobs, changed_files
 
 if TYPE_CHECKING:
     import pygit2
@@ -73,6 +74,13 @@ class Checker:
     tainted: dict[str, tuple[Violation, bytes | None]] = field(default_factory=dict)
     repaired: list[Violation] = field(default_factory=list)
     _trust: dict[str, bool] = field(default_factory=dict)
+    # Task files a legal bare move started in this walk (`stranded` looks at them again).
+    _starts: set[str] = field(default_factory=set)
+    # The trees of the commits walked last: a commit's parent was walked just before.
+    _listings: Listings = field(init=False)
+
+    def __post_init__(self) -> None:
+        self._listings = Listings(self.repo)
 
     @property
     def open(self) -> list[Violation]:
@@ -96,14 +104,20 @@ class Checker:
             self.check_commit(commit)
         return self
 
+    def verify(
+        self, new: str, old: str | None = None, carried_out: frozenset[str] = frozenset()
+    ) -> Checker:
+        """`run`, then `stranded` at ``new``: what a history that reached the ref holds."""
+        self.run(new, old).stranded(new, carried_out)
+        return self
+
     def check_commit(self, commit: pygit2.Commit) -> None:
         if len(commit.parents) > 1:
             self._check_merge(commit)
             return
         parent = commit.parents[0] if commit.parents else None
-        for path, old, new in changed_files(
-            self.repo, parent.tree if parent else None, commit.tree
-        ):
+        before = parent.tree if parent else None
+        for path, old, new in changed_files(self.repo, before, commit.tree, self._listings):
             if path in self.tainted:
                 self._try_repair(path, new)
                 continue
@@ -176,6 +190,10 @@ class Checker:
                 return f"{', '.join(changed)} cannot change", False
             workflow, trusted = self.workflow(tree, after)
             reason = check_step(workflow, before, after, lambda: self.pending(parent, path))
+            if reason is None and _bare_start(workflow, before, after):
+                self._starts.add(path)
+            elif reason is not None and self._undoes_start(parent, path, new):
+                reason = None  # a stranded start put back (`stranded`), by Orange or by hand
         if reason is None and not trusted:
             return (
                 f"workflow {after.workflow!r}: its committed definition is not trusted here",
@@ -218,6 +236,13 @@ class Checker:
         bare move (a plain-git commit) that brought it to its status, with the task
         before that move, when no hook field changed since (`Engine.run_actions` applies
         them once, ``hooks.applied``).  None otherwise."""
+        found = self._pending_move(start, path)
+        return None if found is None else found[1:]
+
+    def _pending_move(
+        self, start: pygit2.Commit | None, path: str
+    ) -> tuple[pygit2.Commit, Task, tuple[HookSpec, ...]] | None:
+        """`pending`, with the commit of that bare move."""
         now = _task_at(start, path) if start is not None else None
         current = start
         for _ in range(LOOKBACK):
@@ -235,9 +260,51 @@ class Checker:
                     if any(now.fields.get(n) != before.fields.get(n) for n in names):
                         return None  # the move was made by the engine, or hooks ran since
                     hooks = move_hooks(workflow, before, after.status)
-                    return None if hooks is None else (before, hooks)
+                    return None if hooks is None else (current, before, hooks)
             current = previous
         return None
+
+    def stranded(self, end: str, carried_out: frozenset[str] = frozenset()) -> list[Violation]:
+        """The bare moves of this walk that start a task (their hooks acquire a
+        workspace) and, at ``end``, still wait for those hooks: no one will run them.
+
+        The host that commits a bare move runs its hooks at once (the tasks checkout's
+        ``post-commit``, `orange.engine.external`), and a synced project pushes the move
+        with them (the claim); a task with no workspace is bound to no host, so a
+        start that arrives without them (a push, a fetch) would leave the task stuck in
+        a working status with no workspace and no agent.  Each is tainted with the task
+        before the move as its last legal state, so the caller restores it (or, on the
+        server, refuses it).  ``carried_out``: the commits of moves a tasks checkout on
+        this host is carrying out (its ``HEAD``), whose hooks are on their way."""
+        tip = self.repo[end].peel(pygit2.Commit)
+        found: list[Violation] = []
+        for path in sorted(self._starts - self.tainted.keys()):
+            now = _task_at(tip, path)
+            move = self._pending_move(tip, path)
+            if now is None or now.str_field("workspace") or move is None:
+                continue
+            commit, before, hooks = move
+            if str(commit.id) in carried_out or not _acquires(hooks):
+                continue
+            reason = (
+                f"{before.status} -> {now.status} was committed with plain git and its "
+                "hooks never ran (no workspace acquired, no agent started); the host that "
+                "moves a task runs them before it pushes"
+            )
+            violation = Violation(str(commit.id), now.id, reason, path)
+            found.append(violation)
+            self.found.append(violation)
+            self.tainted[path] = (violation, before.render().encode())
+        return found
+
+    def _undoes_start(self, parent: pygit2.Commit | None, path: str, new: bytes) -> bool:
+        """Whether ``new`` puts a task a bare start left stranded at ``parent`` back to
+        its state before that move (what `stranded`'s restore writes)."""
+        move = self._pending_move(parent, path)
+        now = _task_at(parent, path) if parent is not None else None
+        if move is None or now is None or now.str_field("workspace"):
+            return False
+        return _acquires(move[2]) and _restores(path, move[1].render().encode(), new)
 
     def _check_merge(self, commit: pygit2.Commit) -> None:
         """A merge commit (sharing) holds exactly the sync merge of its two parents."""
@@ -246,7 +313,7 @@ class Checker:
             reason = "a merge of more than two histories is never Orange's"
             self.found.append(Violation(str(commit.id), layout.TASKS_REF, reason, ""))
             return
-        actual = changed_blobs(parents[0].tree, commit.tree)
+        actual = changed_blobs(self.repo, parents[0].tree, commit.tree, self._listings)
         writes = plan_merge(self.repo, parents[0], parents[1]).writes
         expected = {path: _blob_of(content) for path, content in writes.items()}
         for path in sorted(actual.keys() | expected.keys()):
@@ -270,7 +337,7 @@ def check_history(
 ) -> list[Violation]:
     """What the commits reachable from ``new`` but not from ``old`` leave illegal or
     untrusted at ``new`` (`Checker.open`), first illegal step first."""
-    return Checker(repo, trusted).run(new, old).open
+    return Checker(repo, trusted).verify(new, old).open
 
 
 def _restores(path: str, legal: bytes | None, new: bytes | None) -> bool:
@@ -291,31 +358,6 @@ def _restores(path: str, legal: bytes | None, new: bytes | None) -> bool:
     if any(was.fields.get(n) != now.fields.get(n) for n in names):
         return False
     return field_problem(was.fields, now.fields, names) is None
-
-
-def changed_files(
-    repo: pygit2.Repository, old: pygit2.Tree | None, new: pygit2.Tree
-) -> Iterator[tuple[str, bytes | None, bytes | None]]:
-    """Each changed file: (path, content before or None, content after or None)."""
-    diff = new.diff_to_tree(swap=True) if old is None else old.diff_to_tree(new)
-    for delta in diff.deltas:
-        added = delta.status == pygit2.enums.DeltaStatus.ADDED
-        deleted = delta.status == pygit2.enums.DeltaStatus.DELETED
-        path = delta.old_file.path if deleted else delta.new_file.path
-        old_data = None if added else repo[delta.old_file.id].read_raw()
-        new_data = None if deleted else repo[delta.new_file.id].read_raw()
-        yield path, old_data, new_data
-
-
-def changed_blobs(old: pygit2.Tree, new: pygit2.Tree) -> dict[str, str | None]:
-    """Each changed file: path → its blob id now (None: deleted); no content is read."""
-    found: dict[str, str | None] = {}
-    for delta in old.diff_to_tree(new).deltas:
-        if delta.status == pygit2.enums.DeltaStatus.DELETED:
-            found[delta.old_file.path] = None
-        else:
-            found[delta.new_file.path] = str(delta.new_file.id)
-    return found
 
 
 def _blob_of(content: bytes | pygit2.Oid | None) -> str | None:
@@ -362,3 +404,16 @@ def _task_at(commit: pygit2.Commit, path: str) -> Task | None:
         return Task.parse(commit.tree[path].read_raw().decode("utf-8"), where=path)
     except (KeyError, OrangeError, UnicodeDecodeError):
         return None
+
+
+def _acquires(hooks: tuple[HookSpec, ...]) -> bool:
+    return any(spec.action == "acquire_workspace" for spec in hooks)
+
+
+def _bare_start(workflow: Workflow, before: Task, after: Task) -> bool:
+    """Whether the legal step ``before -> after`` is a move whose hooks would acquire a
+    workspace, committed without one (a bare move: its hooks still to run)."""
+    if before.status == after.status or after.str_field("workspace"):
+        return False
+    hooks = move_hooks(workflow, before, after.status)
+    return hooks is not None and _acquires(hooks)

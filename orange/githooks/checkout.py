@@ -34,6 +34,7 @@ from orange.githooks.shims import install_hooks, orange_executable
 from orange.hooks.git import git, merge_file
 from orange.store import layout
 from orange.store.repo import GitRepo, open_repo
+from orange.store.treediff import changed_blobs
 
 if TYPE_CHECKING:
     import pygit2
@@ -163,31 +164,30 @@ def _reapply(
     """Re-apply the edits base → mine onto the files of ``theirs`` (the new tip)."""
 
     pygit = repo.pygit
-    diff = pygit[base].peel(pygit2.Tree).diff_to_tree(pygit[mine].peel(pygit2.Tree))
-    for delta in diff.deltas:
-        for path in {delta.old_file.path, delta.new_file.path}:
-            old_data = _blob(pygit, base, path)
-            my_data = _blob(pygit, mine, path)
-            tip_data = _blob(pygit, theirs, path)
-            if my_data in (old_data, tip_data):
-                continue
-            result.kept.append(path)
-            if tip_data == old_data:
-                _write(top, path, my_data)
-            elif my_data is None or old_data is None or tip_data is None:
-                # deleted on one side, changed on the other: keep the changed version
-                _write(top, path, my_data if my_data is not None else tip_data)
+    before, after = pygit[base].peel(pygit2.Tree), pygit[mine].peel(pygit2.Tree)
+    for path in changed_blobs(pygit, before, after):
+        old_data = _blob(pygit, base, path)
+        my_data = _blob(pygit, mine, path)
+        tip_data = _blob(pygit, theirs, path)
+        if my_data in (old_data, tip_data):
+            continue
+        result.kept.append(path)
+        if tip_data == old_data:
+            _write(top, path, my_data)
+        elif my_data is None or old_data is None or tip_data is None:
+            # deleted on one side, changed on the other: keep the changed version
+            _write(top, path, my_data if my_data is not None else tip_data)
+            result.conflicts.append(path)
+        else:
+            text, conflict = merge_file(
+                my_data.decode("utf-8", "surrogateescape"),
+                old_data.decode("utf-8", "surrogateescape"),
+                tip_data.decode("utf-8", "surrogateescape"),
+                ("your edit", "checked out", layout.TASKS_REF),
+            )
+            _write(top, path, text.encode("utf-8", "surrogateescape"))
+            if conflict:
                 result.conflicts.append(path)
-            else:
-                text, conflict = merge_file(
-                    my_data.decode("utf-8", "surrogateescape"),
-                    old_data.decode("utf-8", "surrogateescape"),
-                    tip_data.decode("utf-8", "surrogateescape"),
-                    ("your edit", "checked out", layout.TASKS_REF),
-                )
-                _write(top, path, text.encode("utf-8", "surrogateescape"))
-                if conflict:
-                    result.conflicts.append(path)
     result.kept.sort()
     result.conflicts.sort()
 

@@ -55,6 +55,7 @@ from orange.store.lock import exclusive
 from orange.store.repo import GitRepo, open_repo
 from orange.store.store import TaskStore
 from orange.store.task import Task
+from orange.store.treediff import changed_blobs, changed_files
 from orange.sync.effects import release_ended
 
 if TYPE_CHECKING:
@@ -140,7 +141,7 @@ def check_tree_change(
                 problems.append(f"{path}: only task files (tasks/*/*/TASK.md) can change here")
     checker = replay.Checker(pygit, trusted_here)
     tip = pygit[tip_id].peel(pygit2.Commit) if tip_id is not None else None
-    for path, old, new in replay.changed_files(pygit, parent, staged):
+    for path, old, new in changed_files(pygit, parent, staged):
         if not path.startswith("tasks/"):
             continue
         task_id = path.split("/")[2] if path.count("/") >= 3 else path
@@ -274,7 +275,7 @@ def ended_elsewhere(repo: GitRepo, head: str, old: str) -> list[str]:
         return []
     pygit = repo.pygit
     before, after = pygit[old].peel(pygit2.Tree), pygit[head].peel(pygit2.Tree)
-    paths = replay.changed_blobs(before, after)
+    paths = changed_blobs(pygit, before, after)
     tasks = {p.split("/")[2] for p in paths if p.startswith("tasks/") and p.count("/") >= 3}
     return release_ended(project, TaskStore(repo), sorted(tasks))
 
@@ -290,7 +291,7 @@ def merged_moves(repo: GitRepo, head: str, old: str) -> list[Task]:
     # Created or taken here: the ``host`` a push names is data, never enough (DESIGN §8).
     ours = localqueue.positions(TaskStore(repo))
     moves = []
-    for path, _, new in replay.changed_files(pygit, pygit[old].peel(pygit2.Tree), commit.tree):
+    for path, _, new in changed_files(pygit, pygit[old].peel(pygit2.Tree), commit.tree):
         if new is None or not path.startswith("tasks/"):
             continue
         try:
@@ -349,7 +350,7 @@ def moved_tasks(pygit: pygit2.Repository, commit: pygit2.Commit) -> list[Task]:
 
     parent = commit.parents[0].tree if commit.parents else None
     moved = []
-    for path, old, new in replay.changed_files(pygit, parent, commit.tree):
+    for path, old, new in changed_files(pygit, parent, commit.tree):
         if old is None or new is None or not path.startswith("tasks/"):
             continue
         try:

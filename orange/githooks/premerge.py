@@ -18,7 +18,7 @@ from pathlib import Path
 import pygit2
 
 from orange.engine.merging import plan_merge
-from orange.engine.replay import changed_blobs, check_history
+from orange.engine.replay import check_history
 from orange.engine.trust import trusted_here
 from orange.githooks import checkout as taskscheckout
 from orange.githooks.mergedriver import merged_head
@@ -26,6 +26,7 @@ from orange.hooks.git import git
 from orange.store import layout
 from orange.store.repo import GitRepo, open_repo
 from orange.store.tree import apply_writes
+from orange.store.treediff import changed_blobs
 
 STALE = (
     "the tasks checkout is behind refs/orange/tasks (Orange wrote since); "
@@ -65,7 +66,7 @@ def check_merge(repo: GitRepo, theirs_id: str) -> list[str]:
     problems = [
         f"{path}: the merge differs from Orange's merge ({layout.TASKS_REF} sync); "
         "commit only what the merge made"
-        for path in sorted(changed_blobs(expected, staged))
+        for path in sorted(changed_blobs(pygit, expected, staged))
     ]
     for violation in check_history(pygit, theirs_id, head, trusted=trusted_here):
         if not violation.untrusted:

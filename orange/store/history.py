@@ -8,13 +8,12 @@ its message.  Finding them means looking at every commit, so they are kept in a 
 SQLite index in the common git dir, extended from the last indexed tip by the commits
 added since; a ref moved backwards or rewritten (``update-ref``, a forced fetch)
 rebuilds it.  Like the listing cache, a missing, corrupt or older-layout index is
-rebuilt silently.  The diff costs little: the layout is sharded, so a commit's diff
-opens only the shard trees whose id changed.
+rebuilt silently.  The diff costs little: the layout is sharded, and the walk
+(`orange.store.treediff`) opens only the shard trees whose id changed.
 """
 
 from __future__ import annotations
 
-import re
 import sqlite3
 from collections.abc import Iterator
 from contextlib import closing
@@ -25,6 +24,7 @@ from typing import TYPE_CHECKING, NamedTuple
 import pygit2
 
 from orange.store import events, layout
+from orange.store.treediff import Entry, Listings, changes
 
 if TYPE_CHECKING:
     from orange.store.store import TaskStore
@@ -171,7 +171,7 @@ def _new_rows(repo: pygit2.Repository, tip: str, indexed: str | None) -> Iterato
     walker = repo.walk(tip, modes.TOPOLOGICAL | modes.REVERSE)
     if indexed is not None:
         walker.hide(indexed)
-    listed = _Listings(repo)
+    listed = Listings(repo, missing_ok=True)
     roots: dict[bytes, bytes] = {}  # commit → its root tree: a parent was walked before
     for commit in walker:
         roots[commit.id.raw] = commit.tree_id.raw
@@ -180,7 +180,7 @@ def _new_rows(repo: pygit2.Repository, tip: str, indexed: str | None) -> Iterato
         if parents:
             parent = roots.get(parents[0].raw) or repo[parents[0]].peel(pygit2.Commit).tree_id.raw
         named = events.parse_trailers(commit.message).get("Orange-Task")
-        for task, old, new in _changed_tasks(parent, roots[commit.id.raw], listed):
+        for task, old, new in changed_tasks(parent, roots[commit.id.raw], listed):
             if task == named:  # Orange's record of it: the trailers say the rest
                 yield str(commit.id), task, commit.message, commit.commit_time, None, None
             else:
@@ -191,59 +191,30 @@ def _new_rows(repo: pygit2.Repository, tip: str, indexed: str | None) -> Iterato
                 yield str(commit.id), task, commit.message, commit.commit_time, before, after
 
 
-def _changed_tasks(
-    parent: bytes | None, tree: bytes, listed: _Listings
+def changed_tasks(
+    parent: bytes | None, tree: bytes, listed: Listings
 ) -> Iterator[tuple[str, bytes | None, bytes | None]]:
     """(task id, old folder tree, new folder tree) of each ``tasks/<shard>/<id>/`` that
-    differs between ``parent`` and ``tree``: only the shards whose tree id changed are
-    opened (a commit of Orange's changes one)."""
-    old = listed.of(listed.of(parent).get(_TASKS))
-    new = listed.of(listed.of(tree).get(_TASKS))
-    if old is new:
-        return
-    for shard in sorted({name for name, _ in old.items() ^ new.items()}):
-        before, after = listed.of(old.get(shard)), listed.of(new.get(shard))
-        for task in sorted({name for name, _ in before.items() ^ after.items()}):
-            yield task.decode("utf-8", "replace"), before.get(task), after.get(task)
+    differs between root trees ``parent`` and ``tree``: only the shards whose tree id
+    changed are opened (`orange.store.treediff`; a commit of Orange's changes one)."""
+    old, new = _tasks_tree(listed, parent), _tasks_tree(listed, tree)
+    for path, before, after in changes(listed, old, new, depth=2):
+        task = path.rpartition(b"/")[2]
+        yield task.decode("utf-8", "replace"), _id(before), _id(after)
 
 
-def _task_file(listed: _Listings, folder: bytes | None) -> str | None:
+def _tasks_tree(listed: Listings, root: bytes | None) -> bytes | None:
+    return _id(listed.of(root).get(_TASKS))
+
+
+def _id(entry: Entry | None) -> bytes | None:
+    return None if entry is None else entry[2]
+
+
+def _task_file(listed: Listings, folder: bytes | None) -> str | None:
     """The id of the TASK.md blob in a task's folder tree (None: none)."""
-    return _hex(listed.of(folder).get(b"TASK.md"))
-
-
-def _hex(raw: bytes | None) -> str | None:
-    return None if raw is None else raw.hex()
-
-
-class _Listings:
-    """Tree entries (raw name → raw id) by tree id, parsed from the raw tree object (a
-    walk reads one ``tasks`` tree per commit: the parent's, walked just before, is
-    reused)."""
-
-    def __init__(self, repo: pygit2.Repository) -> None:
-        self.repo = repo
-        self.cache: dict[bytes, dict[bytes, bytes]] = {}
-
-    def of(self, key: bytes | None) -> dict[bytes, bytes]:
-        if key is None:
-            return _EMPTY
-        found = self.cache.get(key)
-        if found is None:
-            if len(self.cache) > 64:
-                self.cache.clear()
-            try:
-                kind, raw = self.repo.odb.read(key.hex())
-            except (KeyError, pygit2.GitError):  # a missing or damaged object (a shallow
-                return _EMPTY  # or broken clone): nothing
-            found = dict(_ENTRY.findall(raw)) if kind == pygit2.enums.ObjectType.TREE else _EMPTY
-            self.cache[key] = found
-        return found
-
-
-# One raw tree entry: "<mode> <name>\0<20-byte id>".
-_ENTRY = re.compile(rb"[0-7]+ ([^\0]*)\0(.{20})", re.S)
-_EMPTY: dict[bytes, bytes] = {}
+    found = _id(listed.of(folder).get(b"TASK.md"))
+    return None if found is None else found.hex()
 
 
 def _status(repo: pygit2.Repository, blob_id: str | None) -> str | None:

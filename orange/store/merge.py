@@ -15,15 +15,17 @@ as the id of their blob: nothing of it is read or written again.
 from __future__ import annotations
 
 import hashlib
+import os
 from collections.abc import Iterator
 from typing import NamedTuple
 
 import pygit2
 
 from orange.store import layout
-from orange.store.history import _changed_tasks, _Listings
+from orange.store.history import changed_tasks
 from orange.store.taskmerge import Rules, Side, merge_task
 from orange.store.tree import Content, Subtree, read_tree
+from orange.store.treediff import Listings, changes
 
 VERSION = "1"  # the ``Orange-Merge`` trailer: the version of these rules
 
@@ -68,8 +70,8 @@ def plan(repo: pygit2.Repository, ours: pygit2.Commit, theirs: pygit2.Commit, ru
     """How ``theirs`` merges into ``ours`` against their merge base."""
     base = merge_base(repo, ours.id, theirs.id)
     base_tree = base.tree if base is not None else None
-    mine = dict(_changed(base_tree, ours.tree))  # path → blob id now (None: deleted)
-    yours = dict(_changed(base_tree, theirs.tree))
+    mine = dict(_changed(repo, base_tree, ours.tree))  # path → blob id now (None: deleted)
+    yours = dict(_changed(repo, base_tree, theirs.tree))
     both = sorted(p for p in mine.keys() & yours.keys() if mine[p] != yours[p])
     task_paths = [p for p in both if p.startswith("tasks/")]
     sides = (
@@ -106,7 +108,9 @@ def plan(repo: pygit2.Repository, ours: pygit2.Commit, theirs: pygit2.Commit, ru
 
 def arrival(repo: pygit2.Repository, theirs: pygit2.Commit) -> Plan:
     """What comes in when there was no local ref: every task of ``theirs``."""
-    tasks = sorted({_task_of(p) for p, _ in _changed(None, theirs.tree) if p.startswith("tasks/")})
+    tasks = sorted(
+        {_task_of(p) for p, _ in _changed(repo, None, theirs.tree) if p.startswith("tasks/")}
+    )
     return Plan({}, tuple(tasks), (), {}, frozenset())
 
 
@@ -136,14 +140,14 @@ def _sha1(data: bytes) -> str:
     return hashlib.sha1(data).hexdigest()
 
 
-def _changed(old: pygit2.Tree | None, new: pygit2.Tree) -> Iterator[tuple[str, pygit2.Oid | None]]:
-    """(path, blob id now or None) of each file that differs from ``old``."""
-    diff = new.diff_to_tree(swap=True) if old is None else old.diff_to_tree(new)
-    for delta in diff.deltas:
-        if delta.status == pygit2.enums.DeltaStatus.DELETED:
-            yield delta.old_file.path, None
-        else:
-            yield delta.new_file.path, delta.new_file.id
+def _changed(
+    repo: pygit2.Repository, old: pygit2.Tree | None, new: pygit2.Tree
+) -> Iterator[tuple[str, pygit2.Oid | None]]:
+    """(path, blob id now or None) of each file that differs from ``old``; only the
+    subtrees whose id changed are opened (`orange.store.treediff`)."""
+    listings = Listings(repo)
+    for path, _before, after in changes(listings, None if old is None else old.id.raw, new.id.raw):
+        yield os.fsdecode(path), None if after is None else pygit2.Oid(raw=after[2])
 
 
 def _data(repo: pygit2.Repository, blob: pygit2.Oid | None) -> bytes | None:
@@ -173,10 +177,10 @@ def last_touches(
     walker = repo.walk(tip.id, sort)
     if base is not None:
         walker.hide(base.id)
-    listed = _Listings(repo)
+    listed = Listings(repo, missing_ok=True)
     for commit in walker:
         parent = commit.parent_ids[0].raw if commit.parent_ids else None
-        for task, _old, _new in _changed_tasks(
+        for task, _old, _new in changed_tasks(
             parent_tree(repo, parent), commit.tree_id.raw, listed
         ):
             if task in left:

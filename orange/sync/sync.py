@@ -17,6 +17,7 @@ from orange.projects import Project, open_store
 from orange.store import layout
 from orange.store.integrate import integrate
 from orange.store.store import TaskStore
+from orange.store.treediff import changed_blobs
 from orange.sync import packing as prepack
 from orange.sync import remote as git_remote
 from orange.sync.effects import release_ended
@@ -128,6 +129,5 @@ def _outgoing(store: TaskStore, local: str, theirs: str | None) -> set[str]:
     repo = store.pygit
     new = repo[local].peel(pygit2.Commit)
     old = repo[theirs].peel(pygit2.Commit).tree if theirs is not None else None
-    diff = new.tree.diff_to_tree(swap=True) if old is None else old.diff_to_tree(new.tree)
-    paths = {d.new_file.path or d.old_file.path for d in diff.deltas}
+    paths = changed_blobs(repo, old, new.tree)
     return {p.split("/")[2] for p in paths if p.startswith("tasks/") and p.count("/") >= 3}

@@ -48,7 +48,8 @@ def stop_cmd(
 def status(
     json_out: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
-    """Whether the monitor runs, since when, and what it did last."""
+    """Whether the monitor runs, since when, what it did last, how far behind its
+    verification of new task commits is."""
 
     data = read_status()
     if json_out:
@@ -61,6 +62,9 @@ def status(
     else:
         typer.echo(f"monitor: running (pid {data.get('pid')}) since {data.get('since')}")
         typer.echo(f"last pass: {data.get('last_pass')}, active tasks: {data.get('active_tasks')}")
+        behind = data.get("unverified_commits") or {}
+        for name, left in sorted(behind.items()):
+            typer.echo(f"verification behind: {left} new task commits of {name} left to verify")
     for line in data.get("last_actions", [])[-10:]:
         typer.echo(f"  {line}")
 

@@ -34,6 +34,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+import pygit2
+
 from orange.engine.definitions import committed_workflow_text, parse_committed
 from orange.engine.fields import IDENTITY_FIELDS
 from orange.engine.policy import field_problem
@@ -59,10 +61,18 @@ class Verified:
     restored: list[Violation] = field(default_factory=list)
     untrusted: list[Violation] = field(default_factory=list)
     tip: str | None = None
+    left: int = 0  # commits new on the ref not verified yet (a call with a ``limit``)
 
 
-def verify_new(store: TaskStore, *, trusted: Trusted, actor: str) -> Verified:
-    """Replay the commits new since the verified tip; restore what is forged."""
+def verify_new(
+    store: TaskStore, *, trusted: Trusted, actor: str, limit: int | None = None
+) -> Verified:
+    """Replay the commits new since the verified tip; restore what is forged.
+
+    ``limit``: replay at most that many (the oldest first) and record the last of them
+    as verified, so a long catch-up is done in slices (the monitor handles dead agents
+    between them); ``left`` says how many remain.  A slice that finds a forgery goes on
+    to the tip: the restore is written there, and the replay must see it repair."""
     result = Verified()
     with exclusive(store.repo.orange_dir() / f"{RECORD}.lock"):
         if not (store.repo.orange_dir() / RECORD).exists():
@@ -77,7 +87,12 @@ def verify_new(store: TaskStore, *, trusted: Trusted, actor: str) -> Verified:
             if tip == seen:
                 result.tip = tip
                 return result
-            checker = Checker(store.pygit, trusted).run(tip, seen if _known(store, seen) else None)
+            start = seen if _known(store, seen) else None
+            end, result.left = (tip, 0) if limit is None else _slice(store, tip, start, limit)
+            checker = Checker(store.pygit, trusted).run(end, start)
+            if checker.tainted and end != tip:
+                end, result.left = tip, 0
+                checker = Checker(store.pygit, trusted).run(tip, start)
             for violation in checker.found:
                 if violation.untrusted and violation not in result.untrusted:
                     result.untrusted.append(violation)
@@ -85,8 +100,8 @@ def verify_new(store: TaskStore, *, trusted: Trusted, actor: str) -> Verified:
             if not checker.tainted or again:
                 # ``again``: a restore that did not repair (never seen; a guard against
                 # writing restores forever): recorded as handled, the attention stays.
-                _record(store, tip)
-                result.tip = tip
+                _record(store, end)
+                result.tip = end
                 return result
             # Replayed again from ``seen`` next round: the restore must repair each file.
             store.commit(_restorer(checker, actor))
@@ -114,6 +129,19 @@ def start_record(store: TaskStore) -> str | None:
 
 def _record(store: TaskStore, tip: str) -> None:
     replace_file(store.repo.orange_dir() / RECORD, f"{tip}\n")
+
+
+def _slice(store: TaskStore, tip: str, start: str | None, limit: int) -> tuple[str, int]:
+    """The commit ending the first ``limit`` commits after ``start`` towards ``tip`` (in
+    the replay's order: what it ends includes no later one), and how many come after."""
+    modes = pygit2.enums.SortMode
+    walker = store.pygit.walk(tip, modes.TOPOLOGICAL | modes.REVERSE)
+    if start is not None:
+        walker.hide(start)
+    ids = [commit.id for commit in walker]
+    if len(ids) <= limit:
+        return tip, 0
+    return str(ids[limit - 1]), len(ids) - limit
 
 
 def _known(store: TaskStore, commit: str | None) -> bool:

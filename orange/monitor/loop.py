@@ -8,6 +8,12 @@ its session is gone or its pane is dead (the exit status is kept by remain-on-ex
 Dead agents go to `Engine.handle_dead_session`, which takes the agent's TASK.md working
 copy in first and is idempotent, so racing a CLI call or another monitor is harmless.
 
+Dead agents come first, in every project, on every pass; then each project's new task
+commits are verified (`orange.engine.forgery`) and synced, at most `VERIFY_SLICE`
+commits a project a pass: a catch-up of thousands of commits (a fetch, a sync) is done
+over the next passes, one tick apart, and never makes a death wait.  The status file
+says how far behind verification is (`orange monitor status`).
+
 Reaction is immediate where tmux can tell us (``pane-died`` / ``session-closed`` hooks
 run ``orange monitor --once``) and a ref moved by git wakes the loop; the poll is the
 safety net.  One monitor loop runs per host (a flock); it exits when this host has no
@@ -49,6 +55,7 @@ from orange.sync.auto import auto_sync
 
 DEFAULT_POLL = 30
 TICK = 1.0
+VERIFY_SLICE = 200  # commits verified per project per pass (~0.2 s at 50,000 tasks)
 
 
 def log(line: str) -> None:
@@ -67,6 +74,7 @@ class PassReport:
     poll: float = DEFAULT_POLL
     watch: set[tuple[str, str]] = field(default_factory=set)  # live agent windows
     busy: bool = False  # a dead agent's task was being moved: look again in a tick
+    unverified: dict[str, int] = field(default_factory=dict)  # project → commits left
 
 
 def run_pass(task_filter: str | None = None) -> PassReport:
@@ -74,64 +82,85 @@ def run_pass(task_filter: str | None = None) -> PassReport:
     report = PassReport()
     panes = {(p.session, p.window): p for p in Tmux().panes()}
     polls: list[int] = []
+    stores: list[tuple[projects.Project, TaskStore]] = []
     for project in projects.load_all():
         try:
-            store = TaskStore(project.repo())
+            stores.append((project, TaskStore(project.repo())))
         except OrangeError:
             continue
-        verify_forgeries(project.name, store)  # before anything acts on the ref
+    for project, store in stores:  # dead agents first, in every project
+        _handle_project(project, store, panes, task_filter, report, polls)
+    for project, store in stores:  # then new commits, a slice a project
+        left = verify_forgeries(project.name, store)
         if project.sync_interval:
             polls.append(max(1, int(auto_sync(project, store, log))))
-            verify_forgeries(project.name, store)  # what a sync brought in
-        engine: Engine | None = None
-        snap = store.snapshot()
-        ensure_adopted(project, snap)
-        known = Definitions(snap)
-        for task, session in _local_active(snap, known, project.name):
-            report.active += 1
-            if task_filter and not task.id.startswith(task_filter):
-                continue
-            engine = engine or build_engine(project, actor="monitor", store=store)
-            workflow = known.of(task)
-            if workflow is None:  # a definition that cannot be read: nothing to apply
-                continue
-            polls.append(workflow.exit_monitoring.poll_interval)
-            state = workflow.states.get(task.status)
-            if state is None or state.agent == "none":
-                continue
-            report.checked += 1
-            window = agent_window(task, state.agent)
-            why = _why_dead(panes, session, window)
-            if why is None:
-                report.watch.add((session, window))
-                continue
-            report.dead += 1
-            try:
-                done = handle_dead_session(engine, task.id, expect_status=task.status)
-            except OrangeError as exc:
-                done = f"failed: {exc}"
-            if done == BUSY:
-                report.busy = True
-            elif done != "nothing to do":
-                line = f"task {task.id} ({project.name}, {task.status}): {why}: {done}"
-                report.actions.append(line)
-                log(line)
-    report.poll = TICK if report.busy else min(polls, default=DEFAULT_POLL)
+            left = verify_forgeries(project.name, store)  # what a sync brought in
+        if left:
+            report.unverified[project.name] = left
+    busy = report.busy or bool(report.unverified)
+    report.poll = TICK if busy else min(polls, default=DEFAULT_POLL)
     return report
 
 
-def verify_forgeries(name: str, store: TaskStore) -> None:
-    """Replay the commits new on the project's tasks ref (a fetch, ``update-ref``, a
-    plain commit): a forged step is restored with ``attention`` (DESIGN §8)."""
+def _handle_project(
+    project: projects.Project,
+    store: TaskStore,
+    panes: Mapping[tuple[str, str], PaneInfo],
+    task_filter: str | None,
+    report: PassReport,
+    polls: list[int],
+) -> None:
+    """Apply the exit rules to the project's dead agents (``report`` and ``polls``
+    gather what was done and the poll intervals the workflows ask for)."""
+    engine: Engine | None = None
+    snap = store.snapshot()
+    ensure_adopted(project, snap)
+    known = Definitions(snap)
+    for task, session in _local_active(snap, known, project.name):
+        report.active += 1
+        if task_filter and not task.id.startswith(task_filter):
+            continue
+        engine = engine or build_engine(project, actor="monitor", store=store)
+        workflow = known.of(task)
+        if workflow is None:  # a definition that cannot be read: nothing to apply
+            continue
+        polls.append(workflow.exit_monitoring.poll_interval)
+        state = workflow.states.get(task.status)
+        if state is None or state.agent == "none":
+            continue
+        report.checked += 1
+        window = agent_window(task, state.agent)
+        why = _why_dead(panes, session, window)
+        if why is None:
+            report.watch.add((session, window))
+            continue
+        report.dead += 1
+        try:
+            done = handle_dead_session(engine, task.id, expect_status=task.status)
+        except OrangeError as exc:
+            done = f"failed: {exc}"
+        if done == BUSY:
+            report.busy = True
+        elif done != "nothing to do":
+            line = f"task {task.id} ({project.name}, {task.status}): {why}: {done}"
+            report.actions.append(line)
+            log(line)
+
+
+def verify_forgeries(name: str, store: TaskStore) -> int:
+    """Replay up to `VERIFY_SLICE` commits new on the project's tasks ref (a fetch,
+    ``update-ref``, a plain commit): a forged step is restored with ``attention``
+    (DESIGN §8).  Returns how many new commits are left to verify."""
     try:
-        found = verify_new(store, trusted=trusted_here, actor="monitor")
+        found = verify_new(store, trusted=trusted_here, actor="monitor", limit=VERIFY_SLICE)
     except OrangeError as exc:
         log(f"{name}: could not verify new task commits: {exc}")
-        return
+        return 0
     for violation in found.restored:
         log(f"{name}: forged, engine fields restored: {violation}")
     for violation in found.untrusted:
         log(f"{name}: definition not trusted on this host: {violation}")
+    return found.left
 
 
 def _local_active(snap: Snapshot, known: Definitions, project: str) -> Iterator[tuple[Task, str]]:
@@ -202,9 +231,10 @@ def _run_loop() -> None:
                 "active_tasks": report.active,
                 "last_actions": last,
                 "poll_interval": report.poll,
+                "unverified_commits": report.unverified,
             }
         )
-        if report.active == 0:
+        if report.active == 0 and not report.unverified:
             log("no active tasks on this host: monitor exits")
             return
         if not orange_home().is_dir():

@@ -5,10 +5,19 @@ from __future__ import annotations
 
 import json
 import time
+from pathlib import Path
 
 import pytest
 
-from orange.hooks.watcher import read_status
+from orange import projects
+from orange.engine.catalog import load_named
+from orange.engine.forgery import recorded
+from orange.engine.tasks import create_task
+from orange.hooks.watcher import read_status, state_dir
+from orange.monitor import loop as monitor_loop
+from orange.store import layout
+from orange.store.store import TaskStore
+from tests.conftest import make_repo
 from tests.e2e.conftest import AGENT, World, wait_for
 
 HOLD = ["sh", "-c", "sleep 600", "{prompt}"]
@@ -159,3 +168,36 @@ def test_monitor_autostarts_reports_status_and_exits_when_idle(world: World) -> 
     assert json.loads(world.ok("monitor", "status", "--json").out)["running"] is False
     log = (world.repo.parent / "home" / "orange" / "logs" / "monitor.log").read_text()
     assert "no active tasks on this host: monitor exits" in log
+
+
+def test_dead_agent_is_handled_before_another_projects_backlog_is_verified(
+    world: World, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A catch-up never makes a death wait: the pass that records a killed agent leaves
+    another project's backlog of unverified commits (more than one slice) for later
+    passes, which finish it, a slice each."""
+    monkeypatch.setenv("ORANGE_MONITOR", "off")  # this test's passes are the only ones
+    backlog = make_repo(tmp_path / "backlog")
+    world.ok("project", "add", "--name", "backlog", cwd=backlog)
+    project = projects.infer(backlog)
+    workflow = load_named(project.workflow)
+    store = TaskStore.open(backlog)
+    for number in range(7):  # legal commits the monitor has not verified
+        create_task(store, project, workflow, summary=f"queued {number}", branch=f"q{number}")
+    monkeypatch.setattr(monitor_loop, "VERIFY_SLICE", 3, raising=False)
+    world.set_harness("hold", HOLD)
+    task_id = world.create("mon-backlog", "Dies during a catch-up", "--harness", "hold")
+    world.wait_status(task_id, "planning", timeout=10)
+    (state_dir() / "on-agent-exit.sh").write_text("#!/bin/sh\nexit 0\n")  # no hook pass
+    world.tmux("kill-session", "-t", world.task(task_id).str_field("tmux_session"))
+
+    report = monitor_loop.run_pass()
+    assert any(task_id in line for line in report.actions), report.actions
+    assert world.task(task_id).str_field("attention")  # the death is recorded
+    tip = str(store.pygit.references[layout.TASKS_REF].target)
+    assert recorded(store) != tip  # and the backlog is not all verified yet
+    assert getattr(report, "unverified", {}).get("backlog", 0) > 0
+    for _ in range(5):  # later passes finish it
+        if not monitor_loop.run_pass().unverified:
+            break
+    assert recorded(store) == tip

@@ -25,6 +25,13 @@ if TYPE_CHECKING:
     from orange.engine.ports import WorkingCopies
 
 
+# The attention a body conflict sets (DESIGN §3), here and in `Engine._flag_conflict`.
+BODY_CONFLICT = (
+    "TASK.md changed in the worktree and in Orange at once; both versions are "
+    "kept between conflict markers: resolve them and `orange task ack`"
+)
+
+
 def update_fields(
     store: TaskStore,
     task_id: str,
@@ -107,6 +114,9 @@ def _write(
         if merged is not None and merged[0] != task.body:
             task = task.with_body(merged[0])
             names += ", body"
+        if merged is not None and merged[1]:  # both versions kept: a human resolves them
+            task = task.with_fields(attention=BODY_CONFLICT)
+            names += ", attention"
         changed = mutate(snap, task)
         if changed is None:
             return unchanged(task)

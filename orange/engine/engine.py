@@ -39,6 +39,7 @@ from orange.engine.decide import (
     with_new_run,
 )
 from orange.engine.definitions import require_trusted, trusted, workflow_of
+from orange.engine.edits import BODY_CONFLICT
 from orange.engine.notices import announce
 from orange.engine.ports import AgentProbe, Notifier, WorkingCopies
 from orange.engine.prompts import build_prompt
@@ -315,12 +316,8 @@ class Engine:
     def _flag_conflict(self, task_id: str, outcome: Outcome) -> None:
         if task_id in self._conflicts:
             self._conflicts.discard(task_id)
-            reason = (
-                "TASK.md changed in the worktree and in Orange at once; both versions are "
-                "kept between conflict markers: resolve them and `orange task ack`"
-            )
-            outcome.messages.append(f"warning: {reason}")
-            outcome.task = self.set_attention(task_id, reason, event="body.conflict")
+            outcome.messages.append(f"warning: {BODY_CONFLICT}")
+            outcome.task = self.set_attention(task_id, BODY_CONFLICT, event="body.conflict")
 
     # Hook actions --------------------------------------------------------------------
     def _prepare(

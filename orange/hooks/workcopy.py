@@ -67,12 +67,19 @@ def body_of_copy(text: str) -> str:
         return text
 
 
+_LABELS = ("orange (ref)", "last sync", "agent (TASK.md)")
+_MARKER = f"<<<<<<< {_LABELS[0]}"
+
+
 def merge(ref_body: str, base: str, copy_body: str) -> tuple[str, bool]:
+    """(the body to commit, whether it holds a conflict): a conflict of this merge, or
+    one an earlier write left in the copy (`RuntimeCopies.after_write` keeps both
+    versions there) that the ref does not hold yet."""
     if copy_body in (base, ref_body):
         return ref_body, False
     if ref_body == base:
-        return copy_body, False
-    return merge_file(ref_body, base, copy_body, ("orange (ref)", "last sync", "agent (TASK.md)"))
+        return copy_body, _MARKER in copy_body and _MARKER not in ref_body
+    return merge_file(ref_body, base, copy_body, _LABELS)
 
 
 class RuntimeCopies:

@@ -13,7 +13,7 @@ from orange.dashboard.rows import Row
 from orange.dashboard.screens import ConfirmScreen, CreateScreen, HelpScreen, NewTask, TextPrompt
 from orange.engine.catalog import load_named
 from orange.errors import OrangeError
-from orange.hooks.harness import load_harnesses
+from orange.hooks.harness import installed_names
 from orange.hooks.places import agent_window
 from orange.hooks.tmuxclient import TmuxClient
 
@@ -151,7 +151,7 @@ def create(app: Dashboard) -> None:
     feed = app.source.feeds[0]
     try:
         statuses = list(load_named(feed.project.workflow).initial_statuses)
-        harnesses = [name for name, h in load_harnesses().items() if h.installed()]
+        harnesses = installed_names()
     except OrangeError as error:
         app.say(f"error: {error}")
         return

@@ -351,6 +351,15 @@ def resolve(name: str | None) -> Harness:
     )
 
 
+def installed_names() -> list[str]:
+    """The installed harnesses, in the order `resolve` prefers them, for a person to
+    choose from: the ``demo`` stand-in is offered, last, never first."""
+    table = load_harnesses()
+    order = [*DEFAULT_ORDER, *(n for n in table if n not in DEFAULT_ORDER)]
+    found = [name for name in order if name in table and table[name].installed()]
+    return sorted(found, key=lambda name: name == DEMO and table[name].builtin)
+
+
 def review_name(explicit: str | None, task_harness: str) -> str:
     """The reviewer's harness: ``--review-harness``, else config ``review_harness``, else
     the task's own harness."""

@@ -14,6 +14,7 @@ from orange.hooks.harness import (
     BUILTINS,
     EXCLUDES,
     ORANGE_PERMISSIONS,
+    installed_names,
     load_harnesses,
     resolve,
     review_name,
@@ -228,6 +229,12 @@ def test_the_demo_stand_in_runs_only_when_named(bin_dir: Path) -> None:
     assert "--plan-by" in argv and "--role" in demo.command(PROMPT, role="reviewer")
     with pytest.raises(InvalidInput, match="no coding agent found"):
         resolve(None)
+
+
+def test_the_demo_stand_in_is_offered_last(bin_dir: Path) -> None:
+    write_config('harnesses:\n  zz: {command: [zz-agent, "{prompt}"]}\n')
+    fake(bin_dir, "zz-agent", "codex")
+    assert installed_names() == ["codex", "zz", "demo"]
 
 
 def test_review_name_precedence() -> None:

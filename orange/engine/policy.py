@@ -1,4 +1,5 @@
-"""The field policy: every frontmatter field of a TASK.md, named once (DESIGN §8).
+"""The field policy: every frontmatter field of a TASK.md (and of a RUN.md,
+`RUN_POLICY`), named once (DESIGN §8).
 
 Each field has an owner and a check of its value:
 
@@ -134,22 +135,75 @@ POLICY: Mapping[str, Field] = {
     "updated_at": Field("human", _stamp),
 }
 
+
+def _run_id(value: Any) -> str | None:
+    ok = isinstance(value, str) and len(value) == 8 and value.isalnum() and value.islower()
+    return None if ok else "is not a run id"
+
+
+def _flag(value: Any) -> str | None:
+    return None if value is None or isinstance(value, bool) else "must be true or false"
+
+
+def _any_text(value: Any) -> str | None:
+    """Text of any length (an error's message: the frontmatter's own bound holds it)."""
+    return None if value is None or isinstance(value, str) else "must be text"
+
+
+def _subtasks(value: Any) -> str | None:
+    """The run's subtasks (`orange.store.runfile.parse` checks each has a string id)."""
+    return None if value is None or isinstance(value, list) else "must be a list"
+
+
+# An `orange run`'s record, runs/<id>/RUN.md (`orange.store.runfile`): data that decides
+# nothing on another host (runs touch only the tasks this host recorded for them), but
+# held to the same kind of table, so no field a push adds or bends goes unnoticed.
+RUN_POLICY: Mapping[str, Field] = {
+    "id": Field("identity", _run_id),
+    "project": Field("identity", _required_text),
+    "host": Field("identity", _text),
+    "branch": Field("identity", _branch),
+    "base": Field("identity", _branch),
+    "created_at": Field("identity", _stamp),
+    "status": Field("engine", _text),
+    "step": Field("engine", _text),
+    "resume_step": Field("engine", _text),
+    "group": Field("engine", _count),
+    "answers_used": Field("engine", _count),
+    "subtasks": Field("engine", _subtasks),
+    "error": Field("engine", _any_text),
+    "agents": Field("human", _count),
+    "architect": Field("human", _name),
+    "swe": Field("human", _name),
+    "policy": Field("human", _text),
+    "max_iterations": Field("human", _count),
+    "max_clarification_rounds": Field("human", _count),
+    "skip_clarification": Field("human", _flag),
+    "no_pr": Field("human", _flag),
+    "pr_url": Field("human", _text),
+    "updated_at": Field("human", _stamp),
+}
+
 # `orange.engine.fields.IDENTITY_FIELDS` names the same fields (a test holds them equal):
 # that module is imported by the store's hot paths, this one only where a step is judged.
 IDENTITY = frozenset(name for name, spec in POLICY.items() if spec.owner == "identity")
 
 
 def field_problem(
-    before: Mapping[str, Any] | None, after: Mapping[str, Any], workflow_fields: Collection[str]
+    before: Mapping[str, Any] | None,
+    after: Mapping[str, Any],
+    workflow_fields: Collection[str],
+    table: Mapping[str, Field] = POLICY,
 ) -> str | None:
     """Why the frontmatter ``after`` breaks the policy (None: it does not): a field the
     table and the workflow's own (``workflow_fields``, counted with `_count`) do not
     name, a changed (or, for a new task, ``before`` None, any) value that fails its
-    check, an identity field that changed.  Only new and changed fields are judged."""
+    check, an identity field that changed.  Only new and changed fields are judged.
+    ``table``: `POLICY` for a TASK.md, `RUN_POLICY` for a run's RUN.md."""
     for name, value in after.items():
         if before is not None and before.get(name) == value:
             continue  # unchanged (absent and empty are one): an older Orange's field stays
-        spec = POLICY.get(name)
+        spec = table.get(name)
         if spec is None and name not in workflow_fields:
             return f"unknown field {name!r} (not one Orange or the task's workflow writes)"
         if spec is not None and spec.owner == "identity" and before is not None:
@@ -161,7 +215,7 @@ def field_problem(
         gone = [
             n
             for n in before
-            if n not in after and before[n] is not None and POLICY.get(n, _ANY).owner == "identity"
+            if n not in after and before[n] is not None and table.get(n, _ANY).owner == "identity"
         ]
         if gone:
             return f"{gone[0]} cannot change"

@@ -36,7 +36,7 @@ import pygit2
 from orange.engine.definitions import TreeView, committed_workflow_text, parse_committed
 from orange.engine.fields import BASELINE_FIELD, DEAD_FIELD, IDENTITY_FIELDS
 from orange.engine.merging import plan_merge
-from orange.engine.policy import field_problem
+from orange.engine.policy import RUN_POLICY, field_problem
 from orange.engine.steps import GUARDED, check_created, check_step, guarded, move_hooks
 from orange.engine.workflow import HookSpec, Workflow
 from orange.errors import OrangeError
@@ -150,7 +150,7 @@ class Checker:
             if path.startswith(f"{runfile.RUNS_DIR}/"):
                 if new is None:
                     return f"{path}: a run's record is never deleted", False
-                return runfile.check_path(path, new), False
+                return runfile.check_path(path, new) or _run_fields(path, old, new), False
             return f"{path}: only tasks/, runs/ and meta/ belong in {layout.TASKS_REF}", False
         except OrangeError as exc:
             return exc.message, False
@@ -338,6 +338,16 @@ def check_history(
     """What the commits reachable from ``new`` but not from ``old`` leave illegal or
     untrusted at ``new`` (`Checker.open`), first illegal step first."""
     return Checker(repo, trusted).verify(new, old).open
+
+
+def _run_fields(path: str, old: bytes | None, new: bytes) -> str | None:
+    """Why a run record's change breaks `RUN_POLICY` (its text already parses)."""
+    run_id = path.split("/")[1]
+    try:
+        before = None if old is None else runfile.load(old, run_id).fields
+    except OrangeError:
+        before = None  # a record that was broken: judged as new
+    return field_problem(before, runfile.load(new, run_id).fields, (), RUN_POLICY)
 
 
 def _restores(path: str, legal: bytes | None, new: bytes | None) -> bool:

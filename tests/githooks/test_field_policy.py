@@ -14,7 +14,15 @@ from orange.engine.forgery import verify_new
 from orange.engine.trust import trusted_here
 from orange.store.task import Task
 from tests.conftest import Cli
-from tests.githooks.test_forgery import engine, forge_fields, planning_task, push, task_text, tip
+from tests.githooks.test_forgery import (
+    engine,
+    forge,
+    forge_fields,
+    planning_task,
+    push,
+    task_text,
+    tip,
+)
 
 __all__ = ["engine"]  # the fixture, used by name
 
@@ -145,3 +153,38 @@ def test_a_summary_the_policy_refuses_is_refused_by_the_cli(cli: Cli, repo: Path
     assert result.code == 1
     assert result.err.strip().splitlines() == ["orange: summary is longer than 4096 characters"]
     assert task_text(repo, task_id) == before
+
+
+RUN = """\
+---
+id: runaaaaa
+project: proj
+host: elsewhere
+status: running
+branch: run/feature
+subtasks: []
+---
+"""
+
+
+@pytest.mark.parametrize(
+    ("change", "says"),
+    [
+        (("branch: run/feature", "branch: --upload-pack=/x"), "branch cannot change"),
+        (("status: running", "status: running\ncommand: rm -rf ~"), "unknown field 'command'"),
+        (("host: elsewhere", "host: here"), "host cannot change"),
+    ],
+    ids=["bad branch", "unknown field", "identity"],
+)
+def test_a_run_record_is_held_to_its_table(
+    engine: Engine, repo: Path, hub: Path, change: tuple[str, str], says: str
+) -> None:
+    planning_task(engine)
+    forge(repo, {"runs/runaaaaa/RUN.md": RUN})
+    assert push(repo).returncode == 0, "a run record as `orange run` writes it"
+    landed = tip(hub)
+    forge(repo, {"runs/runaaaaa/RUN.md": RUN.replace(*change)})
+    result = push(repo)
+    assert result.returncode != 0
+    assert f"task runs/runaaaaa/RUN.md: {says}" in result.stderr
+    assert tip(hub) == landed

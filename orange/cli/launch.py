@@ -24,6 +24,7 @@ def create_and_report(
     json_out: bool,
     base: str | None = None,
     offline: bool = False,
+    after: list[str] | None = None,
 ) -> None:
     """Create and start a task, then say what happened.  A full pool is not an error
     (exit 0: the task is queued); any other failure to start is (exit 1), and says the
@@ -39,6 +40,7 @@ def create_and_report(
         spawn=spawn,
         base=base,
         offline=offline,
+        after=after,
     )
     task = launch.created
     lines, result = _describe(launch)
@@ -62,6 +64,9 @@ def _describe(launch: Launch) -> tuple[list[str], dict[str, object]]:
     if launch.queued is not None:
         lines.append(f"queued: {launch.queued}; it starts when a workspace frees up")
         result["queued"] = True
+    if launch.waiting:
+        lines.append(f"waiting for {', '.join(launch.waiting)}: it starts once they are merged")
+        result["waiting_for"] = list(launch.waiting)
     if launch.error is not None:
         failure = f"task {task.id} exists but did not start: {launch.error}"
         result.update(spawn_error=launch.error, error=failure)

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from orange import projects
 from orange.cli.context import current_project
 from orange.cli.output import broken_object, emit_json, task_object, task_table
 from orange.engine.definitions import Definitions
 from orange.engine.elsewhere import running_elsewhere
+from orange.engine.localqueue import Standing, standings
 from orange.errors import BrokenTaskFile, InvalidInput
 from orange.home import host_name, orange_home
 from orange.hooks import settingup
@@ -20,7 +21,7 @@ from orange.store.task import BrokenTask, Task
 
 if TYPE_CHECKING:
     from orange.projects import Project
-    from orange.store.store import TaskStore
+    from orange.store.store import Snapshot, TaskStore
     from orange.store.task import BrokenTask, Task
 
 
@@ -44,10 +45,12 @@ def list_tasks(
     untrusted: set[str] = set()
     notes: dict[str, str] = {}  # this host's: running elsewhere, setting up here
     busy: set[str] = set()
+    queue: dict[str, Standing] = {}  # this host's: queued, parked
     for proj in scope:
         busy |= setting_up(proj.name)
         store = open_store(proj)
         snap = store.snapshot()
+        queue |= standings(store, snap, proj.name)
         shown = _Filter(Definitions(snap), proj.name, status, all_)
         for task in listing.tasks(snap):
             if isinstance(task, Task):
@@ -65,15 +68,60 @@ def list_tasks(
     if not rows and status is not None:
         _check_status(scope, status)
     rows.sort(key=lambda row: _activity(row[0]), reverse=True)
+    local = _Local(untrusted, notes, busy, queue)
+    _emit(rows, local, json_out=json_out, show_project=len(scope) > 1)
+
+
+class _Local(NamedTuple):  # not a dataclass: see `orange.engine.workflow`
+    """This host's marks on the listed tasks, by id: not trusted here, notes (running
+    elsewhere), worktree setting up, where a task stands in this host's queue."""
+
+    untrusted: set[str]
+    notes: dict[str, str]
+    busy: set[str]
+    queue: dict[str, Standing]
+
+
+def _emit(
+    rows: list[tuple[Task | BrokenTask, str | None]],
+    local: _Local,
+    *,
+    json_out: bool,
+    show_project: bool,
+) -> None:
     if json_out:
-        emit_json({"tasks": [_object(t, b, untrusted, busy) for t, b in rows]})
-    else:
-        task_table(
-            [t for t, _ in rows],
-            show_project=len(scope) > 1,
-            untrusted=frozenset(untrusted),
-            notes={**notes, **dict.fromkeys(busy, "(setting up)")},
-        )
+        objects = [
+            _object(t, b, local.untrusted, local.busy) | _queue(t.id, local.queue) for t, b in rows
+        ]
+        emit_json({"tasks": objects})
+        return
+    queued = {task_id: _queue_note(standing) for task_id, standing in local.queue.items()}
+    task_table(
+        [t for t, _ in rows],
+        show_project=show_project,
+        untrusted=frozenset(local.untrusted),
+        notes={**local.notes, **queued, **dict.fromkeys(local.busy, "(setting up)")},
+    )
+
+
+def _queue(task_id: str, queue: dict[str, Standing]) -> dict[str, object]:
+    """This host's word on a task waiting in its queue state (`localqueue`)."""
+    standing = queue.get(task_id)
+    if standing is None:
+        return {}
+    if standing.state == "queued":
+        return {"queue": "queued", "queue_position": standing.position}
+    if standing.state == "waiting":
+        return {"queue": "waiting", "waiting_for": list(standing.waiting_for)}
+    return {"queue": standing.state}
+
+
+def _queue_note(standing: Standing) -> str:
+    if standing.state == "queued":
+        return f"(queued #{standing.position})"
+    if standing.state == "waiting":
+        return f"(waiting for {', '.join(standing.waiting_for)})"
+    return "(parked: starts when a human runs `orange task spawn`)"
 
 
 def _with_body(store: TaskStore, task: Task) -> tuple[Task | BrokenTask, str | None]:
@@ -114,9 +162,11 @@ def _list_json_fast(scope: list[Project], *, status: str | None, all_: bool) -> 
     workspaces = orange_home() / "workspaces"
     rows: list[tuple[str, str]] = []
     for proj in scope:
-        snap = open_store(proj).snapshot()
+        store = open_store(proj)
+        snap = store.snapshot()
         shown = _Filter(Definitions(snap), proj.name, status, all_)
         busy = setting_up(proj.name)
+        queue = _queue_of(store, snap, proj.name, shown.known)
         for entry in listing.entries(snap):
             if entry.fields_json is None:
                 if status is not None:  # a broken task has no status to match a filter
@@ -139,11 +189,29 @@ def _list_json_fast(scope: list[Project], *, status: str | None, all_: bool) -> 
                 text = f'{text[:-1]}, "trusted": false}}'  # this host's mark, as `_object`
             if busy and text != "{}" and entry.task_dir.rsplit("/", 1)[-1] in busy:
                 text = f'{text[:-1]}, "setting_up": true}}'
+            mark = _queue(entry.task_dir.rsplit("/", 1)[-1], queue)
+            if mark and text != "{}":
+                text = f"{text[:-1]}, {json.dumps(mark)[1:]}"
             rows.append((entry.activity, text))
     if not rows and status is not None:
         _check_status(scope, status)
     rows.sort(key=lambda row: row[0], reverse=True)
     sys.stdout.write('{"tasks": [' + ", ".join(text for _, text in rows) + "]}\n")
+
+
+def _queue_of(
+    store: TaskStore, snap: Snapshot, project: str, known: Definitions
+) -> dict[str, Standing]:
+    """`localqueue.standings` of the entries in their queue state, read as tasks (only
+    those: the fast listing builds no object for the others)."""
+    ids = []
+    for entry in listing.entries(snap):
+        workflow = known.workflow(entry.workflow, entry.workflow_rev) if entry.fields_json else None
+        if workflow is not None and entry.status == workflow.queue_state:
+            ids.append(entry.task_dir.rsplit("/", 1)[-1])
+    if not ids:
+        return {}
+    return standings(store, snap, project, [snap.task(task_id) for task_id in ids])
 
 
 def setting_up(project: str) -> set[str]:

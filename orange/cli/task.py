@@ -21,6 +21,7 @@ from orange.cli.output import emit_json, history_object, print_task, task_object
 from orange.cli.update import update_task
 from orange.compose import process_caller, runtime
 from orange.engine.definitions import is_active, trusted
+from orange.engine.dependencies import parse as parse_after
 from orange.engine.elsewhere import running_elsewhere
 from orange.engine.gates import section as get_section
 from orange.engine.sections import edit_section
@@ -34,6 +35,10 @@ HELP = "Create, list, show and change tasks."
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object.")]
 ProjectOpt = Annotated[str | None, typer.Option("--project", help="Project name.")]
+AfterOpt = Annotated[
+    str | None,
+    typer.Option("--after", help="ID[,ID...]: start only once those tasks are merged."),
+]
 
 
 def _read_text(source: str) -> str:
@@ -81,9 +86,10 @@ def create(
         str | None,
         typer.Option("--base", help="Start the branch from BRANCH and merge it there."),
     ] = None,
+    after: AfterOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
-    """Create a task, and start its agent unless --no-spawn."""
+    """Create a task, and start its agent unless --no-spawn (or it waits, --after)."""
 
     proj = projects.infer(name=project)
     context_text = _read_text(context) if context is not None else None
@@ -98,6 +104,7 @@ def create(
         json_out=json_out,
         base=base,
         offline=offline,
+        after=parse_after(after) if after is not None else None,
     )
 
 
@@ -187,9 +194,14 @@ def update(
         bool,
         typer.Option("--offline", help="Start without claiming the task on the sync remote."),
     ] = False,
+    after: AfterOpt = None,
+    no_after: Annotated[
+        bool, typer.Option("--no-after", help="Wait for no other task any more.")
+    ] = False,
     json_out: JsonOpt = False,
 ) -> None:
-    """Change a task's summary or branch, or move it (--status) through its workflow."""
+    """Change a task's summary, branch or dependencies (--after), or move it (--status)
+    through its workflow."""
 
     update_task(
         task=task,
@@ -199,6 +211,8 @@ def update(
         project=project,
         json_out=json_out,
         offline=offline,
+        after=None if after is None else parse_after(after),
+        no_after=no_after,
     )
 
 

@@ -7,13 +7,20 @@ a status change needs the engine (`orange.cli.engine`), which only that path loa
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from orange.cli.context import locate
 from orange.cli.output import emit_json, task_object
 from orange.engine.caller import from_env
 from orange.engine.edits import update_fields
-from orange.errors import InvalidInput
+from orange.errors import InvalidInput, NotPermitted
 from orange.hooks.adapters import LocalCopies
+
+if TYPE_CHECKING:
+    from orange.cli.context import TaskRef
+    from orange.store.store import Snapshot
+    from orange.store.task import Task
 
 
 def update_task(
@@ -25,11 +32,13 @@ def update_task(
     project: str | None,
     json_out: bool,
     offline: bool = False,
+    after: list[str] | None = None,
+    no_after: bool = False,
 ) -> None:
-    """``task update``: a move (--status), or a new summary / branch."""
+    """``task update``: a move (--status), or a new summary / branch / dependencies."""
     ref = locate(task, project)
     if status is not None:
-        if summary is not None or branch is not None:
+        if summary is not None or branch is not None or after is not None or no_after:
             raise InvalidInput(
                 "--status cannot be combined with other changes", hint="run two commands"
             )
@@ -41,8 +50,15 @@ def update_task(
     changes: dict[str, object] = {}
     if summary is not None:
         changes["summary"] = summary
+    check = None
+    if after is not None or no_after:
+        if from_env(os.environ).kind == "agent":
+            raise NotPermitted("an agent may not change a task's dependencies (--after)")
+        changes["after"], check = _dependencies(ref, after, no_after)
     if not changes and branch is None:
-        raise InvalidInput("nothing to update", hint="pass --summary, --branch or --status")
+        raise InvalidInput(
+            "nothing to update", hint="pass --summary, --branch, --after or --status"
+        )
     # Who this process is, as `orange.compose.process_caller` says (not imported here:
     # the composition root loads every hook action).
     caller = from_env(os.environ)
@@ -50,7 +66,9 @@ def update_task(
     # No engine is built for a new summary (the agents' hottest path).
     copies = LocalCopies()  # what the composition root hands every engine
     if changes:
-        updated = update_fields(ref.store, ref.task_id, changes, copies=copies, caller=caller)
+        updated = update_fields(
+            ref.store, ref.task_id, changes, copies=copies, caller=caller, check=check
+        )
     if branch is not None:
         # Renaming a live branch drives git and tmux: loaded for --branch only.
         from orange.ops.rename import rename_branch
@@ -62,3 +80,19 @@ def update_task(
         emit_json(task_object(updated))
     else:
         print(f"updated task {updated.id}: {', '.join(changes)}")
+
+
+def _dependencies(
+    ref: TaskRef, after: list[str] | None, no_after: bool
+) -> tuple[list[str] | None, Callable[[Snapshot, Task], None]]:
+    """``after`` as full ids (None with ``--no-after``) and the check, made again on the
+    tip the change is written on, that they name tasks and close no cycle."""
+    if after is not None and no_after:
+        raise InvalidInput("--after and --no-after cannot be combined")
+    if after is None:
+        return None, lambda snap, task: None
+    # The dependency rules (definitions, workflows): loaded for --after only.
+    from orange.engine import dependencies
+
+    ids = dependencies.resolve(ref.store, ref.store.snapshot(), after)
+    return ids, lambda snap, task: dependencies.checked(snap, task.id, ids)

@@ -9,7 +9,8 @@ import typer
 
 from orange import projects
 from orange.cli.output import emit_json
-from orange.ops.workspaces import gc_pool, init_pool, pool_status
+from orange.compose import build_engine
+from orange.ops.workspaces import collect, init_pool, pool_status
 
 HELP = "The worktree pool of a project."
 ProjectOpt = Annotated[str | None, typer.Option("--project", help="Project name.")]
@@ -54,10 +55,9 @@ def gc(
 ) -> None:
     """Release worktrees whose task has ended or no longer exists (never losing work)."""
 
-    proj = projects.infer(name=project)
-    released, kept = gc_pool(proj, force=force)
+    released, kept, started = collect(build_engine(projects.infer(name=project)), force=force)
     if json_out:
-        emit_json({"released": released, "kept": kept})
+        emit_json({"released": released, "kept": kept, "started": started})
         return
     for line in released:
         typer.echo(f"released {line}")
@@ -65,6 +65,8 @@ def gc(
         typer.echo(f"kept {line}")
     if not released and not kept:
         typer.echo("nothing to clean")
+    for line in started:
+        typer.echo(line)
 
 
 # Registered by `orange.cli.main.build_app`.

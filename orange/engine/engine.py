@@ -25,6 +25,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
+from orange.engine import localqueue
 from orange.engine.actions import HookContext, LocalRelease, Registry, commit_when_ready
 from orange.engine.caller import HUMAN, Caller
 from orange.engine.claims import BranchShare, Claim, claimed, share_waiting
@@ -193,8 +194,10 @@ class Engine:
     ) -> Outcome:
         """Start a task's agent: the workflow's spawning move out of the initial status,
         or the entry actions of a state a task was created in."""
-        (caller or self.caller).check_own(task_id, "start")
+        who = caller or self.caller
+        who.check_own(task_id, "start")
         task = self.store.get(task_id)
+        localqueue.check_start(self.store, task, human=who.kind == "human")
         workflow = self.workflow(task)
         if workflow.is_terminal(task.status):
             raise InvalidInput(f"task {task.id} is {task.status}; nothing to spawn")

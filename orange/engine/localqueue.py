@@ -21,44 +21,148 @@ human here took it), never ``created_at``.  The file only grows, by one short li
 (``O_APPEND``: concurrent writers never mix lines); a line of a deleted task is never
 read again.  A task created before this record existed is not in it: it waits for a
 human's ``orange task spawn``, as a teammate's does.
+
+A task created here with ``--no-spawn`` is *parked*: in the queue record (created
+here), and in a second local record, ``parked``, that ``spawn_next`` passes over; it
+starts only when a human starts it (``orange task spawn``, which takes it off that
+record, so a spawn that finds the pool full leaves it queued).  That record is a log
+too: a line ``ID`` parks, ``-ID`` unparks, the last line about a task decides.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
+from typing import NamedTuple
 
+from orange.engine import dependencies
+from orange.engine.definitions import Definitions
 from orange.errors import EnvironmentProblem
+from orange.store import listing
 from orange.store.layout import valid_task_id
-from orange.store.store import TaskStore
+from orange.store.store import Snapshot, TaskStore
+from orange.store.task import Task
 
 RECORD = "queue"
+PARKED = "parked"
 
 
 def enter(store: TaskStore, task_id: str) -> None:
     """Put ``task_id`` at the end of this host's queue (nothing if it is in it)."""
     if not valid_task_id(task_id) or task_id in positions(store):
         return
-    path = store.repo.orange_dir() / RECORD
+    _append(store, RECORD, task_id)
+
+
+def park(store: TaskStore, task_id: str) -> None:
+    """Keep ``task_id`` out of ``spawn_next``'s reach: only a human starts it."""
+    if valid_task_id(task_id) and task_id not in parked(store):
+        _append(store, PARKED, task_id)
+
+
+def unpark(store: TaskStore, task_id: str) -> None:
+    """A human asked to start ``task_id``: it is queued again (if it was parked)."""
+    if task_id in parked(store):
+        _append(store, PARKED, f"-{task_id}")
+
+
+def parked(store: TaskStore) -> set[str]:
+    """The parked tasks (a missing or unreadable record parks none)."""
+    found: set[str] = set()
+    for line in _lines(store, PARKED):
+        if valid_task_id(line):
+            found.add(line)
+        elif line.startswith("-"):
+            found.discard(line[1:])
+    return found
+
+
+def _append(store: TaskStore, record: str, line: str) -> None:
+    path = store.repo.orange_dir() / record
     try:
         fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
         try:
-            os.write(fd, f"{task_id}\n".encode())
+            os.write(fd, f"{line}\n".encode())
         finally:
             os.close(fd)
     except OSError as exc:
         raise EnvironmentProblem.of(exc) from None
 
 
+def _lines(store: TaskStore, record: str) -> list[str]:
+    try:
+        return (store.repo.orange_dir() / record).read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return []
+
+
 def positions(store: TaskStore) -> dict[str, int]:
     """Each task of this host's queue and its place in it (0 first).  A missing or
     unreadable record is an empty queue, never an error; a line that is no task id is
     passed over."""
-    try:
-        lines = (store.repo.orange_dir() / RECORD).read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError):
-        return {}
     found: dict[str, int] = {}
-    for line in lines:
+    for line in _lines(store, RECORD):
         if valid_task_id(line) and line not in found:
             found[line] = len(found)
     return found
+
+
+class Standing(NamedTuple):  # not a dataclass: see `orange.engine.workflow`
+    """Where a task waiting in its workflow's queue state stands on this host:
+    ``queued`` (``position`` 1 starts next), ``parked`` (only a human starts it:
+    created with ``--no-spawn``, or not created nor taken here) or ``waiting`` for the
+    tasks it names in ``after`` (`orange.engine.dependencies`)."""
+
+    state: str
+    position: int = 0
+    waiting_for: tuple[str, ...] = ()
+
+
+def standings(
+    store: TaskStore, snap: Snapshot, project: str, tasks: Iterable[object] | None = None
+) -> dict[str, Standing]:
+    """Each task of ``project`` (of ``tasks``, default all) in its workflow's queue
+    state, trusted here, and where it stands; the queued numbered in the order
+    ``spawn_next`` starts them."""
+    known = Definitions(snap)
+    order = positions(store)
+    held = parked(store)
+    waiting: list[Task] = []
+    for task in listing.tasks(snap) if tasks is None else tasks:
+        if not isinstance(task, Task) or task.project != project:
+            continue
+        workflow = known.of(task)
+        if workflow is None or task.status != workflow.queue_state:
+            continue
+        if known.task_trusted(task):
+            waiting.append(task)
+    found: dict[str, Standing] = {}
+    for task in waiting:
+        blockers = dependencies.waiting_for(snap, known, task)
+        if blockers:
+            found[task.id] = Standing("waiting", waiting_for=tuple(blockers))
+    queued = sorted(
+        (t for t in waiting if t.id in order and t.id not in held and t.id not in found),
+        key=lambda t: order[t.id],
+    )
+    for place, task in enumerate(queued, start=1):
+        found[task.id] = Standing("queued", place)
+    for task in waiting:
+        found.setdefault(task.id, Standing("parked"))
+    return found
+
+
+def queued(store: TaskStore, snap: Snapshot, project: str) -> list[str]:
+    """The ids ``spawn_next`` may start, the next first."""
+    found = standings(store, snap, project)
+    return sorted(
+        (i for i, s in found.items() if s.state == "queued"), key=lambda i: found[i].position
+    )
+
+
+def check_start(store: TaskStore, task: Task, *, human: bool) -> None:
+    """Before ``task`` starts: refused while it waits for another (`dependencies`); a
+    human's start takes it off the parked record (queued, should the pool be full)."""
+    dependencies.require_ready(store.snapshot(), task)
+    if human:
+        unpark(store, task.id)

@@ -35,6 +35,7 @@ Owner = Literal["identity", "engine", "host", "human"]
 Check = Callable[[Any], "str | None"]
 
 MAX_TEXT = 4096  # characters of a one-line field (a summary, an attention note, a url)
+MAX_AFTER = 64  # tasks one task may wait for
 
 
 def _text(value: Any) -> str | None:
@@ -57,6 +58,19 @@ def _count(value: Any) -> str | None:
 
 def _task_id(value: Any) -> str | None:
     return None if isinstance(value, str) and valid_task_id(value) else "is not a task id"
+
+
+def _task_ids(value: Any) -> str | None:
+    """``after``: null, or a list of distinct task ids (`orange.engine.dependencies`)."""
+    if value is None:
+        return None
+    if not isinstance(value, list) or not all(
+        isinstance(item, str) and valid_task_id(item) for item in value
+    ):
+        return "must be a list of task ids"
+    if len(set(value)) != len(value):
+        return "names a task twice"
+    return f"names more than {MAX_AFTER} tasks" if len(value) > MAX_AFTER else None
 
 
 def _branch(value: Any) -> str | None:
@@ -133,6 +147,7 @@ POLICY: Mapping[str, Field] = {
     "attention": Field("human", _text),
     "pr_url": Field("human", _text),
     "updated_at": Field("human", _stamp),
+    "after": Field("human", _task_ids),  # the tasks this one waits for (DESIGN §10)
 }
 
 

@@ -38,7 +38,10 @@ def create_task(
     harness: str = "",
     review_harness: str = "",
     extra: dict[str, Any] | None = None,
+    park: bool = False,
 ) -> Task:
+    """Create a task; this host's queue holds it (`localqueue`), ``park``ed when only a
+    human is to start it (``--no-spawn``)."""
     summary = " ".join(summary.split()) if summary else ""
     initial = initial_status(workflow, status, summary)
     if branch is not None:
@@ -60,22 +63,28 @@ def create_task(
             "workflow_rev": workflow_rev(workflow),
             **(extra or {}),
         }
-        task = _new_task(fields, context)
-        writes: dict[str, bytes | None] = {task.path: task.render().encode()}
-        writes.update(workflow_writes(snap, workflow))
-        title = f'"{summary}"' if summary else "(no summary)"
-        return Written(
-            task_id=task_id,
-            event="task.created",
-            subject=f"task {task_id}: created {title} [{initial}]",
-            writes=writes,
-            trailers=(("Orange-To", initial), ("Orange-Workflow", workflow.name)),
-            task=task,
-        )
+        return _creation(snap, workflow, _new_task(fields, context))
 
     created = store.commit(compute).task
+    if park:  # before it is queued: spawn_next never sees it unparked
+        localqueue.park(store, created.id)
     localqueue.enter(store, created.id)  # created here: this host may start it (§8)
     return created
+
+
+def _creation(snap: Snapshot, workflow: Workflow, task: Task) -> Written:
+    """The commit that creates ``task`` (and commits its workflow's definition)."""
+    writes: dict[str, bytes | None] = {task.path: task.render().encode()}
+    writes.update(workflow_writes(snap, workflow))
+    title = f'"{task.summary}"' if task.summary else "(no summary)"
+    return Written(
+        task_id=task.id,
+        event="task.created",
+        subject=f"task {task.id}: created {title} [{task.status}]",
+        writes=writes,
+        trailers=(("Orange-To", task.status), ("Orange-Workflow", workflow.name)),
+        task=task,
+    )
 
 
 def _new_task(given: dict[str, Any], context: str | None) -> Task:

@@ -11,13 +11,12 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from orange.engine import localqueue
 from orange.engine.actions import Action, HookContext
 from orange.engine.caller import ENGINE, ROLE_VARIABLE, TASK_VARIABLE
 from orange.engine.decide import worker_spawn_spec
-from orange.engine.definitions import Definitions
 from orange.errors import HookFailed, OrangeError
 from orange.home import orange_home
 from orange.hooks import bindings, ready, workcopy, workspace
@@ -30,8 +29,10 @@ from orange.hooks.places import WORKER, reviewer_window
 from orange.hooks.pool_actions import AcquireWorkspace, ReleaseWorkspace, project_of
 from orange.hooks.tmux import Tmux
 from orange.hooks.workspace import PoolFull
-from orange.store import listing
 from orange.store.task import Task
+
+if TYPE_CHECKING:
+    from orange.engine.engine import Engine
 
 
 def _worktree(task: Task) -> Path:
@@ -222,44 +223,39 @@ class NotifyWorker(Action):
 
 class SpawnNext(Action):
     """Start the first task of this host's queue (`orange.engine.localqueue`: created
-    or taken here, in the order it entered this clone's ref) that waits in its
-    workflow's queue state (``role: queue``, e.g. pending) in this project under a
+    or taken here, in the order it entered this clone's ref, not parked) that waits in
+    its workflow's queue state (``role: queue``, e.g. pending) in this project under a
     definition trusted here, if a worktree is free.  A teammate's pending task is in
     no queue of this host: it waits until someone takes it (DESIGN §8)."""
 
     name = "spawn_next"
 
     def apply(self, ctx: HookContext) -> None:
+        project_of(ctx)
+        ctx.messages.extend(start_next(ctx.engine, skip=ctx.task.id))
 
-        engine = ctx.engine
-        project = project_of(ctx)
-        snap = engine.store.snapshot()
-        known = Definitions(snap)
-        queue = localqueue.positions(engine.store)  # never created_at: a push may set it
-        pending = [
-            t
-            for t in listing.tasks(snap)
-            if isinstance(t, Task)
-            and t.id in queue
-            and t.project == project.name
-            and t.id != ctx.task.id
-            and t.status == _queue_state(known, t)
-            and known.task_trusted(t)
-        ]
-        pending.sort(key=lambda t: queue[t.id])
-        for candidate in pending:
-            try:
-                # The engine starts the next task, whoever's move freed the worktree
-                # (an agent may not move another task; spawn_next may).
-                outcome = engine.spawn(candidate.id, caller=ENGINE)
-            except PoolFull:
-                return
-            except OrangeError as exc:
-                ctx.say(f"could not start pending task {candidate.id}: {exc}")
-                continue
-            ctx.say(f"started the next pending task {candidate.id}")
-            ctx.messages.extend(outcome.messages)
-            return
+
+def start_next(engine: Engine, *, skip: str = "") -> list[str]:
+    """Start the next queued task of ``engine``'s project, if a worktree is free (a
+    release outside a move, `orange workspace gc`, calls it too); what to say."""
+    if engine.project is None:
+        return []
+    said: list[str] = []
+    queue = localqueue.queued(engine.store, engine.store.snapshot(), engine.project.name)
+    for candidate in (task_id for task_id in queue if task_id != skip):
+        try:
+            # The engine starts the next task, whoever's move freed the worktree
+            # (an agent may not move another task; spawn_next may).
+            outcome = engine.spawn(candidate, caller=ENGINE)
+        except PoolFull:
+            break
+        except OrangeError as exc:
+            said.append(f"could not start pending task {candidate}: {exc}")
+            continue
+        said.append(f"started the next pending task {candidate}")
+        said.extend(outcome.messages)
+        break
+    return said
 
 
 class PushBranch(Action):
@@ -310,10 +306,3 @@ RUNTIME_ACTIONS: tuple[type[Action], ...] = (
     DeleteRemoteBranch,
     CreatePr,
 )
-
-
-def _queue_state(known: Definitions, task: Task) -> str | None:
-    """The state ``spawn_next`` pops in the task's workflow (None: none, or a definition
-    that cannot be read)."""
-    workflow = known.of(task)
-    return None if workflow is None else workflow.queue_state

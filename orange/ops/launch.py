@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from orange.engine import dependencies
 from orange.engine.catalog import load_named
 from orange.engine.decide import Outcome, can_start
 from orange.engine.engine import Engine
@@ -35,12 +36,14 @@ class Harnesses:
 class Launch:
     """A created task (as created) and what became of starting it: ``started`` (the
     spawn's outcome), ``queued`` (why it waits for a workspace) or ``error`` (why it
-    did not start); all None when it was not to be started."""
+    did not start); all None when it was not to be started.  ``waiting``: the tasks
+    named with ``after`` not merged yet (it starts when they are)."""
 
     created: Task
     started: Outcome | None = None
     queued: str | None = None
     error: str | None = None
+    waiting: tuple[str, ...] = ()  # the tasks it waits for (``after``), not started yet
 
 
 def create_and_spawn(
@@ -54,9 +57,11 @@ def create_and_spawn(
     spawn: bool = True,
     base: str | None = None,
     offline: bool = False,
+    after: list[str] | None = None,
 ) -> Launch:
     """Create a task in ``engine``'s project, then start its agent (``spawn``); its
-    branch starts from ``base`` (checked to exist, after a fetch) when given."""
+    branch starts from ``base`` (checked to exist, after a fetch) when given; it waits
+    for the tasks ``after`` names (ids or prefixes, refused when unknown)."""
     if engine.project is None:
         raise InvalidInput("a task is created in a registered project")
     workflow = load_named(engine.project.workflow)
@@ -64,7 +69,8 @@ def create_and_spawn(
     worker, reviewer = _check_harnesses(agents, will_spawn)
     if base is not None:
         check_base(engine.project, base, [])  # a fetch that fails: the local refs decide
-    extra = {"effort": agents.effort, "review_effort": agents.review_effort, "base": base}
+    extra: dict[str, object] = {"effort": agents.effort, "review_effort": agents.review_effort}
+    extra |= {"base": base, "after": _dependencies(engine, after)}
     task = create_task(
         engine.store,
         engine.project,
@@ -76,9 +82,13 @@ def create_and_spawn(
         harness=worker,
         review_harness=reviewer,
         extra={key: value for key, value in extra.items() if value},
+        park=not spawn,
     )
     if not will_spawn:
         return Launch(task)
+    waiting = dependencies.unmerged(engine.store.snapshot(), task)
+    if waiting:
+        return Launch(task, waiting=tuple(waiting))
     try:
         outcome = engine.spawn(task.id, options={"offline": offline})
     except PoolFull as exc:
@@ -86,6 +96,13 @@ def create_and_spawn(
     except OrangeError as exc:
         return Launch(task, error=str(exc))
     return Launch(task, started=outcome)
+
+
+def _dependencies(engine: Engine, after: list[str] | None) -> list[str] | None:
+    """The full ids of the tasks a new task waits for (None: none)."""
+    if not after:
+        return None
+    return dependencies.resolve(engine.store, engine.store.snapshot(), after)
 
 
 def _check_harnesses(agents: Harnesses, will_spawn: bool) -> tuple[str, str]:

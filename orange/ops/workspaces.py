@@ -7,9 +7,10 @@ ever touches the pool's own folders (``<project>--<n>``)."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from orange.hooks import places, ready, settingup, workcopy, workspace
+from orange.hooks.actions import start_next
 from orange.hooks.adopt import ensure_adopted
 from orange.hooks.git import git
 from orange.hooks.snapshots import save, unsaved_work
@@ -17,6 +18,9 @@ from orange.projects import Project
 from orange.store import listing
 from orange.store.store import TaskStore
 from orange.store.task import Task
+
+if TYPE_CHECKING:
+    from orange.engine.engine import Engine
 
 
 def _members(project: Project) -> list[tuple[str, Path]]:
@@ -64,6 +68,21 @@ def pool_status(project: Project) -> list[dict[str, Any]]:
         }
         for name, path in _members(project)
     ]
+
+
+class Collected(NamedTuple):  # not a dataclass: see `orange.engine.workflow`
+    released: list[str]
+    kept: list[str]
+    started: list[str]  # what starting the next queued task said
+
+
+def collect(engine: Engine, *, force: bool) -> Collected:
+    """``orange workspace gc``: release the worktrees no active task holds, then start
+    the next queued task if a worktree is free (a release outside a move frees a slot
+    too: the queue never idles, DESIGN §10)."""
+    assert engine.project is not None
+    released, kept = gc_pool(engine.project, force=force)
+    return Collected(released, kept, start_next(engine))
 
 
 def gc_pool(project: Project, *, force: bool) -> tuple[list[str], list[str]]:

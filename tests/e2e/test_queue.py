@@ -5,6 +5,7 @@ from the ref names no task `orange run cancel` or `resume` may touch."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import yaml
@@ -167,3 +168,85 @@ def test_resuming_a_forged_run_listing_my_task_is_refused(world: World) -> None:
     assert resumed.code == 1, (resumed.out, world.task(mine).status)
     assert mine in resumed.err and "not one this host created" in resumed.err
     assert world.status(mine) == "pending"
+
+
+# Issue 29: the queue never idles and never surprises.
+
+
+def test_a_cancel_starts_the_next_queued_task(world: World) -> None:
+    world.set_harness("hold", HOLD)
+    world.ok("project", "update", "proj", "--pool-size", "1")
+    first = world.create("first", "First task", "--harness", "hold")
+    world.wait_status(first, "planning")
+    queued = world.create("queued", "Queued task", "--harness", "hold")
+    assert world.status(queued) == "pending"
+
+    cancelled = world.ok("task", "cancel", first, "--yes")
+    assert f"started the next pending task {queued}" in cancelled.out
+    assert started_here(world, queued)
+
+
+def test_a_parked_task_is_never_started_by_the_queue(world: World) -> None:
+    world.set_harness("fake", *PASSING)
+    world.ok("project", "update", "proj", "--pool-size", "1")
+    parked = world.create("parked", "Parked task", "--harness", "fake", "--no-spawn")
+    first = world.create("first", "First task", "--harness", "fake")
+    queued = world.create("queued", "Queued task", "--harness", "fake")
+
+    finish(world, first)
+    assert started_here(world, queued)
+    left = world.task(parked)
+    assert left.status == "pending" and not left.str_field("workspace")
+
+
+def standing(world: World, *args: str) -> dict[str, dict[str, object]]:
+    listed = json.loads(world.ok("task", "list", "--json", *args).out)["tasks"]
+    return {str(t["id"]): {k: t[k] for k in ("queue", "queue_position") if k in t} for t in listed}
+
+
+def test_task_list_says_which_pending_task_is_queued_and_which_parked(world: World) -> None:
+    world.set_harness("hold", HOLD)
+    world.ok("project", "update", "proj", "--pool-size", "1")
+    running = world.create("running", "Running task", "--harness", "hold")
+    parked = world.create("parked", "Parked task", "--harness", "hold", "--no-spawn")
+    second = world.create("second", "Second in line", "--harness", "hold")
+    third = world.create("third", "Third in line", "--harness", "hold")
+
+    expected = {
+        running: {},
+        parked: {"queue": "parked"},
+        second: {"queue": "queued", "queue_position": 1},
+        third: {"queue": "queued", "queue_position": 2},
+    }
+    assert standing(world) == expected
+    assert standing(world, "--body") == expected  # the listing that reads each task
+    table = {line.split()[0]: line for line in world.ok("task", "list").out.splitlines()}
+    assert "(queued #1)" in table[second] and "(queued #2)" in table[third]
+    assert "(parked" in table[parked]
+
+
+def test_a_human_start_of_a_parked_task_queues_it_when_the_pool_is_full(world: World) -> None:
+    world.set_harness("hold", HOLD)
+    world.ok("project", "update", "proj", "--pool-size", "1")
+    running = world.create("running", "Running task", "--harness", "hold")
+    parked = world.create("parked", "Parked task", "--harness", "hold", "--no-spawn")
+    assert world.orange("task", "spawn", parked).code == 1  # the pool is full
+    assert standing(world)[parked] == {"queue": "queued", "queue_position": 1}
+
+    world.ok("task", "cancel", running, "--yes")
+    assert started_here(world, parked)
+
+
+def test_workspace_gc_starts_the_next_queued_task(world: World) -> None:
+    world.set_harness("hold", HOLD)
+    world.ok("project", "update", "proj", "--pool-size", "1")
+    running = world.create("running", "Running task", "--harness", "hold")
+    queued = world.create("queued", "Queued task", "--harness", "hold")
+    world.ok("project", "update", "proj", "--pool-size", "2")
+    assert world.status(queued) == "pending"
+
+    cleaned = world.ok("workspace", "gc")
+    assert f"started the next pending task {queued}" in cleaned.out
+    assert world.status(queued) == "planning"
+    assert world.task(queued).str_field("workspace") == "proj--2"
+    assert world.status(running) == "planning"

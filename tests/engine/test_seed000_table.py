@@ -30,31 +30,32 @@ class Row(NamedTuple):
 
 # Seed 000 "Transitions", with its gates, conditions and hooks, and the changes issue 10
 # made (entering stuck notifies the worker; stuck -> working; a human's send-back starts
-# a new review cycle).
+# a new review cycle) and issue 29 (every release starts the next queued task).
+RELEASE = ("kill_session", "release_workspace", "spawn_next")
 TABLE = [
     Row("pending", "planning", "", 0, None, ("acquire_workspace", "spawn_agent")),
     Row("pending", "cancelled", "", 0, None, ()),
     Row("planning", "working", PLAN, 0, None, ()),
     Row("planning", "clarification", "", 0, None, ()),
-    Row("planning", "cancelled", "", 0, None, ("kill_session", "release_workspace")),
+    Row("planning", "cancelled", "", 0, None, RELEASE),
     Row("clarification", "planning", "", 0, None, ()),
-    Row("clarification", "cancelled", "", 0, None, ("kill_session", "release_workspace")),
+    Row("clarification", "cancelled", "", 0, None, RELEASE),
     Row("working", "agent-review", HANDOFF, 0, None, ("increment", "spawn_reviewer")),
     Row("working", "clarification", "", 0, None, ()),
     Row("working", "stuck", "", 0, None, ()),
-    Row("working", "cancelled", "", 0, None, ("kill_session", "release_workspace")),
+    Row("working", "cancelled", "", 0, None, RELEASE),
     Row("agent-review", "reviewing", PASS, 1, None, ("kill_reviewer",)),
     Row("agent-review", "working", FAIL, 1, 2, ("kill_reviewer", "notify_worker")),
     Row("agent-review", "stuck", FAIL, 2, 1, ("kill_reviewer", "notify_worker")),
     Row("agent-review", "cancelled", "", 1, None,
-        ("kill_reviewer", "kill_session", "release_workspace")),
+        ("kill_reviewer", *RELEASE)),
     Row("reviewing", "working", "", 1, None, ("increment", "reset", "notify_worker")),
     Row("reviewing", "done", "", 1, None,
         ("kill_session", "release_workspace", "delete_remote_branch", "spawn_next")),
-    Row("reviewing", "cancelled", "", 1, None, ("kill_session", "release_workspace")),
+    Row("reviewing", "cancelled", "", 1, None, RELEASE),
     Row("stuck", "reviewing", "", 2, None, ()),
     Row("stuck", "working", "", 2, None, ("increment", "reset", "notify_worker")),
-    Row("stuck", "cancelled", "", 2, None, ("kill_session", "release_workspace")),
+    Row("stuck", "cancelled", "", 2, None, RELEASE),
 ]  # fmt: skip
 LISTED = {(r.src, r.dst) for r in TABLE}
 

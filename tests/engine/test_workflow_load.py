@@ -508,7 +508,8 @@ def _row(t: Transition) -> tuple[str, str, str, str, tuple[str, ...]]:
 
 
 HANDOFF = "## Handoff DONE/REMAINING/DECISIONS/UNCERTAIN"
-KILL_RELEASE = ("kill_session", "release_workspace")
+# A release starts the next queued task (issue 29, not in seed 000: only a merge did).
+KILL_RELEASE = ("kill_session", "release_workspace", "spawn_next")
 # A human's send-back starts a new review cycle (issue 10, not in seed 000).
 NEW_CYCLE = (
     "increment(review_cycle)",

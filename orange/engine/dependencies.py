@@ -1,0 +1,121 @@
+"""Dependencies between tasks: ``after:`` (DESIGN §10).
+
+``after`` is a human-owned field of TASK.md (`orange.engine.policy`): the ids of the
+tasks this one waits for.  It lives in the ref, so teammates see it and ``git log``
+records it; its shape is all the replay checker judges (a list of task ids).  That the
+ids name tasks and make no cycle is checked where a human sets them (`checked`), on the
+tip the change is made on.
+
+A task waits until each task it names is in its workflow's ``role: done`` state
+(merged): until then the queue passes over it and a human's start is refused
+(`require_ready`).  A named task that is missing, cancelled or unreadable keeps it
+waiting: a human decides (``orange task update ID --no-after``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from orange.engine.definitions import Definitions
+from orange.errors import InvalidInput, NotFound
+from orange.store.layout import valid_task_id
+from orange.store.store import Snapshot, TaskStore
+from orange.store.task import Task
+
+FIELD = "after"  # its check: `orange.engine.policy`
+
+
+def listed(task: Task) -> list[str]:
+    """The ids ``task`` names in ``after`` (none when the field is absent or malformed:
+    a malformed one never reaches the ref through Orange or the server's checker)."""
+    value = task.fields.get(FIELD)
+    if not isinstance(value, list):
+        return []
+    return [item for item in value if isinstance(item, str) and valid_task_id(item)]
+
+
+def parse(text: str) -> list[str]:
+    """``ID[,ID...]`` (commas or spaces) as written on the command line, in order."""
+    found: list[str] = []
+    for item in re.split(r"[,\s]+", text.strip()):
+        if item and item not in found:
+            found.append(item)
+    if not found:
+        raise InvalidInput("--after names no task", hint="pass --after ID[,ID...]")
+    return found
+
+
+def resolve(store: TaskStore, snap: Snapshot, given: Iterable[str]) -> list[str]:
+    """Full ids of ``given`` (ids or unique prefixes); an unknown one is refused."""
+    ids: list[str] = []
+    for prefix in given:
+        try:
+            task_id = store.resolve(prefix, snap)
+        except NotFound:
+            raise InvalidInput(
+                f"--after: no task {prefix!r}", hint="see `orange task list --all`"
+            ) from None
+        if task_id not in ids:
+            ids.append(task_id)
+    return ids
+
+
+def checked(snap: Snapshot, task_id: str, ids: list[str]) -> None:
+    """Refuse, in one line, dependencies of ``task_id`` on itself, on a task that does
+    not exist, or that close a cycle (a task named waits, at any depth, for this one)."""
+    if task_id in ids:
+        raise InvalidInput(f"task {task_id} cannot wait for itself")
+    for dep in ids:
+        if snap.task(dep) is None:
+            raise InvalidInput(f"--after: no task {dep!r}", hint="see `orange task list --all`")
+    path = _path_to(snap, ids, task_id)
+    if path:
+        chain = " -> ".join([task_id, *path])
+        raise InvalidInput(
+            f"task {task_id} cannot wait for {path[0]}: that makes a cycle ({chain})"
+        )
+
+
+def _path_to(snap: Snapshot, start: list[str], target: str) -> list[str]:
+    """A chain of ``after`` links from one of ``start`` to ``target`` (empty: none)."""
+    seen: set[str] = set()
+    stack = [[dep] for dep in reversed(start)]
+    while stack:
+        path = stack.pop()
+        if path[-1] == target:
+            return path
+        if path[-1] in seen:
+            continue
+        seen.add(path[-1])
+        task = snap.task(path[-1])
+        if task is not None:
+            stack.extend([*path, dep] for dep in reversed(listed(task)))
+    return []
+
+
+def waiting_for(snap: Snapshot, known: Definitions, task: Task) -> list[str]:
+    """The tasks ``task`` still waits for: those named in ``after`` not yet done."""
+    waiting = []
+    for dep in listed(task):
+        other = snap.task(dep)
+        workflow = None if other is None else known.of(other)
+        if other is None or workflow is None or other.status != workflow.done_state:
+            waiting.append(dep)
+    return waiting
+
+
+def unmerged(snap: Snapshot, task: Task) -> list[str]:
+    """`waiting_for`, for one task."""
+    return waiting_for(snap, Definitions(snap), task) if listed(task) else []
+
+
+def require_ready(snap: Snapshot, task: Task) -> None:
+    """Refuse to start ``task`` while it waits for another, saying which."""
+    waiting = unmerged(snap, task)
+    if waiting:
+        raise InvalidInput(
+            f"task {task.id} waits for {', '.join(waiting)} (not merged yet)",
+            hint=f"merge those first, or drop the dependency: orange task update {task.id} "
+            "--no-after",
+        )

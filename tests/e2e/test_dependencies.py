@@ -1,0 +1,79 @@
+"""Dependencies between tasks (issue 29): ``after:`` holds a task until each task it
+names is merged; the queue passes over it, a human's start is refused in one line, and
+the last merge starts it.  Unknown ids and cycles are refused; a pushed ``after`` passes
+the hub's field policy."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.conftest import run_orange
+from tests.e2e.conftest import World, add_hub, teammate_clone
+from tests.e2e.test_queue import PASSING, finish, standing
+
+
+def test_a_task_waits_for_the_tasks_it_names_until_they_are_merged(world: World) -> None:
+    world.set_harness("fake", *PASSING)
+    first = world.create("first", "First task", "--harness", "fake")
+    made = world.ok("task", "create", "second", "After the first", "--harness", "fake",
+                    "--after", first[:6])  # fmt: skip
+    second = made.out.split()[2]
+    assert f"waiting for {first}" in made.out
+    assert world.status(second) == "pending"  # a free worktree, yet it waits
+    assert world.task(second).fields["after"] == [first]
+    assert standing(world)[second] == {"queue": "waiting"}
+    listed = json.loads(world.ok("task", "list", "--json").out)["tasks"]
+    assert [t["waiting_for"] for t in listed if t["id"] == second] == [[first]]
+    table = {line.split()[0]: line for line in world.ok("task", "list").out.splitlines()}
+    assert f"(waiting for {first})" in table[second]
+
+    refused = world.orange("task", "spawn", second)
+    assert refused.code == 1
+    assert f"task {second} waits for {first}" in refused.err.splitlines()[0]
+    assert world.status(second) == "pending"
+
+    finish(world, first)  # the merge's spawn_next starts it
+    started = world.task(second)
+    assert started.status != "pending" and started.str_field("workspace")
+
+
+def test_unknown_ids_self_and_cycles_are_refused_in_one_line(world: World) -> None:
+    first = world.create("first", "First task", "--no-spawn")
+    second = world.create("second", "Second task", "--no-spawn", "--after", first)
+    third = world.create("third", "Third task", "--no-spawn", "--after", second)
+
+    unknown = world.orange("task", "create", "x", "X", "--no-spawn", "--after", "zzzzzzzz")
+    assert unknown.code == 1 and "no task 'zzzzzzzz'" in unknown.err
+    assert len(unknown.err.strip().splitlines()) <= 2  # the line, and its hint
+
+    cycle = world.orange("task", "update", first, "--after", third)
+    assert cycle.code == 1
+    assert f"{first} -> {third} -> {second} -> {first}" in cycle.err
+    assert "after" not in world.task(first).fields
+
+    itself = world.orange("task", "update", first, "--after", first)
+    assert itself.code == 1 and "cannot wait for itself" in itself.err
+
+    world.ok("task", "update", third, "--no-after")
+    assert world.task(third).fields.get("after") is None
+    assert standing(world)[third] == {"queue": "parked"}
+
+
+def test_a_pushed_after_passes_the_hubs_field_policy(world: World, tmp_path: Path) -> None:
+    hub = add_hub(world, tmp_path)
+    theirs, teammate = teammate_clone(world, tmp_path, hub, {"harnesses": world.harnesses})
+    mine = world.create("mine", "My task", "--no-spawn")
+    world.ok("sync")
+    assert run_orange("sync", cwd=theirs, env=teammate).code == 0
+
+    made = run_orange("task", "create", "theirs", "Their task", "--no-spawn", "--after", mine,
+                      "--json", cwd=theirs, env=teammate)  # fmt: skip
+    assert made.code == 0, made.err
+    their_task = str(json.loads(made.out)["id"])
+    pushed = run_orange("sync", cwd=theirs, env=teammate)
+    assert pushed.code == 0, pushed.err
+
+    world.ok("sync")
+    assert world.task(their_task).fields["after"] == [mine]
+    assert world.task(their_task).str_field("attention") == ""

@@ -7,7 +7,8 @@ installed, run ``orange hooks install --server /srv/git/project.git`` (or copy
 it runs ``orange hook-impl update REF OLD NEW``).  A push of ``refs/orange/tasks`` is
 then replayed with `orange.engine.replay.check_history` and rejected, ref unchanged,
 naming each task and reason, if any commit is not a legal step; the ref is never deleted
-or rewritten.
+or rewritten.  No other ref under ``refs/orange/`` is accepted: it is no ref Orange
+shares, so a clone's plain ``git fetch`` (its refspec is a pattern) never brings one.
 
 The server validates against what the *server* trusts, never against what was pushed:
 every definition Orange ships or has shipped, plus the ``*.yml`` files of the directory
@@ -29,6 +30,7 @@ from orange.store import layout
 from orange.store.repo import GitRepo, open_repo
 
 ZERO = "0" * 40
+ORANGE_REFS = "refs/orange/"
 
 
 def update(cwd: Path, args: Sequence[str]) -> int:
@@ -38,6 +40,12 @@ def update(cwd: Path, args: Sequence[str]) -> int:
         return 2
     ref, old, new = args
     if ref != layout.TASKS_REF:
+        if ref.startswith(ORANGE_REFS):  # nothing of Orange's but the tasks is shared
+            print(
+                f"orange: {ref}: only {layout.TASKS_REF} is shared under {ORANGE_REFS}",
+                file=sys.stderr,
+            )
+            return 1
         return 0
     if new == ZERO:
         print(f"orange: {layout.TASKS_REF} cannot be deleted", file=sys.stderr)

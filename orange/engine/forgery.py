@@ -14,9 +14,13 @@ workflow, baselines, bindings) and every field the field policy refuses
 (`orange.engine.policy`) to their last legal values, keeping the body and the plain
 fields, and sets ``attention`` naming the reason and the forged commit.  A forged
 file that had no legal state (a task created illegally, a file that does not belong in
-the ref) is removed; git keeps it in history.  The restore is itself legal: the checker
-recognises a commit that puts a tainted file back (`replay` "repairs"), so the history
-with the forgery and its restore replays clean here and on a server.
+the ref) is removed; git keeps it in history, and the restore's commit and warning
+(`Verified.warning`) name every file it restored or removed.  A bare move that would
+start a task (its hooks acquire a workspace) and reached the ref without their effects
+is restored to the task before it (`Checker.stranded`: no host would ever run them),
+unless a tasks checkout on this host is carrying it out.  The restore is itself legal:
+the checker recognises a commit that puts a tainted file back (`replay` "repairs"), so
+the history with the forgery and its restore replays clean here and on a server.
 
 Where verification starts: ``orange project add`` records the tip the project had then
 (``-`` for none: everything that arrives later is replayed).  A project registered by
@@ -50,6 +54,7 @@ from orange.store.store import Snapshot, TaskStore, now_iso
 from orange.store.task import Task
 
 RECORD = "verified"
+CHECKOUT_TIP = "orange-checkout-tip"  # marks a tasks checkout (`githooks.checkout.TIP_FILE`)
 NOTHING = "-"  # recorded when verification starts before the ref exists
 _ROUNDS = 3  # verify, restore, verify the restore; a third in case the ref moved between
 
@@ -62,6 +67,17 @@ class Verified:
     untrusted: list[Violation] = field(default_factory=list)
     tip: str | None = None
     left: int = 0  # commits new on the ref not verified yet (a call with a ``limit``)
+    removed: list[str] = field(default_factory=list)  # paths the restores removed
+
+    def warning(self) -> str | None:
+        """One line for the person whose sync, merge or commit brought the forgery in:
+        every file the restores wrote, by name (None: nothing was restored)."""
+        return warning(self.restored, self.removed)
+
+    def lines(self) -> list[str]:
+        """`warning`, then each forged step and why it is not legal."""
+        said = self.warning()
+        return [] if said is None else [said, *(f"forged: {v}" for v in self.restored)]
 
 
 def verify_new(
@@ -79,6 +95,7 @@ def verify_new(
             result.tip = start_record(store)  # an older installation: see above
             return result
         seen = recorded(store)
+        hands = carried_out_here(store)
         for _ in range(_ROUNDS):
             ref = store.pygit.references.get(layout.TASKS_REF)
             if ref is None:
@@ -89,10 +106,10 @@ def verify_new(
                 return result
             start = seen if _known(store, seen) else None
             end, result.left = (tip, 0) if limit is None else _slice(store, tip, start, limit)
-            checker = Checker(store.pygit, trusted).run(end, start)
+            checker = Checker(store.pygit, trusted).verify(end, start, hands)
             if checker.tainted and end != tip:
                 end, result.left = tip, 0
-                checker = Checker(store.pygit, trusted).run(tip, start)
+                checker = Checker(store.pygit, trusted).verify(tip, start, hands)
             for violation in checker.found:
                 if violation.untrusted and violation not in result.untrusted:
                     result.untrusted.append(violation)
@@ -106,6 +123,7 @@ def verify_new(
             # Replayed again from ``seen`` next round: the restore must repair each file.
             store.commit(_restorer(checker, actor))
             result.restored.extend(v for v, _ in checker.tainted.values())
+            result.removed.extend(p for p, (_, legal) in checker.tainted.items() if legal is None)
     return result
 
 
@@ -144,6 +162,21 @@ def _slice(store: TaskStore, tip: str, start: str | None, limit: int) -> tuple[s
     return str(ids[limit - 1]), len(ids) - limit
 
 
+def carried_out_here(store: TaskStore) -> frozenset[str]:
+    """The commits at the ``HEAD`` of this repository's tasks checkouts: a person here
+    committed them, and that checkout's ``post-commit`` is carrying out their moves'
+    hooks (`Checker.stranded` leaves them be, even while the monitor races it)."""
+    heads = set()
+    for folder in (store.repo.common_dir / "worktrees").glob("*"):
+        if not (folder / CHECKOUT_TIP).is_file():
+            continue
+        try:
+            heads.add((folder / "HEAD").read_text().strip())
+        except OSError:
+            continue
+    return frozenset(heads)
+
+
 def _known(store: TaskStore, commit: str | None) -> bool:
     try:
         return commit is not None and store.pygit.get(commit) is not None
@@ -160,16 +193,41 @@ def _restore(snap: Snapshot, checker: Checker, actor: str) -> Change:
     forged = sorted({v.commit for v, _ in checker.tainted.values()})
     for path, (violation, legal) in checker.tainted.items():
         writes[path] = restored(snap, path, legal, violation)
-    first = next(iter(checker.tainted.values()))[0]
+    violations = [v for v, _ in checker.tainted.values()]
+    removed = sorted(path for path, data in writes.items() if data is None)
+    first = violations[0]
+    if len(violations) == 1 and not removed:
+        subject = (
+            f"task {first.task_id}: engine fields restored after forged commit "
+            f"{first.commit[:10]} ({first.reason})"
+        )
+    else:  # every file by name: a restore never does more than its message says
+        subject = warning(violations, removed) or ""
+    trailers = [("Orange-Restores", ", ".join(forged))]
+    if removed:
+        trailers.append(("Orange-Removed", ", ".join(removed)))
     return Change(
         task_id=first.task_id,
         event="forgery.restored",
-        subject=f"task {first.task_id}: engine fields restored after forged commit "
-        f"{first.commit[:10]} ({first.reason})",
+        subject=subject,
         writes=writes,
-        trailers=(("Orange-Restores", ", ".join(forged)),),
+        trailers=tuple(trailers),
         actor=actor,
     )
+
+
+def warning(restored: list[Violation], removed: list[str]) -> str | None:
+    """``forged commit(s) …: restored task A, B; removed tasks/…/TASK.md, …``: what the
+    restores of ``restored`` did to each file (``removed``: the paths they removed)."""
+    if not restored:
+        return None
+    commits = ", ".join(sorted({v.commit[:10] for v in restored}))
+    kept = sorted({v.task_id for v in restored if v.path not in removed})
+    said = [f"restored task {', '.join(kept)}"] if kept else []
+    if removed:
+        said.append(f"removed {', '.join(sorted(set(removed)))} (git keeps them in history)")
+    plural = "s" if "," in commits else ""
+    return f"forged commit{plural} {commits}: {'; '.join(said)}"
 
 
 def restored(snap: Snapshot, path: str, legal: bytes | None, violation: Violation) -> bytes | None:

@@ -253,7 +253,7 @@ def post_merge(cwd: Path, args: Sequence[str] = ()) -> int:
     if head != taskscheckout.tasks_tip(repo) or find_for_repo(repo) is None:
         return 0
     found = verify_new(TaskStore(repo), trusted=trusted_here, actor="git-hook")
-    lines = [f"forged: {v}; its engine fields were restored" for v in found.restored]
+    lines = found.lines()
     if not found.restored:
         lines += handle_external_moves(repo, head, lambda: merged_moves(repo, head, args[0]))
         lines += ended_elsewhere(repo, head, args[0])
@@ -310,7 +310,7 @@ def check_new_commits(repo: GitRepo, head: str) -> list[str]:
     if find_for_repo(repo) is None:
         return []
     found = verify_new(TaskStore(repo), trusted=trusted_here, actor="git-hook")
-    lines = [f"forged: {v}; its engine fields were restored" for v in found.restored]
+    lines = found.lines()
     if found.restored:  # judged from a forged parent, head's own moves prove nothing
         return [*lines, "no hooks run for this commit"]
     commit = repo.pygit[head].peel(pygit2.Commit)

@@ -156,8 +156,8 @@ def verify_forgeries(name: str, store: TaskStore) -> int:
     except OrangeError as exc:
         log(f"{name}: could not verify new task commits: {exc}")
         return 0
-    for violation in found.restored:
-        log(f"{name}: forged, engine fields restored: {violation}")
+    for line in found.lines():  # every file the restore wrote, by name
+        log(f"{name}: {line}")
     for violation in found.untrusted:
         log(f"{name}: definition not trusted on this host: {violation}")
     return found.left

@@ -330,3 +330,25 @@ def test_plain_git_move_is_followed_by_at_most_one_orange_commit(env: Env) -> No
     assert BASELINE_FIELD in current.fields
     found = replay.Checker(env.store.pygit, trusted_here).run(after[0], mine).found
     assert found == []
+
+
+def test_a_start_by_hand_is_not_taken_for_a_stranded_one_while_its_hooks_run(
+    env: Env,
+) -> None:
+    """pending -> planning committed in the checkout: the monitor may replay it before
+    post-commit runs its hooks (it is woken by the ref's move); the move is this host's
+    (the checkout's HEAD), so it is left to post-commit, never restored."""
+    from orange.engine.forgery import verify_new
+
+    task = env.new_task()
+    env.refresh()
+    env.set_status(task.id, "planning")
+    git(env.checkout, "-c", "core.hooksPath=/dev/null", "commit", "-q", "-am", "start it")
+    git(env.checkout, "update-ref", layout.TASKS_REF, "HEAD")  # what the shim does
+    found = verify_new(env.store, trusted=trusted_here, actor="monitor")  # the race
+    assert found.restored == []
+    assert env.store.get(task.id).status == "planning"
+    outcome = complete_external_move(env.engine, task)  # what post-commit then runs
+    assert outcome is not None and not outcome.hook_errors
+    assert verify_new(env.store, trusted=trusted_here, actor="monitor").restored == []
+    assert env.store.get(task.id).str_field("workspace") == "proj--1"

@@ -342,3 +342,87 @@ def test_a_trusted_definition_saved_with_crlf_line_endings_is_still_trusted(
     result = push(repo)
     assert result.returncode == 0, result.stderr
     assert tip(hub) == tip(repo)
+
+
+# A bare start without its hooks ------------------------------------------------------
+def pending_task(engine: Engine) -> Task:
+    assert engine.project is not None
+    return create_task(engine.store, engine.project, load_named("default"), summary="queued")
+
+
+def test_a_bare_start_without_its_hooks_is_refused_by_the_server(
+    engine: Engine, repo: Path, hub: Path
+) -> None:
+    """pending -> planning with the status alone: no workspace, no agent, and no host
+    that will ever run them (the task is bound to none)."""
+    task = pending_task(engine)
+    assert push(repo).returncode == 0
+    landed = tip(hub)
+    bare = forge_fields(repo, task.id, status="planning")
+    result = push(repo)
+    assert result.returncode != 0
+    assert (
+        f"task {task.id}: pending -> planning was committed with plain git and its hooks "
+        f"never ran (no workspace acquired, no agent started)"
+    ) in result.stderr
+    assert f"(commit {bare[:10]})" in result.stderr
+    assert tip(hub) == landed
+
+
+def test_a_bare_start_that_arrives_without_its_hooks_is_restored(
+    engine: Engine, repo: Path, hub: Path
+) -> None:
+    task = pending_task(engine)
+    bare = forge_fields(repo, task.id, status="planning")  # as a fetch from a peer brings it
+    found = verify_new(engine.store, trusted=trusted_here, actor="monitor")
+    assert [v.commit for v in found.restored] == [bare]
+    restored = engine.store.get(task.id)
+    assert restored.status == "pending"
+    assert f"forged change in commit {bare[:10]}" in restored.str_field("attention")
+    assert verify_new(engine.store, trusted=trusted_here, actor="monitor").restored == []
+    result = push(repo)  # the bare move and its restore: repaired, accepted
+    assert result.returncode == 0, result.stderr
+    assert tip(hub) == tip(repo)
+
+
+def test_a_bare_start_put_back_by_hand_is_accepted(engine: Engine, repo: Path, hub: Path) -> None:
+    task = pending_task(engine)
+    forge_fields(repo, task.id, status="planning")
+    forge_fields(repo, task.id, status="pending")
+    assert verify_new(engine.store, trusted=trusted_here, actor="monitor").restored == []
+    assert push(repo).returncode == 0
+
+
+def test_a_restore_names_every_file_it_removes(engine: Engine, repo: Path) -> None:
+    """Eight broken files pushed with a forged move: the restore commit and the warning
+    name each file, not only the first task."""
+    task = planning_task(engine)
+    broken = {f"tasks/zz/broken{n}/TASK.md": f"---\nid: [broken{n}\n---\n" for n in range(8)}
+    forge(repo, {**broken, "stray.txt": "not a task"})
+    forged = forge_fields(repo, task.id, status="working")
+    found = verify_new(engine.store, trusted=trusted_here, actor="monitor")
+    assert forged in {v.commit for v in found.restored}
+    message = git(repo, "log", "-1", "--format=%B", layout.TASKS_REF)
+    subject = message.splitlines()[0]
+    warning = found.warning()
+    assert warning is not None and warning == found.lines()[0]
+    for path in [*broken, "stray.txt"]:
+        assert path in subject and path in warning and path in message
+    assert f"restored task {task.id}" in subject and f"restored task {task.id}" in warning
+    assert git(repo, "ls-tree", "-r", "--name-only", layout.TASKS_REF).count("broken") == 0
+
+
+@pytest.mark.parametrize("ref", ["refs/orange/taskforce", "refs/orange/tasks2", "refs/orange/x/y"])
+def test_the_server_refuses_any_other_ref_under_refs_orange(
+    engine: Engine, repo: Path, hub: Path, ref: str
+) -> None:
+    planning_task(engine)
+    result = subprocess.run(
+        ["git", "push", "-q", "hub", f"{layout.TASKS_REF}:{ref}"],
+        cwd=repo, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert result.returncode != 0
+    assert f"{ref}: only {layout.TASKS_REF} is shared under refs/orange/" in result.stderr
+    assert git(hub, "for-each-ref", "refs/orange/").strip() == ""
+    assert push(repo).returncode == 0  # the tasks themselves, and a branch, still go
+    git(repo, "push", "-q", "hub", f"{layout.TASKS_REF}:refs/heads/elsewhere")

@@ -96,7 +96,9 @@ class ReleaseWorkspace(Action):
             if not ctx.options.get("force"):
                 raise HookFailed(
                     f"task {ctx.before.id} has unsaved work in {path}: {unsaved}",
-                    hint="commit and merge or push it, or pass --force to save it under "
+                    # `task update` has no --force: name the commands that have one.
+                    hint=f"commit and merge or push it; `orange task cancel {ctx.before.id} "
+                    f"--force` or `orange task merge {ctx.before.id} --force` saves it under "
                     f"refs/orange/snapshots/{ctx.before.id}/ first",
                 )
             ref = snapshots.save(project, path, ctx.before)

@@ -41,6 +41,21 @@ def test_cancel_with_uncommitted_work_is_refused_then_forced_and_restored(world:
     assert git(world.repo, "show", f"{branch}:precious.txt") == "hours of work\n"
 
 
+def test_update_over_unsaved_work_names_a_command_that_has_force(world: World) -> None:
+    """`task update` has no --force: its refusal names the commands that do."""
+    world.set_harness("hold", HOLD)
+    task_id = world.create("keep-me-too", "Do not lose this either", "--harness", "hold")
+    worktree = Path(json.loads(world.ok("task", "show", task_id, "--json").out)["workspace_path"])
+    (worktree / "precious.txt").write_text("hours of work\n")
+    refused = world.orange("task", "update", task_id, "--status", "cancelled")
+    assert refused.code == 1 and "unsaved work" in refused.err
+    assert "pass --force" not in refused.err
+    assert f"`orange task cancel {task_id} --force`" in refused.err
+    assert world.status(task_id) == "planning"
+    world.ok("task", "cancel", task_id, "--yes", "--force")  # the named command has it
+    assert world.status(task_id) == "cancelled"
+
+
 def test_prompt_reaches_the_agent_byte_for_byte(world: World) -> None:
     world.set_harness("hold", HOLD)
     summary = "Fix \"quotes\" 'and' $(touch pwned) `uname` $HOME ünïcødé ; && | > x;"

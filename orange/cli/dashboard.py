@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from typing import Annotated
 
 import typer
@@ -9,7 +10,7 @@ import typer
 from orange import projects
 from orange.cli.context import current_project
 from orange.cli.task import ProjectOpt
-from orange.errors import NotFound
+from orange.errors import InvalidInput, NotFound
 from orange.hooks.watcher import ensure_running
 
 
@@ -28,6 +29,11 @@ def dashboard(
     scope = [here] if here is not None else projects.load_all()
     if not scope:
         raise NotFound("no registered project", hint="register one with `orange project add`")
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):  # it would wait for keys forever
+        raise InvalidInput(
+            "orange dashboard needs a terminal: stdin and stdout are not one",
+            hint="run it in a terminal; `orange task list` prints the tasks",
+        )
     # textual is loaded by this command only: no other command pays its start-up.
     from orange.dashboard.app import make_app
 

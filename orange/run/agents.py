@@ -29,7 +29,7 @@ import time
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import IO, NamedTuple, TypeVar
+from typing import IO, BinaryIO, NamedTuple, TypeVar
 
 from orange.errors import InvalidInput
 from orange.home import orange_home
@@ -202,9 +202,8 @@ def invoke(
     `resume` to adopt or stop); ``on_start(pid)`` is called as soon as it runs.  stdout
     and stderr go to ``log`` as they come, after the prompt; stdout is also returned."""
     argv = [arg.replace(PROMPT, prompt) for arg in h.argv]
-    log.parent.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
-    with open(log, "ab", buffering=0) as sink:
+    with _private_log(log) as sink:
         _write(sink, f"=== {_now()} {h.name} in {cwd}\n--- prompt ---\n{prompt}\n--- output ---\n")
         proc = _start(h, argv, cwd=cwd, env=env, sink=sink)
         assert proc.stdout is not None
@@ -397,3 +396,12 @@ def _write(sink: IO[bytes], data: str | bytes) -> None:
 
 def _now() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _private_log(log: Path) -> BinaryIO:
+    """``log`` opened for appending, readable by this user only (0600 in a 0700 folder,
+    as the crash logs: a log holds the prompt, task text and the agent's output)."""
+    log.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    os.fchmod(fd, 0o600)  # a log made by an older Orange
+    return os.fdopen(fd, "ab", buffering=0)

@@ -80,6 +80,25 @@ def test_the_prompt_is_one_argument_and_the_log_holds_prompt_then_output(
     assert "=== exit code 0" in text
 
 
+def test_a_run_log_is_readable_by_its_user_only(tmp_path: Path) -> None:
+    """As the crash logs: 0600 in a folder made 0700 (the prompt and output are in it),
+    a log left 0644 by an older Orange included."""
+    harness, _ = recorder(tmp_path, ['{"approved": true, "feedback": ""}'] * 2)
+    log = tmp_path / "logs" / "runs" / "r1" / "agent.log"
+    umask = os.umask(0o022)  # the usual one: files 0644 unless made otherwise
+    try:
+        invoke(harness, "p", cwd=tmp_path, timeout=30, log=log)
+    finally:
+        os.umask(umask)
+    assert (log.stat().st_mode & 0o777, log.parent.stat().st_mode & 0o777) == (0o600, 0o700)
+    older = tmp_path / "older.log"
+    older.write_text("before\n")
+    older.chmod(0o644)
+    invoke(harness, "p", cwd=tmp_path, timeout=30, log=older)
+    assert older.stat().st_mode & 0o777 == 0o600
+    assert older.read_text().startswith("before\n")
+
+
 def test_env_is_added_and_the_agent_runs_in_cwd(tmp_path: Path) -> None:
     fake = script(tmp_path / "env-agent", "print(os.environ['ORANGE_RUN'], os.getcwd())\n")
     work = tmp_path / "work"

@@ -137,27 +137,23 @@ def _cached_rows(db: sqlite3.Connection, shards: list[str]) -> dict[str, tuple[s
 
 def _bulk(index: Callable[..., _T], *args: Any) -> _T:
     """``index(*args)``, reading and parsing many tasks at once (a cold cache reads
-    10,000), with two costs that such a pass does not need switched off:
+    10,000) with the cyclic garbage collector off: the pass makes some 10^5 objects
+    (rows, fields, strings) that hold no cycles, and the collector would walk the
+    survivors again and again while they are made (3 to 4 % of a cold listing).
 
-    - the cyclic garbage collector: the pass makes some 10^5 objects (rows, fields,
-      strings) that hold no cycles, and the collector would walk the survivors again
-      and again while they are made (3 to 4 % of a cold listing);
-    - libgit2's check, on every read, that an object hashes to its name (a quarter of
-      reading a task's tree and blob; 37 ms of a cold listing at 10,000 tasks).  Git
-      itself reads without it: an object is hashed when it arrives (a teammate's
-      through index-pack on fetch, so a pushed ref cannot name content it does not
-      hold), and what is read here is parsed as untrusted text anyway; what the check
-      would catch is a clone's objects altered on disk with valid zlib data.  It is on
-      again after the pass (the switch is libgit2's, for the whole process: reads of
-      other threads meanwhile go unchecked, and objects read in the pass that libgit2
-      keeps in memory are not checked again when this process reads them later)."""
+    libgit2's check that each object it reads hashes to its name stays on (it was off
+    here for a while): with it off, a loose object swapped on disk showed in a cold
+    listing while `task show`, reading with it, refused the task, and a listing must
+    never show what ``show`` refuses.  Its cost, measured for this decision: a cold
+    listing of 10,000 tasks in-process, 15 interleaved runs each on a loaded 2-CPU VM,
+    CPU median 827 ms with the check against 801 ms without (about 3 %; the tree
+    walk and blob reads alone: 147 ms against 111 ms in bench/README.md's sixth
+    round); only a cold listing pays it, a warm one reads no blob."""
     collecting = gc.isenabled()
     try:
         gc.disable()
-        pygit2.settings.enable_strict_hash_verification(False)
         return index(*args)
     finally:
-        pygit2.settings.enable_strict_hash_verification(True)  # libgit2's default
         if collecting:
             gc.enable()
 

@@ -234,18 +234,24 @@ def test_a_damaged_shard_that_leaves_the_ref_leaves_the_listing(repo: Path) -> N
     assert _summaries(store) == {"fine01": "three", "keep01": "kept"}
 
 
-def test_a_listing_reads_without_libgit2s_hash_check_and_turns_it_back_on(repo: Path) -> None:
-    """The listing's bulk read skips libgit2's check that each object hashes to its
-    name (git reads without it; objects are hashed when fetched); every other read
-    keeps it: after a listing, an object whose content is not its name still fails to
-    read."""
+def test_a_cold_listing_never_shows_a_swapped_object_that_show_refuses(repo: Path) -> None:
+    """A loose object whose content is not its name (swapped on disk, valid zlib): the
+    cold listing reads it with libgit2's hash check on, as `task show` does, so both
+    refuse it (one broken entry), where the listing used to show the swapped text."""
     store = TaskStore.open(repo)
     put_task(store, "hash01", summary="one")
+    put_task(store, "fine01", summary="fine")
     blob = git(repo, "rev-parse", f"{layout.TASKS_REF}:{layout.task_path('hash01')}").strip()
     forged = b"---\nid: hash01\nproject: proj\nbranch: b\nstatus: pending\nsummary: forged\n---\n"
     damage(repo, blob, zlib.compress(b"blob %d\0" % len(forged) + forged))
-    assert _summaries(store) == {"hash01": "forged"}  # read as git reads it
-    with pytest.raises(pygit2.GitError, match="hash mismatch"):
+    _no_cache(repo)
+    store = TaskStore.open(repo)
+    listed = all_tasks(store)
+    assert _summaries(store) == {"fine01": "fine"}
+    assert [t.id for t in listed if isinstance(t, BrokenTask)] == ["hash01"]
+    with pytest.raises(BrokenTaskFile):
+        store.get("hash01")
+    with pytest.raises(pygit2.GitError, match="hash mismatch"):  # the check is on after it
         pygit2.Repository(str(repo))[blob].read_raw()
 
 

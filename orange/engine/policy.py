@@ -83,7 +83,8 @@ def _branch(value: Any) -> str | None:
     return None
 
 
-_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+# Patterns as text: `re` compiles each when first used (a summary update uses neither).
+_NAME = r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}"
 
 
 def _name(value: Any) -> str | None:
@@ -91,17 +92,17 @@ def _name(value: Any) -> str | None:
     configuration, never run as given."""
     if value in (None, ""):
         return None
-    ok = isinstance(value, str) and _NAME.fullmatch(value)
+    ok = isinstance(value, str) and re.fullmatch(_NAME, value)
     return None if ok else "must be a name of letters, digits, '.', '_' and '-'"
 
 
-_STAMP = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)?")
+_STAMP = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)?"
 
 
 def _stamp(value: Any) -> str | None:
     if value is None:
         return None
-    ok = isinstance(value, str) and _STAMP.fullmatch(value)
+    ok = isinstance(value, str) and re.fullmatch(_STAMP, value)
     return None if ok else "must be a time as Orange writes it (2026-01-31T12:00:00Z)"
 
 

@@ -34,7 +34,9 @@ from orange.store.layout import valid_task_id
 Owner = Literal["identity", "engine", "host", "human"]
 Check = Callable[[Any], "str | None"]
 
-MAX_TEXT = 4096  # characters of a one-line field (a summary, an attention note, a url)
+# Characters of a text field (a summary, an attention note, a url): no more than the
+# frontmatter that holds it may be (`orange.store.taskfile.MAX_FRONTMATTER`).
+MAX_TEXT = 64 * 1024
 MAX_AFTER = 64  # tasks one task may wait for
 
 

@@ -172,7 +172,8 @@ def test_seed000_flow_through_the_cli(h: Harness) -> None:
     final = h.show(task_id)
     assert final["status"] == "cancelled"
     assert final["workspace"] is None and final["tmux_session"] is None
-    assert h.applied_names() == ["kill_session", "release_workspace"]
+    # A cancel frees the workspace, so the next queued task starts (issue 29).
+    assert h.applied_names() == ["kill_session", "release_workspace", "spawn_next"]
 
     # Every move is one status.changed commit, in order, and nothing else was written
     # besides the creation and the body edits.

@@ -665,9 +665,10 @@ def test_acquire_never_hands_an_ended_tasks_leftover_work_to_a_new_task(
     assert world.status(second) == "pending"
     assert (tree / "leftover.txt").read_text() == "first's unsaved work\n"
     assert git(tree, "symbolic-ref", "--short", "HEAD").strip() == "first"
-    # gc saves the leftover (it belongs to the ended task), then the new task starts.
+    # gc saves the leftover (it belongs to the ended task), then starts the queued task
+    # in the freed workspace (issue 29: every release starts the next).
     assert f"refs/orange/snapshots/{first}/1" in world.ok("workspace", "gc", "--force").out
-    world.ok("task", "spawn", second)
+    world.wait_status(second, "planning")
     assert worktree_of(world, second) == tree and git(tree, "status", "--porcelain") == ""
     assert git(tree, "symbolic-ref", "--short", "HEAD").strip() == "second"
 

@@ -55,18 +55,15 @@ def test_two_slots_are_made_ready_with_their_own_ports(world: World, tmp_path: P
     third = world.create("third", "Third", "--harness", "port")  # queued: the pool is full
     assert world.status(third) == "pending"
 
+    # A cancel frees the slot (torn down first) and starts the next queued task in it
+    # (spawn_next: every release starts the next, issue 29), made ready again.
     world.ok("task", "cancel", first, "--yes")
-    wait_for(lambda: len(lines()) == 5, what="the teardown")
-    assert lines()[-1] == f"teardown {first} 4100 first"
-    assert world.status(third) == "pending"  # a cancel starts nothing: a finished task does
-
-    # A task that finishes starts the next pending one (spawn_next) in the freed slot,
-    # which is made ready again.
-    git(world.repo, "branch", "shipped", "main")
-    shipped = world.create("shipped", "Shipped", "--status", "reviewing", "--no-spawn")
-    world.ok("task", "merge", shipped)
-    wait_for(lambda: len(lines()) == 7, what="the next task's setup and agent")
-    assert lines()[5:] == [f"setup {third} 4100 SECRET=1", f"agent {third} 4100"]
+    wait_for(lambda: len(lines()) == 7, what="the teardown, the next task's setup and agent")
+    assert lines()[4:] == [
+        f"teardown {first} 4100 first",
+        f"setup {third} 4100 SECRET=1",
+        f"agent {third} 4100",
+    ]
     # The failing teardown is reported on the task and does not keep the worktree.
     cancelled = world.task(first)
     assert cancelled.status == "cancelled"

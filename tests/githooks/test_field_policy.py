@@ -149,9 +149,9 @@ def test_a_summary_the_policy_refuses_is_refused_by_the_cli(cli: Cli, repo: Path
     cli.ok("project", "add", str(repo))
     task_id = cli.ok("task", "create", "--no-spawn", "--json", "short", cwd=repo).json()["id"]
     before = task_text(repo, task_id)
-    result = cli("task", "update", task_id, "--summary", "s" * 5000, cwd=repo)
+    result = cli("task", "update", task_id, "--summary", "s" * 70_000, cwd=repo)
     assert result.code == 1
-    assert result.err.strip().splitlines() == ["orange: summary is longer than 4096 characters"]
+    assert result.err.strip().splitlines() == ["orange: summary is longer than 65536 characters"]
     assert task_text(repo, task_id) == before
 
 

@@ -154,8 +154,13 @@ POLICY: Mapping[str, Field] = {
 }
 
 
+_RUN_ID_CHARS = frozenset("0123456789abcdefghijklmnopqrstuvwxyz")
+
+
 def _run_id(value: Any) -> str | None:
-    ok = isinstance(value, str) and len(value) == 8 and value.isalnum() and value.islower()
+    """Eight of 0-9a-z, as `orange.store.runfile.valid_run_id` (not imported: its
+    patterns would be compiled by every summary update, which loads this table)."""
+    ok = isinstance(value, str) and len(value) == 8 and set(value) <= _RUN_ID_CHARS
     return None if ok else "is not a run id"
 
 
@@ -244,7 +249,8 @@ _ANY = Field("human", _text)
 
 
 def _workflow_value(value: Any) -> str | None:
-    """A field a workflow's hook action counts or sets: a count, or a short text."""
-    if value is None or (isinstance(value, int) and not isinstance(value, bool)):
+    """A field a workflow's hook action counts or sets: a count, true or false, or a
+    text (`set_field` takes any scalar, `orange.engine.actionspec`)."""
+    if value is None or isinstance(value, int):  # bool is an int
         return None
     return _text(value)

@@ -15,7 +15,6 @@ object built.
 from __future__ import annotations
 
 import json
-import re
 from types import ModuleType
 from typing import Any, NamedTuple
 
@@ -90,6 +89,7 @@ class _Walk:
         self.stack: list[_Frame] = []
         self.nodes = 0
         self.anchored: dict[str, tuple[int, int]] = {}  # anchor -> (nodes, levels)
+        self.nodes_as_keys = 0
 
     def step(self, event: object) -> Problem | None:
         yaml = self.yaml
@@ -127,7 +127,11 @@ class _Walk:
         frame = self.stack[-1] if self.stack else None
         if frame is None or not frame.mapping or not frame.at_key:
             return None
-        key = event.value if isinstance(event, yaml.ScalarEvent) else f"<{id(event)}>"
+        if isinstance(event, yaml.ScalarEvent):
+            key = event.value
+        else:  # a collection or an alias as a key: never the same as another key
+            self.nodes_as_keys += 1
+            key = f"<key node {self.nodes_as_keys}>"
         if key in frame.keys:
             mark = getattr(event, "start_mark", None)
             line = f" (line {mark.line + 1})" if mark else ""
@@ -184,11 +188,6 @@ def _join(path: str, key: str | int) -> str:
     return f"{path}.{key}" if path else key
 
 
-# A JSON string literal, escapes included: what the depth scan skips (compiled by `re`
-# when first used: a command that reads no run record compiles nothing).
-_JSON_STRING = r'"(?:[^"\\]|\\.)*"'
-
-
 def json_problem(text: str) -> str | None:
     """Why ``text`` may not be parsed as JSON (None: it may): too long or nested deeper
     than `MAX_DEPTH` (Python's parser recurses, and a deep enough text stops it with a
@@ -197,9 +196,20 @@ def json_problem(text: str) -> str | None:
         return f"is larger than {MAX_TEXT // 1024} KiB"
     if text.count("[") + text.count("{") <= MAX_DEPTH:
         return None  # cannot be deeper: spares the scan of every ordinary record
-    depth = 0
-    for char in re.sub(_JSON_STRING, "", text, flags=re.DOTALL):
-        if char in "[{":
+    # One pass, strings skipped as it goes (a pattern for string literals rescans to the
+    # end from every quote of a string that never closes: quadratic).
+    depth, in_string, escaped = 0, False, False
+    for char in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char in "[{":
             depth += 1
             if depth > MAX_DEPTH:
                 return f"is nested deeper than {MAX_DEPTH}"

@@ -5,6 +5,8 @@ draws (bombs, deep nesting, duplicate keys among them)."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from typing import NamedTuple
 
 import pytest
@@ -141,3 +143,22 @@ def _depth(value: object) -> int:
     if isinstance(value, list):
         return 1 + max((_depth(v) for v in value), default=0)
     return 0
+
+
+def test_a_json_string_that_never_closes_is_scanned_once() -> None:
+    """A pattern for string literals rescans to the end from every quote of a string
+    that never closes; the scan must not (a hang here is the bug: run in a process of
+    its own, given a minute)."""
+    text = "[" * 33 + '"' + '\\"' * 200_000  # an escaped quote, again and again
+    probe = (
+        "import sys; from orange.store import bounded as b; print(b.json_problem(sys.stdin.read()))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], input=text, capture_output=True, text=True,
+        timeout=60, check=True,
+    )  # fmt: skip
+    assert done.stdout.strip() == "is nested deeper than 32"
+
+
+def test_two_keys_that_are_collections_are_two_keys() -> None:
+    assert bounded.yaml_problem("? [a]\n: 1\n? [b]\n: 2\n") is None

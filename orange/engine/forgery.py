@@ -249,10 +249,9 @@ def restored(snap: Snapshot, path: str, legal: bytes | None, violation: Violatio
     fields.update((name, was.fields.get(name)) for name in names)
     # Any other field the policy refuses (a branch git would misread, a field no one
     # writes) goes back to its last legal value, or away when it had none.
-    allowed = names
-    for name in [n for n in fields if n not in allowed]:
+    for name in [n for n in fields if n not in names]:
         before = {name: was.fields[name]} if name in was.fields else {}
-        if field_problem(before, {name: fields[name]}, allowed) is not None:
+        if field_problem(before, {name: fields[name]}, names) is not None:
             if name in was.fields:
                 fields[name] = was.fields[name]
             else:

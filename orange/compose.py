@@ -18,11 +18,11 @@ from orange.engine.caller import ENGINE, Caller, from_env
 from orange.engine.claims import BranchShare, Claim
 from orange.engine.engine import Engine
 from orange.engine.ports import AgentProbe, Notifier, WorkingCopies
-from orange.hooks.adapters import LocalCopies, TmuxProbe
-from orange.hooks.adopt import ensure_adopted
-from orange.hooks.notices import DetachedNotifier
 from orange.hooks.registry import full_registry
 from orange.projects import Project, open_store
+from orange.runtime.adapters import LocalCopies, TmuxProbe
+from orange.runtime.adopt import ensure_adopted
+from orange.runtime.notices import DetachedNotifier
 from orange.store.store import TaskStore
 from orange.store.task import Task
 
@@ -71,10 +71,10 @@ def _carries_tasks(engine: Engine) -> bool:
 
 
 def _release(engine: Engine, task: Task, *, force: bool) -> list[str]:
-    """The engine's `LocalRelease`: `orange.hooks.unbind.release_recorded_bindings`."""
+    """The engine's `LocalRelease`: `orange.runtime.unbind.release_recorded_bindings`."""
     # Imported here: releasing drives git, tmux and teardown commands, and only a
     # human's cancel of an untrusted task uses it.
-    from orange.hooks.unbind import release_recorded_bindings
+    from orange.runtime.unbind import release_recorded_bindings
 
     return release_recorded_bindings(engine, task, force=force)
 

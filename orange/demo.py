@@ -23,8 +23,8 @@ from rich.console import Console
 from rich.live import Live
 from rich.table import Table
 
-from orange.hooks import watcher as monitor
-from orange.hooks.tmux import Tmux
+from orange.runtime import watcher as monitor
+from orange.runtime.tmux import Tmux
 
 TIMEOUT = 90.0
 

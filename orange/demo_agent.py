@@ -20,7 +20,7 @@ the review, exit without moving), ``before-review`` (exit without a verdict);
 until someone writes ``## Plan`` and moves the task to ``working`` (the README tour
 does), then carries on as usual.
 
-It is also the built-in harness ``demo`` (`orange.hooks.harness`), a stand-in for
+It is also the built-in harness ``demo`` (`orange.runtime.harness`), a stand-in for
 trying Orange without a coding agent: no model, no real edits; its work is one note
 file per task branch, committed there.
 """

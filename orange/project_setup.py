@@ -2,7 +2,7 @@
 (docs/worktrees.md): copy globs, setup and teardown commands, ports.
 
 Apart from `orange.projects`, which every command loads: only ``project update`` and
-the worktree preparation (`orange.hooks.prepare`) need these.
+the worktree preparation (`orange.runtime.prepare`) need these.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 Entries are ``{name, path, default_branch, pool_size, workflow}`` plus how a worktree
 is made ready (``copy`` globs, ``setup``/``teardown`` commands, ``port_base`` and
-``port_stride``: `orange.hooks.prepare`).  Commands run anywhere inside a registered
+``port_stride``: `orange.runtime.prepare`).  Commands run anywhere inside a registered
 repository (main checkout, linked worktree, any subdirectory) find their project from
 the repository's common git dir.
 """

@@ -46,12 +46,12 @@ def test_the_package_keeps_its_layers(tree: Path) -> None:
 @pytest.mark.parametrize(
     ("module", "planted", "contract"),
     [
-        ("orange/engine/fields.py", "from orange.hooks import tmux", "the engine never imports"),
+        ("orange/engine/fields.py", "from orange.runtime import tmux", "the engine never imports"),
         ("orange/store/layout.py", "from orange import home", "the store imports nothing"),
-        ("orange/hooks/git.py", "import typer", "no core package imports a UI library"),
-        ("orange/hooks/git.py", "from orange.monitor import loop", "drivers above"),
+        ("orange/runtime/git.py", "import typer", "no core package imports a UI library"),
+        ("orange/runtime/git.py", "from orange.monitor import loop", "drivers above"),
     ],
-    ids=["engine->hooks", "store->home", "hooks->typer", "hooks->monitor"],
+    ids=["engine->runtime", "store->home", "runtime->typer", "runtime->monitor"],
 )
 def test_a_function_level_import_across_a_layer_breaks_a_contract(
     tree: Path, module: str, planted: str, contract: str

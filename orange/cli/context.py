@@ -9,8 +9,8 @@ from typing import NamedTuple
 from orange import projects
 from orange.engine.caller import TASK_VARIABLE
 from orange.errors import InvalidInput, NotFound, NotPermitted
-from orange.hooks.bindings import holder_other_than, pool_worktree
 from orange.projects import Project, open_store
+from orange.runtime.bindings import holder_other_than, pool_worktree
 from orange.store.store import TaskStore
 
 

@@ -11,7 +11,7 @@ from orange import projects
 from orange.cli.context import current_project
 from orange.cli.task import ProjectOpt
 from orange.errors import InvalidInput, NotFound
-from orange.hooks.watcher import ensure_running
+from orange.runtime.watcher import ensure_running
 
 
 def dashboard(

@@ -14,8 +14,8 @@ from orange.engine.elsewhere import running_elsewhere
 from orange.engine.localqueue import Standing, standings
 from orange.errors import BrokenTaskFile, InvalidInput
 from orange.home import host_name, orange_home
-from orange.hooks import settingup
 from orange.projects import open_store
+from orange.runtime import settingup
 from orange.store import listing
 from orange.store.task import BrokenTask, Task
 

@@ -8,8 +8,8 @@ from typing import Annotated
 import typer
 
 from orange.cli.output import emit_json
-from orange.hooks.watcher import read_status, stop
 from orange.monitor.loop import loop, run_pass
+from orange.runtime.watcher import read_status, stop
 
 HELP = "Watch agents and apply the workflows' exit rules."
 

@@ -8,7 +8,7 @@ import typer
 
 from orange.cli.output import emit_json
 from orange.errors import InvalidInput
-from orange.hooks.notices import send_test
+from orange.runtime.notices import send_test
 
 
 def notify(

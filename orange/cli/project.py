@@ -14,8 +14,8 @@ from orange.engine.catalog import load_named
 from orange.engine.forgery import start_record
 from orange.errors import InvalidInput, OrangeError
 from orange.githooks.shims import install_hooks
-from orange.hooks.adopt import ensure_adopted
 from orange.project_setup import SetupChange
+from orange.runtime.adopt import ensure_adopted
 from orange.store import listing
 from orange.store.task import Task
 from orange.sync import setup as sync_setup

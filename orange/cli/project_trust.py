@@ -12,9 +12,9 @@ import typer
 from orange import projects
 from orange.cli.output import emit_json, visible
 from orange.errors import InvalidInput
-from orange.hooks.prepare import REPO_FILE, RepoFile, read_repo_file
-from orange.hooks.ready import repo_trusted
 from orange.ops import trust as ops
+from orange.runtime.prepare import REPO_FILE, RepoFile, read_repo_file
+from orange.runtime.ready import repo_trusted
 
 
 def trust_setup(

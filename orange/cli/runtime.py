@@ -15,13 +15,13 @@ from orange.cli.task import JsonOpt, ProjectOpt
 from orange.engine.decide import can_start
 from orange.engine.workflow import Workflow
 from orange.errors import InvalidInput
-from orange.hooks.bindings import session_of, workspace_of
-from orange.hooks.github import create_pr as open_pr
-from orange.hooks.places import agent_window
-from orange.hooks.snapshots import restore as restore_snapshot
-from orange.hooks.tmux import Tmux
 from orange.ops.merge import merge_task
 from orange.run.state import agent_log
+from orange.runtime.bindings import session_of, workspace_of
+from orange.runtime.github import create_pr as open_pr
+from orange.runtime.places import agent_window
+from orange.runtime.snapshots import restore as restore_snapshot
+from orange.runtime.tmux import Tmux
 from orange.store.task import Task
 
 

@@ -15,7 +15,7 @@ from orange.cli.output import emit_json, task_object
 from orange.engine.caller import from_env
 from orange.engine.edits import update_fields
 from orange.errors import InvalidInput, NotPermitted
-from orange.hooks.adapters import LocalCopies
+from orange.runtime.adapters import LocalCopies
 
 if TYPE_CHECKING:
     from orange.cli.context import TaskRef

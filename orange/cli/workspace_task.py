@@ -7,8 +7,8 @@ from pathlib import Path
 from orange import projects
 from orange.engine.definitions import is_active
 from orange.home import orange_home
-from orange.hooks.bindings import workspace_of
 from orange.projects import open_store
+from orange.runtime.bindings import workspace_of
 from orange.store import listing
 from orange.store.task import Task
 

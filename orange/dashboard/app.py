@@ -30,8 +30,8 @@ from orange.dashboard.source import Source
 from orange.dashboard.stats import all_stats
 from orange.dashboard.table import COLUMNS, TaskTable, cells, visible
 from orange.errors import OrangeError
-from orange.hooks.tmuxclient import RETURN_KEY, TmuxClient
 from orange.projects import Project
+from orange.runtime.tmuxclient import RETURN_KEY, TmuxClient
 
 POLL = 0.3  # seconds between looks at the tasks refs (one ref lookup per project)
 AGENTS_POLL = 2.0  # seconds between looks at the agents' panes

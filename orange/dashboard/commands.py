@@ -13,9 +13,9 @@ from orange.dashboard.rows import Row
 from orange.dashboard.screens import ConfirmScreen, CreateScreen, HelpScreen, NewTask, TextPrompt
 from orange.engine.catalog import load_named
 from orange.errors import OrangeError
-from orange.hooks.harness import installed_names
-from orange.hooks.places import agent_window
-from orange.hooks.tmuxclient import TmuxClient
+from orange.runtime.harness import installed_names
+from orange.runtime.places import agent_window
+from orange.runtime.tmuxclient import TmuxClient
 
 if TYPE_CHECKING:
     from orange.dashboard.app import Dashboard

@@ -17,12 +17,12 @@ from orange.engine.definitions import Definitions
 from orange.engine.workflow import Workflow
 from orange.errors import BrokenTaskFile, OrangeError
 from orange.home import host_name
-from orange.hooks import settingup
-from orange.hooks.bindings import session_of
-from orange.hooks.places import agent_window
-from orange.hooks.tmux import Tmux
-from orange.hooks.watcher import read_status
 from orange.projects import Project, open_store
+from orange.runtime import settingup
+from orange.runtime.bindings import session_of
+from orange.runtime.places import agent_window
+from orange.runtime.tmux import Tmux
+from orange.runtime.watcher import read_status
 from orange.store import cache, listing
 from orange.store.layout import TASKS_REF
 from orange.store.layout import task_dir as task_dir_of

@@ -10,8 +10,8 @@ from collections.abc import Iterable
 import pygit2
 
 from orange.errors import OrangeError
-from orange.hooks.github import pr_view
 from orange.projects import Project
+from orange.runtime.github import pr_view
 from orange.store.branches import check_branch_name
 
 LIMIT = 500  # branches looked at per pass: the active tasks shown first

@@ -19,12 +19,12 @@ from orange.dashboard.rows import Row
 from orange.dashboard.screens import TextPrompt
 from orange.dashboard.table import visible
 from orange.errors import OrangeError
-from orange.hooks.bindings import session_of
-from orange.hooks.git import git
-from orange.hooks.places import agent_window
-from orange.hooks.tmux import Tmux
-from orange.hooks.workspace import base_of
 from orange.ops.workspaces import pool_status
+from orange.runtime.bindings import session_of
+from orange.runtime.git import git
+from orange.runtime.places import agent_window
+from orange.runtime.tmux import Tmux
+from orange.runtime.workspace import base_of
 from orange.store.history import task_history
 
 if TYPE_CHECKING:

@@ -31,7 +31,7 @@ import pygit2
 from orange.errors import InvalidInput, NotFound
 from orange.githooks import mergedriver
 from orange.githooks.shims import install_hooks, orange_executable
-from orange.hooks.git import git, merge_file
+from orange.runtime.git import git, merge_file
 from orange.store import layout
 from orange.store.repo import GitRepo, open_repo
 from orange.store.treediff import changed_blobs

@@ -49,8 +49,8 @@ from orange.githooks import checkout as taskscheckout
 from orange.githooks import mergedriver, premerge, server
 from orange.githooks.wake import reference_transaction
 from orange.home import host_name
-from orange.hooks.git import git
 from orange.projects import find_for_repo
+from orange.runtime.git import git
 from orange.store.lock import exclusive
 from orange.store.repo import GitRepo, open_repo
 from orange.store.store import TaskStore

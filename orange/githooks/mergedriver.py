@@ -21,7 +21,7 @@ from pathlib import Path
 import pygit2
 
 from orange.engine.merging import rules_for
-from orange.hooks.git import git
+from orange.runtime.git import git
 from orange.store.merge import last_touches, merge_base
 from orange.store.repo import open_repo
 from orange.store.taskmerge import merge_task

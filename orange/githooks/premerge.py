@@ -22,7 +22,7 @@ from orange.engine.replay import check_history
 from orange.engine.trust import trusted_here
 from orange.githooks import checkout as taskscheckout
 from orange.githooks.mergedriver import merged_head
-from orange.hooks.git import git
+from orange.runtime.git import git
 from orange.store import layout
 from orange.store.repo import GitRepo, open_repo
 from orange.store.tree import apply_writes

@@ -24,7 +24,7 @@ from importlib import resources
 from pathlib import Path
 
 from orange.errors import InvalidInput
-from orange.hooks.git import git
+from orange.runtime.git import git
 from orange.store.repo import GitRepo, open_repo
 
 MARKER = "orange-hook-shim"

@@ -12,8 +12,8 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
-from orange.hooks import watcher as monitor
 from orange.projects import find_for_repo
+from orange.runtime import watcher as monitor
 from orange.store.repo import GitRepo, open_repo
 from orange.store.store import now_iso
 

@@ -19,16 +19,16 @@ from orange.engine.caller import ENGINE, ROLE_VARIABLE, TASK_VARIABLE
 from orange.engine.decide import worker_spawn_spec
 from orange.errors import HookFailed, OrangeError
 from orange.home import orange_home
-from orange.hooks import bindings, ready, workcopy, workspace
-from orange.hooks import harness as harnesses
-from orange.hooks import watcher as monitor
-from orange.hooks.ending import end
-from orange.hooks.git import git
-from orange.hooks.github import create_pr
-from orange.hooks.places import WORKER, reviewer_window
 from orange.hooks.pool_actions import AcquireWorkspace, ReleaseWorkspace, project_of
-from orange.hooks.tmux import Tmux
-from orange.hooks.workspace import PoolFull
+from orange.runtime import bindings, ready, workcopy, workspace
+from orange.runtime import harness as harnesses
+from orange.runtime import watcher as monitor
+from orange.runtime.ending import end
+from orange.runtime.git import git
+from orange.runtime.github import create_pr
+from orange.runtime.places import WORKER, reviewer_window
+from orange.runtime.tmux import Tmux
+from orange.runtime.workspace import PoolFull
 from orange.store.task import Task
 
 if TYPE_CHECKING:

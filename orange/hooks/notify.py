@@ -5,12 +5,12 @@ from __future__ import annotations
 import sys
 
 from orange.engine.actions import Action, HookContext
-from orange.hooks.notices import body, dispatch
+from orange.runtime.notices import body, dispatch
 
 
 class Notify(Action):
     """Tell the human: terminal bell, a desktop notification, the configured webhook
-    (`orange.hooks.notices`).
+    (`orange.runtime.notices`).
 
     Never blocks a move and never fails one: the desktop and webhook are sent from a
     detached child process, every channel best effort.

@@ -1,5 +1,5 @@
 """The hook actions that bind and release a pool worktree (DESIGN §4, §5): binding
-checks the branch out and makes the worktree ready (`orange.hooks.ready`) before the
+checks the branch out and makes the worktree ready (`orange.runtime.ready`) before the
 move is committed; releasing tears it down and resets it after the agent is stopped."""
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ from typing import Any
 from orange.engine.actions import Action, HookContext, NotReady
 from orange.errors import HookFailed, OrangeError
 from orange.home import host_name
-from orange.hooks import bindings, ready, settingup, snapshots, workcopy, workspace
-from orange.hooks import harness as harnesses
 from orange.projects import Project
+from orange.runtime import bindings, ready, settingup, snapshots, workcopy, workspace
+from orange.runtime import harness as harnesses
 from orange.store.task import Task
 
 

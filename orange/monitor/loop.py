@@ -20,10 +20,10 @@ safety net.  One monitor loop runs per host (a flock); it exits when this host h
 active tasks left.
 
 Only what this host bound is watched (DESIGN §8): a task counts when this host's local
-record names its tmux session and the ref agrees (`orange.hooks.bindings`).  A task that
+record names its tmux session and the ref agrees (`orange.runtime.bindings`).  A task that
 arrived in the ref naming this host, a session and a worktree is never judged here, so
 no hook of it runs and no session of that name is touched.  An installation from before
-the records has its running tasks adopted once, at its first pass (`orange.hooks.adopt`).
+the records has its running tasks adopted once, at its first pass (`orange.runtime.adopt`).
 """
 
 from __future__ import annotations
@@ -42,11 +42,11 @@ from orange.engine.monitoring import BUSY, handle_dead_session
 from orange.engine.trust import trusted_here
 from orange.errors import OrangeError
 from orange.home import orange_home
-from orange.hooks.adopt import ensure_adopted
-from orange.hooks.bindings import session_of
-from orange.hooks.places import agent_window
-from orange.hooks.tmux import PaneInfo, Tmux
-from orange.hooks.watcher import lock_path, write_status
+from orange.runtime.adopt import ensure_adopted
+from orange.runtime.bindings import session_of
+from orange.runtime.places import agent_window
+from orange.runtime.tmux import PaneInfo, Tmux
+from orange.runtime.watcher import lock_path, write_status
 from orange.store import listing
 from orange.store.lock import attempt
 from orange.store.store import Snapshot, TaskStore, now_iso

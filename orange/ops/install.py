@@ -22,7 +22,7 @@ has ``name`` and ``description``):
 
 Claude Code settings (``~/.claude/settings.json``): ``permissions.allow`` gets a rule
 for each ``orange`` command an agent may run (``Bash(orange task update:*)`` ...,
-`orange.hooks.harness.ORANGE_PERMISSIONS`; https://code.claude.com/docs/en/permissions)
+`orange.runtime.harness.ORANGE_PERMISSIONS`; https://code.claude.com/docs/en/permissions)
 and loses the ``Bash(orange:*)``, every command, that Orange wrote before; ``hooks.Stop``
 gets ``{"hooks": [{"type": "command", "command": ...}]}`` (no matcher: Stop does not
 use one; https://code.claude.com/docs/en/hooks).
@@ -50,9 +50,9 @@ from pathlib import Path
 from typing import Any, Literal
 
 from orange.errors import InvalidInput
-from orange.hooks.harness import BUILTINS, DEMO, allow_agent_commands, load_harnesses
 from orange.ops.idle_hooks import FILE_NAME, IDLE_HOOK_DIRS, idle_hook_source
 from orange.ops.skills import SKILLS, Skill
+from orange.runtime.harness import BUILTINS, DEMO, allow_agent_commands, load_harnesses
 
 Outcome = Literal["written", "unchanged"]
 

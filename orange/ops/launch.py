@@ -17,8 +17,8 @@ from orange.engine.decide import Outcome, can_start
 from orange.engine.engine import Engine
 from orange.engine.tasks import create_task, initial_status
 from orange.errors import InvalidInput, OrangeError
-from orange.hooks import harness as harnesses
-from orange.hooks.workspace import PoolFull, check_base
+from orange.runtime import harness as harnesses
+from orange.runtime.workspace import PoolFull, check_base
 from orange.store.task import Task
 
 

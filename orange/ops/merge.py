@@ -14,10 +14,10 @@ from orange.engine import requests
 from orange.engine.decide import Outcome
 from orange.engine.engine import Engine
 from orange.errors import InvalidInput
-from orange.hooks import bindings, github, workspace
-from orange.hooks.git import GitFailed, git, git_ok
-from orange.hooks.snapshots import unsaved_work
 from orange.projects import Project
+from orange.runtime import bindings, github, workspace
+from orange.runtime.git import GitFailed, git, git_ok
+from orange.runtime.snapshots import unsaved_work
 from orange.store.task import Task
 
 STRATEGIES = ("ff", "merge")

@@ -8,9 +8,9 @@ from orange.engine.caller import HUMAN, Caller
 from orange.engine.edits import update_fields
 from orange.engine.ports import WorkingCopies
 from orange.errors import InvalidInput
-from orange.hooks import bindings
-from orange.hooks.git import git, git_ok
-from orange.hooks.tmux import Tmux
+from orange.runtime import bindings
+from orange.runtime.git import git, git_ok
+from orange.runtime.tmux import Tmux
 from orange.store.branches import check_branch_name
 from orange.store.listing import check_branch_unique
 from orange.store.store import TaskStore

@@ -1,7 +1,7 @@
 """``orange workspace init|list|gc``: looking after a project's worktree pool.
 
 A worktree is held when this host's record binds it to an active task
-(`orange.hooks.workspace.holders`), never because a task in the ref names it; gc only
+(`orange.runtime.workspace.holders`), never because a task in the ref names it; gc only
 ever touches the pool's own folders (``<project>--<n>``)."""
 
 from __future__ import annotations
@@ -9,12 +9,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from orange.hooks import places, ready, settingup, workcopy, workspace
 from orange.hooks.actions import start_next
-from orange.hooks.adopt import ensure_adopted
-from orange.hooks.git import git
-from orange.hooks.snapshots import save, unsaved_work
 from orange.projects import Project
+from orange.runtime import places, ready, settingup, workcopy, workspace
+from orange.runtime.adopt import ensure_adopted
+from orange.runtime.git import git
+from orange.runtime.snapshots import save, unsaved_work
 from orange.store import listing
 from orange.store.store import TaskStore
 from orange.store.task import Task

@@ -33,8 +33,8 @@ from typing import IO, BinaryIO, NamedTuple, TypeVar
 
 from orange.errors import InvalidInput
 from orange.home import orange_home
-from orange.hooks.harness import PROMPT, load_harnesses
 from orange.run.contracts import ContractError
+from orange.runtime.harness import PROMPT, load_harnesses
 
 T = TypeVar("T")
 
@@ -65,7 +65,7 @@ class AgentFailed(Exception):
 #             at the end: `result` (the answer), `is_error`, `subtype`, `session_id`,
 #             `total_cost_usd`, `usage` (code.claude.com/docs/en/headless, "Output
 #             formats"; docs.claude.com/docs/claude-code/sdk/sdk-headless).  "--" ends
-#             the options as for the interactive worker (orange.hooks.harness).
+#             the options as for the interactive worker (orange.runtime.harness).
 #   codex     `codex exec` is the non-interactive mode; it streams progress to stderr
 #             and only the final agent message to stdout (developers.openai.com/codex/
 #             noninteractive); `--json` makes stdout JSONL events instead, the answer in
@@ -73,7 +73,7 @@ class AgentFailed(Exception):
 #             PR #4525 "codex exec --json"; called `assistant_message`/`item_type` in
 #             its first release, read too).  JSON events put commands and edits in the
 #             log as well.  No `--no-daemon` (the interactive workers' flag,
-#             orange.hooks.harness): `codex exec` runs its tool calls in its own process,
+#             orange.runtime.harness): `codex exec` runs its tool calls in its own process,
 #             never in the shared app-server daemon (seen with codex-cli 0.171.0), and
 #             its `--help` has no such option.
 #   opencode  `opencode run [message..]` sends one message and prints the reply

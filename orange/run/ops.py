@@ -27,12 +27,12 @@ from orange.compose import build_engine
 from orange.engine.engine import Engine
 from orange.errors import InvalidInput, OrangeError
 from orange.home import host_name, load_config
-from orange.hooks.workspace import check_base
 from orange.projects import Project
 from orange.run import agents, state
 from orange.run.ask import Asker
 from orange.run.progress import Progress
 from orange.run.runner import Runner, Settings, run_branch
+from orange.runtime.workspace import check_base
 from orange.store import layout
 from orange.store.branches import check_branch_name
 from orange.store.runfile import RunFile

@@ -20,9 +20,6 @@ from typing import Any, NamedTuple, TypeVar
 
 from orange.engine.engine import Engine
 from orange.errors import BrokenTaskFile, InvalidInput, OrangeError
-from orange.hooks.git import GitFailed, git
-from orange.hooks.github import create_pr
-from orange.hooks.workspace import has_origin
 from orange.projects import Project
 from orange.run import agents, state
 from orange.run.agents import AgentFailed, AgentTimeout, ExecHarness
@@ -30,6 +27,9 @@ from orange.run.ask import AnswersExhausted, Asker, is_affirmative
 from orange.run.contracts import Clarify, ContractError, Plan, parse_clarify, parse_plan
 from orange.run.progress import Event, Progress
 from orange.run.prompts import CLARIFY, PLAN, history_text, plan_from_json, plan_json
+from orange.runtime.git import GitFailed, git
+from orange.runtime.github import create_pr
+from orange.runtime.workspace import has_origin
 from orange.store.runfile import RunFile
 from orange.store.task import Task
 

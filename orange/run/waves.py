@@ -25,14 +25,14 @@ from typing import TYPE_CHECKING, Any
 
 from orange.engine.engine import Engine
 from orange.errors import HookFailed, OrangeError
-from orange.hooks.git import GitFailed, git
-from orange.hooks.places import pool_path
-from orange.hooks.ready import port_of, slot_env
-from orange.hooks.workspace import PoolFull
 from orange.run import state
 from orange.run.agents import AgentFailed, AgentTimeout
 from orange.run.contracts import ContractError, Subtask, parse_review, parse_tests
 from orange.run.prompts import CONFLICT, FEEDBACK, IMPLEMENT, REVIEW, TESTS, clipped_diff
+from orange.runtime.git import GitFailed, git
+from orange.runtime.places import pool_path
+from orange.runtime.ready import port_of, slot_env
+from orange.runtime.workspace import PoolFull
 from orange.store.runfile import RunFile
 from orange.store.task import Task
 

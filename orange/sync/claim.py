@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING
 
 from orange.errors import InvalidInput, OrangeError
 from orange.home import load_config, orange_home
-from orange.hooks.git import GitFailed, git
-from orange.hooks.unbind import release_local
+from orange.runtime.git import GitFailed, git
+from orange.runtime.unbind import release_local
 from orange.store.integrate import rewind
 from orange.store.task import Task
 from orange.sync.remote import BOUND, claim_remote

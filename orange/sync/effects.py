@@ -2,7 +2,7 @@
 
 A teammate's cancel or merge of a task this host runs ends it here too: the session
 this host's Orange started is killed and the worktree it bound is released, unsaved
-work snapshotted first (`orange.hooks.unbind.release_local` with ``force``).  Only for
+work snapshotted first (`orange.runtime.unbind.release_local` with ``force``).  Only for
 tasks this host's local binding record names, and only when the task, as merged, stands
 in a status its workflow does not count as active: the ref's runtime fields are never
 enough, and no hook of the arriving definition runs (what arrives is data).  So does
@@ -18,9 +18,9 @@ from orange.engine.definitions import is_active
 from orange.engine.elsewhere import running_elsewhere
 from orange.errors import OrangeError
 from orange.home import host_name
-from orange.hooks import bindings
-from orange.hooks.unbind import release_local
 from orange.projects import Project
+from orange.runtime import bindings
+from orange.runtime.unbind import release_local
 from orange.store.store import TaskStore
 
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pygit2
 
-from orange.hooks.git import git_started
+from orange.runtime.git import git_started
 from orange.store import layout
 from orange.store.integrate import remote_ref
 

@@ -1,6 +1,6 @@
 """The git side of sharing tasks: fetch and push of the tasks ref, the fetch refspec.
 
-Every call goes through `orange.hooks.git.git` (the one choke point for git).  The
+Every call goes through `orange.runtime.git.git` (the one choke point for git).  The
 fetch refspec (``refs/orange/tasks:refs/orange/remotes/<remote>/tasks``, never forced)
 lets a plain ``git fetch`` carry the ref too; ``remote.<name>.push`` is never set, so a
 plain ``git push`` keeps pushing what it pushed before.
@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 import pygit2
 
 from orange.errors import InvalidInput, OrangeError
-from orange.hooks.git import GitFailed, git
+from orange.runtime.git import GitFailed, git
 from orange.store import layout
 from orange.store.integrate import remote_ref
 

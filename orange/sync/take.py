@@ -13,7 +13,7 @@ from orange.engine.decide import Outcome
 from orange.engine.engine import Engine
 from orange.engine.taking import bound_elsewhere, take
 from orange.home import host_name
-from orange.hooks.git import GitFailed, git
+from orange.runtime.git import GitFailed, git
 from orange.sync.remote import BOUND, project_remote
 
 

@@ -23,7 +23,7 @@ import yaml
 
 from orange.engine.forgery import RECORD, start_record
 from orange.engine.records import Written
-from orange.hooks import bindings, watcher
+from orange.runtime import bindings, watcher
 from orange.store import layout
 from orange.store.store import Snapshot, TaskStore
 from tests.conftest import Cli, Result, git, make_repo

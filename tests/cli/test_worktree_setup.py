@@ -15,7 +15,7 @@ import pytest
 import yaml
 
 from orange.home import orange_home
-from orange.hooks import settingup
+from orange.runtime import settingup
 from orange.store.store import TaskStore
 from tests.conftest import Cli, git, orange_bin
 from tests.helpers import retry_until

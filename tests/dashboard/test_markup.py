@@ -13,7 +13,7 @@ from textual.widgets import DataTable, Label, Static
 
 from orange.dashboard.screens import ConfirmScreen, TextPrompt
 from orange.dashboard.views import DiffView, PoolView, TaskFileView
-from orange.hooks import settingup
+from orange.runtime import settingup
 from tests.dashboard.conftest import app_for, commit_on_branch, drive, put_task
 
 TRICKY = "src/[id]/page.tsx a [/] b [bold]c[/bold]"

@@ -12,7 +12,7 @@ from typing import Any
 from textual.widgets import DataTable, Markdown, Static
 
 from orange.dashboard.views import DiffView, PoolView, TaskFileView, TextView
-from orange.hooks import settingup
+from orange.runtime import settingup
 from orange.store.store import TaskStore
 from tests.conftest import Cli, git
 from tests.dashboard.conftest import app_for, commit_on_branch, drive, put_task, table_text

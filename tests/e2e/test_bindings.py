@@ -22,7 +22,7 @@ import pytest
 
 from orange.engine.forgery import start_record
 from orange.home import orange_home
-from orange.hooks import bindings
+from orange.runtime import bindings
 from orange.store import layout
 from orange.store.layout import shard
 from orange.store.store import TaskStore

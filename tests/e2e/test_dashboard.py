@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from orange.home import orange_home
-from orange.hooks.watcher import is_running
+from orange.runtime.watcher import is_running
 from tests.conftest import git, orange_bin
 from tests.e2e.conftest import World, wait_for
 

@@ -13,8 +13,8 @@ from orange import projects
 from orange.engine.catalog import load_named
 from orange.engine.forgery import recorded
 from orange.engine.tasks import create_task
-from orange.hooks.watcher import read_status, state_dir
 from orange.monitor import loop as monitor_loop
+from orange.runtime.watcher import read_status, state_dir
 from orange.store import layout
 from orange.store.store import TaskStore
 from tests.conftest import make_repo

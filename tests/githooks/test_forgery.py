@@ -17,7 +17,7 @@ from orange.engine.forgery import RECORD, start_record, verify_new
 from orange.engine.loader import load_workflow
 from orange.engine.tasks import create_task
 from orange.engine.trust import trusted_here
-from orange.hooks import watcher
+from orange.runtime import watcher
 from orange.store import layout
 from orange.store.store import TaskStore
 from orange.store.task import Task

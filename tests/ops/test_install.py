@@ -12,9 +12,9 @@ import frontmatter
 import pytest
 
 from orange.errors import InvalidInput
-from orange.hooks.harness import ORANGE_PERMISSIONS
 from orange.ops import install as install_module
 from orange.ops.install import install
+from orange.runtime.harness import ORANGE_PERMISSIONS
 
 
 @pytest.fixture

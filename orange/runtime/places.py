@@ -1,7 +1,7 @@
 """Where a task's agent is on this host: its worktree in the pool, its tmux window.
 
 Nothing here runs git; the commands agents run most (a summary update) need these and
-nothing of the pool's machinery (`orange.hooks.workspace`).
+nothing of the pool's machinery (`orange.runtime.workspace`).
 """
 
 from __future__ import annotations

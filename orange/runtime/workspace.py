@@ -1,7 +1,7 @@
 """The worktree pool: ``$ORANGE_HOME/workspaces/<project>--<n>``, created lazily.
 
 The pool is derived state (DESIGN §2, §8): a workspace is bound exactly when this host's
-local record names it for an active task whose ref still agrees (`orange.hooks.bindings`)
+local record names it for an active task whose ref still agrees (`orange.runtime.bindings`)
 — a task that arrived in the ref naming a worktree here binds nothing.  Binding is
 recorded and committed under the store's write lock, so two tasks never get one
 worktree.
@@ -14,10 +14,10 @@ from typing import NamedTuple
 
 from orange.engine.definitions import Definitions
 from orange.errors import HookFailed, InvalidInput
-from orange.hooks import bindings, settingup, workcopy
-from orange.hooks.git import GitFailed, git, git_ok
-from orange.hooks.places import pool_name, workspace_path
 from orange.projects import Project
+from orange.runtime import bindings, settingup, workcopy
+from orange.runtime.git import GitFailed, git, git_ok
+from orange.runtime.places import pool_name, workspace_path
 from orange.store import listing
 from orange.store.branches import check_branch_name
 from orange.store.store import Snapshot

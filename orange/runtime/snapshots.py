@@ -6,8 +6,8 @@ import tempfile
 from pathlib import Path
 
 from orange.errors import InvalidInput, NotFound
-from orange.hooks.git import git, git_ok
 from orange.projects import Project
+from orange.runtime.git import git, git_ok
 from orange.store.repo import open_repo
 from orange.store.snapshots import add_snapshot, list_snapshots
 from orange.store.task import Task

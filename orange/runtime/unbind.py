@@ -3,7 +3,7 @@
 For a human's cancel of a task whose committed definition this host does not trust
 (DESIGN §8): none of that definition's hooks may run, yet the session and worktree this
 host's Orange made for the task must not be left behind.  `release_local` acts on the
-local records only (`orange.hooks.bindings`), never on the ref's runtime fields;
+local records only (`orange.runtime.bindings`), never on the ref's runtime fields;
 `release_recorded_bindings` is how the composition root hands it to the engine.
 """
 
@@ -13,11 +13,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from orange.errors import HookFailed, OrangeError
-from orange.hooks import bindings, ready, snapshots, workspace
-from orange.hooks.git import git
-from orange.hooks.places import pool_path
-from orange.hooks.tmux import Tmux
 from orange.projects import Project
+from orange.runtime import bindings, ready, snapshots, workspace
+from orange.runtime.git import git
+from orange.runtime.places import pool_path
+from orange.runtime.tmux import Tmux
 from orange.store.task import Task
 
 if TYPE_CHECKING:

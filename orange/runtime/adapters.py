@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from orange.hooks.bindings import session_of, workspace_of
-from orange.hooks.places import agent_window
+from orange.runtime.bindings import session_of, workspace_of
+from orange.runtime.places import agent_window
 from orange.store.task import Task
 
 if TYPE_CHECKING:
@@ -26,7 +26,7 @@ class TmuxProbe:
         if not session:
             return False
         # tmux (subprocess): loaded only for a session this host started.
-        from orange.hooks.tmux import Tmux
+        from orange.runtime.tmux import Tmux
 
         window = agent_window(task, agent)
         pane = Tmux().pane(session, window)
@@ -34,7 +34,7 @@ class TmuxProbe:
 
 
 class LocalCopies:
-    """`orange.hooks.workcopy.RuntimeCopies` for a task with a worktree on this host;
+    """`orange.runtime.workcopy.RuntimeCopies` for a task with a worktree on this host;
     nothing to keep in step for any other."""
 
     def take_in(self, task: Task) -> tuple[str, bool] | None:
@@ -49,6 +49,6 @@ class LocalCopies:
 
 def _copies() -> WorkingCopies:
     # The working copy drives git (subprocess, tempfile): loaded only for a worktree.
-    from orange.hooks.workcopy import RuntimeCopies
+    from orange.runtime.workcopy import RuntimeCopies
 
     return RuntimeCopies()

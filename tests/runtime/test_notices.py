@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 
 from orange.home import orange_home
-from orange.hooks.notices import KEEP, PRUNE_AT, claim
+from orange.runtime.notices import KEEP, PRUNE_AT, claim
 
 
 def test_sent_records_are_pruned_to_the_newest(hermetic: Path) -> None:

@@ -10,8 +10,9 @@ import pytest
 
 from orange.errors import InvalidInput
 from orange.home import orange_home
-from orange.hooks import ready
-from orange.hooks.prepare import (
+from orange.projects import Project
+from orange.runtime import ready
+from orange.runtime.prepare import (
     Settings,
     SetupFailed,
     copy_local_files,
@@ -19,7 +20,6 @@ from orange.hooks.prepare import (
     run_commands,
     slot_port,
 )
-from orange.projects import Project
 from tests.conftest import Cli, git
 from tests.processes import wait_gone
 

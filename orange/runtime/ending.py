@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 
-from orange.hooks.tmux import Tmux
+from orange.runtime.tmux import Tmux
 
 
 def runs_inside(tmux: Tmux, session: str, window: str | None = None) -> bool:

@@ -3,7 +3,7 @@
 A harness is an argv template per role.  ``{prompt}`` in an element becomes the whole
 prompt inside that one argument (substituted literally, never split or formatted); an
 empty prompt drops every element that holds ``{prompt}``.  The result goes to
-`orange.hooks.tmux.Tmux.start`, which runs it with no shell in between.
+`orange.runtime.tmux.Tmux.start`, which runs it with no shell in between.
 
 Flags of the built-ins, each checked against the tool's documentation (flags change
 between releases; the comment on each table entry says where it comes from).
@@ -52,7 +52,7 @@ from typing import Any, Literal
 from orange.engine.caller import AGENT_COMMANDS
 from orange.errors import InvalidInput
 from orange.home import load_config, orange_home
-from orange.hooks.git import git_ok
+from orange.runtime.git import git_ok
 
 Role = Literal["worker", "reviewer", "reduced_worker"]
 PROMPT = "{prompt}"

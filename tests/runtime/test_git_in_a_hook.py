@@ -13,7 +13,7 @@ from tests.conftest import git, make_repo
 PROBE = """\
 import sys
 from pathlib import Path
-from orange.hooks.git import git
+from orange.runtime.git import git
 other = Path(sys.argv[1])
 Path(sys.argv[2]).write_text(git("status", "--porcelain", cwd=other))
 """

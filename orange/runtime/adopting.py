@@ -1,4 +1,4 @@
-"""Adopting an older installation's running tasks (`orange.hooks.adopt`), done once
+"""Adopting an older installation's running tasks (`orange.runtime.adopt`), done once
 per project: the tasks it ran on this host get binding records."""
 
 from __future__ import annotations
@@ -8,10 +8,10 @@ from collections import Counter
 from orange.engine.definitions import Definitions
 from orange.errors import OrangeError
 from orange.home import host_name
-from orange.hooks import bindings
-from orange.hooks.places import pool_path
-from orange.hooks.tmux import Tmux
 from orange.projects import Project
+from orange.runtime import bindings
+from orange.runtime.places import pool_path
+from orange.runtime.tmux import Tmux
 from orange.store import listing
 from orange.store.store import Snapshot, TaskStore, now_iso
 from orange.store.task import Task

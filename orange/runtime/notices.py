@@ -6,7 +6,7 @@ local record, ``$ORANGE_HOME/notify/sent/<commit>.<event>`` (one empty file each
 created exclusively, so the CLI, the monitor and a git hook racing on the same commit
 notify once between them; only the newest `KEEP` records are kept), then sent from a
 detached child process
-(``python -m orange.hooks.notices BODY``): a slow or hanging webhook never delays a
+(``python -m orange.runtime.notices BODY``): a slow or hanging webhook never delays a
 move, and nothing a channel does can fail one.
 
 Settings, in ``$ORANGE_HOME/config.yml``::
@@ -135,7 +135,7 @@ def dispatch(payload: Message) -> None:
     import subprocess
 
     subprocess.Popen(
-        [sys.executable, "-m", "orange.hooks.notices", json.dumps(payload._asdict())],
+        [sys.executable, "-m", "orange.runtime.notices", json.dumps(payload._asdict())],
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,

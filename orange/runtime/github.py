@@ -8,9 +8,9 @@ import subprocess
 
 from orange.engine.gates import section
 from orange.errors import HookFailed, InvalidInput
-from orange.hooks import workspace
-from orange.hooks.git import git, no_git_env
 from orange.projects import Project
+from orange.runtime import workspace
+from orange.runtime.git import git, no_git_env
 from orange.store.task import Task
 
 

@@ -1,8 +1,8 @@
 """Making a worktree ready when it is bound to a task, and tearing down on release
-(docs/worktrees.md; the pieces are in `orange.hooks.prepare`).
+(docs/worktrees.md; the pieces are in `orange.runtime.prepare`).
 
 When: ``acquire_workspace`` chooses a slot and checks the branch out under the store's
-lock, marks the slot as being set up (`orange.hooks.settingup`) and asks the engine to
+lock, marks the slot as being set up (`orange.runtime.settingup`) and asks the engine to
 run `make_ready` outside the lock (`orange.engine.actions.NotReady`); the move is then
 computed again and committed.  A failing or timed-out setup resets the worktree, drops
 the marker and rejects the move: the task stays where it was, as with a full pool.
@@ -27,8 +27,9 @@ from typing import NamedTuple
 from orange.engine import trust
 from orange.errors import OrangeError
 from orange.home import load_config, orange_home
-from orange.hooks import settingup, workspace
-from orange.hooks.prepare import (
+from orange.projects import Project
+from orange.runtime import settingup, workspace
+from orange.runtime.prepare import (
     SETUP_TIMEOUT,
     RepoFile,
     SetupFailed,
@@ -37,7 +38,6 @@ from orange.hooks.prepare import (
     run_commands,
     slot_port,
 )
-from orange.projects import Project
 
 
 class Plan(NamedTuple):  # not a dataclass: see orange.engine.workflow

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from orange.hooks import bindings
+from orange.runtime import bindings
 
 if TYPE_CHECKING:
     from orange.projects import Project
@@ -28,6 +28,6 @@ def ensure_adopted(project: Project, snap: Snapshot | None = None) -> int | None
     if bindings.started(project.name):
         return None
     # The listing and tmux: loaded the one time a project's records start.
-    from orange.hooks.adopting import adopt
+    from orange.runtime.adopting import adopt
 
     return adopt(project, snap)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from orange.hooks import watcher
+from orange.runtime import watcher
 from tests.processes import wait_gone
 
 

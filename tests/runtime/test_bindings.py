@@ -9,8 +9,8 @@ from typing import Any, NamedTuple
 import pytest
 
 from orange.home import orange_home
-from orange.hooks import bindings
-from orange.hooks.places import pool_path, workspaces_root
+from orange.runtime import bindings
+from orange.runtime.places import pool_path, workspaces_root
 from orange.store.task import Task
 
 

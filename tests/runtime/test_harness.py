@@ -10,7 +10,7 @@ import pytest
 
 from orange.errors import InvalidInput
 from orange.home import orange_home
-from orange.hooks.harness import (
+from orange.runtime.harness import (
     BUILTINS,
     EXCLUDES,
     ORANGE_PERMISSIONS,

@@ -13,7 +13,7 @@ import pytest
 
 from orange.errors import HookFailed
 from orange.home import orange_home
-from orange.hooks.tmux import PaneInfo, Tmux
+from orange.runtime.tmux import PaneInfo, Tmux
 from tests.helpers import retry_until
 
 PY = sys.executable

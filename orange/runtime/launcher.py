@@ -1,6 +1,6 @@
-"""Pane launcher: ``python -P -m orange.hooks.launch SPEC``.
+"""Pane launcher: ``python -P -m orange.runtime.launcher SPEC``.
 
-`orange.hooks.tmux.Tmux.start` writes ``{"argv": [...], "env": {...}, "cwd": ...}`` to
+`orange.runtime.tmux.Tmux.start` writes ``{"argv": [...], "env": {...}, "cwd": ...}`` to
 a private file and has tmux run this module on it, so the agent's argv never passes
 through a shell or through tmux's argument parsing.  The launcher reads and deletes the
 file, sets the environment, changes directory and execs argv: the agent then *is* the
@@ -31,7 +31,7 @@ def _fail(message: str, code: int) -> int:
 def main(args: list[str] | None = None) -> int:
     args = sys.argv[1:] if args is None else args
     if len(args) != 1:
-        return _fail("usage: python -m orange.hooks.launch SPEC", 2)
+        return _fail("usage: python -m orange.runtime.launcher SPEC", 2)
     path = Path(args[0])
     try:
         spec = json.loads(path.read_text(encoding="utf-8"))

@@ -15,8 +15,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from orange.errors import BrokenTaskFile
-from orange.hooks.bindings import workspace_of
-from orange.hooks.git import git, merge_file, tracks
+from orange.runtime.bindings import workspace_of
+from orange.runtime.git import git, merge_file, tracks
 from orange.store import taskfile
 from orange.store.task import Task
 

@@ -7,8 +7,8 @@ Agents run as the pane's own process, never under a shell.  Their argv (a long p
 with newlines, quotes, ``$(...)``, a trailing ``;`` ...) never passes through a shell
 or through tmux's own argument parsing either (tmux reads an argument ending in ``;``
 as a command separator): `Tmux.start` writes argv, env and cwd to a private JSON file
-under ``$ORANGE_HOME/run/`` and has tmux run ``python -P -m orange.hooks.launch FILE``,
-which execs the agent (see `orange.hooks.launch`).
+under ``$ORANGE_HOME/run/`` and has tmux run ``python -P -m orange.runtime.launcher FILE``,
+which execs the agent (see `orange.runtime.launcher`).
 
 ``remain-on-exit`` is set on the agent's window in the same tmux command that creates
 it (``new-window ... ; set-option -w ...``): the server runs both before it handles the
@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 from orange.errors import HookFailed
-from orange.hooks.runfiles import private_file, write_spec
+from orange.runtime.runfiles import private_file, write_spec
 
 if TYPE_CHECKING:
     from libtmux.common import tmux_cmd
@@ -206,7 +206,7 @@ class Tmux:
                 hint="kill it first, or wait until it exits",
             )
         spec = write_spec(argv, cwd, env or {})
-        launch = [sys.executable, "-P", "-m", "orange.hooks.launch", str(spec)]
+        launch = [sys.executable, "-P", "-m", "orange.runtime.launcher", str(spec)]
         try:
             if pane is not None:
                 # remain-on-exit is already on for this window.

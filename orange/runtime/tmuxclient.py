@@ -13,7 +13,7 @@ import os
 import subprocess
 
 from orange.errors import HookFailed
-from orange.hooks.tmux import Tmux
+from orange.runtime.tmux import Tmux
 
 # tmux's own default binding for `switch-client -l` (back to the last session).
 RETURN_KEY = "prefix L"

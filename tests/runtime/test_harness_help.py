@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from orange.hooks.harness import BUILTINS, DEMO
 from orange.run.agents import BUILTIN_EXEC
+from orange.runtime.harness import BUILTINS, DEMO
 
 HELP = Path(__file__).resolve().parent.parent / "fixtures" / "harness-help"
 ROLES = ("worker", "reviewer", "reduced_worker")
@@ -29,7 +29,7 @@ FIRST_PROMPT = {
 }
 # The one-turn modes, which exit after the first answer: never for workers or reviewers.
 ONE_TURN = {"claude": {"-p", "--print"}, "codex": {"exec", "e"}, "opencode": {"run"}, "pi": {"-p"}}
-# The tools of others; `demo` is Orange's own scripted stand-in (tests/hooks/test_harness.py).
+# The tools of others; `demo` is Orange's own scripted stand-in (tests/runtime/test_harness.py).
 TOOLS = sorted(name for name in BUILTINS if name != DEMO)
 
 

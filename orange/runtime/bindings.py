@@ -28,7 +28,7 @@ writer, a branch rename, changes only the session name of a task it just renamed
 
 The ``adopted`` marker file in a project's folder says the store exists: an
 installation from before records gets its running tasks adopted once
-(`orange.hooks.adopt`), and never again.
+(`orange.runtime.adopt`), and never again.
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ from typing import NamedTuple
 
 from orange.errors import OrangeError
 from orange.home import host_name, orange_home
-from orange.hooks.places import pool_path, workspaces_root
+from orange.runtime.places import pool_path, workspaces_root
 from orange.store.files import replace_file
 from orange.store.layout import valid_task_id
 from orange.store.task import Task

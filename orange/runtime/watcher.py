@@ -19,7 +19,7 @@ from typing import Any
 
 from orange.engine.caller import ROLE_VARIABLE, TASK_VARIABLE
 from orange.home import orange_home
-from orange.hooks.tmux import Tmux
+from orange.runtime.tmux import Tmux
 from orange.store.lock import attempt
 
 HOOK_INDEX = 4711  # our slot in the global session-closed hook array

@@ -27,9 +27,9 @@ from typing import Any, NamedTuple
 
 from orange.engine.caller import ROLE_VARIABLE
 from orange.errors import InvalidInput, OrangeError
-from orange.hooks.git import git, no_git_env
 from orange.project_setup import check_glob
 from orange.projects import Project
+from orange.runtime.git import git, no_git_env
 from orange.store.taskfile import parse_header
 
 REPO_FILE = ".orange/worktree.yml"

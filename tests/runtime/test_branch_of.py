@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from orange.errors import HookFailed
-from orange.hooks import workspace
+from orange.runtime import workspace
 from orange.store.task import Task
 
 

@@ -361,7 +361,10 @@ class Dashboard(App[None]):
         commands.run_task_key(self, action)
 
     def action_view(self, view: str) -> None:
-        commands.open_view(self, view)
+        # The views load git and markdown machinery the table does not need.
+        from orange.dashboard import views
+
+        views.open_view(self, view)
 
 
 def _label(key: str) -> str:

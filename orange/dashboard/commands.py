@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 from orange.dashboard.actions import Actions
+from orange.dashboard.host import Host
 from orange.dashboard.keys import passed_review
 from orange.dashboard.rows import Row
 from orange.dashboard.screens import ConfirmScreen, CreateScreen, HelpScreen, NewTask, TextPrompt
@@ -16,9 +16,6 @@ from orange.errors import OrangeError
 from orange.runtime.harness import installed_names
 from orange.runtime.places import agent_window
 from orange.runtime.tmuxclient import TmuxClient
-
-if TYPE_CHECKING:
-    from orange.dashboard.app import Dashboard
 
 # Task keys (shown only where the selected task's workflow has the move) and views.
 TASK_KEYS = (
@@ -32,12 +29,12 @@ TASK_KEYS = (
 VIEW_KEYS = (("v", "task"), ("l", "log"), ("o", "output"), ("D", "diff"), ("w", "pool"))
 
 
-def actions_for(app: Dashboard, row: Row) -> Actions:
+def actions_for(app: Host, row: Row) -> Actions:
     feed = app.source.feed_of(row)
     return Actions(feed.project, feed.store)
 
 
-def act(app: Dashboard, work: Callable[[], str]) -> None:
+def act(app: Host, work: Callable[[], str]) -> None:
     """Run one action: its line, or its one-line error; then show what changed."""
     try:
         app.say(work())
@@ -46,7 +43,7 @@ def act(app: Dashboard, work: Callable[[], str]) -> None:
     app.watch_refs()
 
 
-def run_task_key(app: Dashboard, action: str) -> None:
+def run_task_key(app: Host, action: str) -> None:
     """A task key: only where `keys.task_keys` offers it for the selected task."""
     row = app.selected()
     if row is None:
@@ -63,7 +60,7 @@ def run_task_key(app: Dashboard, action: str) -> None:
     HANDLERS[action](app, row, actions_for(app, row))
 
 
-def _ask(app: Dashboard, question: str, then: Callable[[], None]) -> None:
+def _ask(app: Host, question: str, then: Callable[[], None]) -> None:
     def answered(yes: bool | None) -> None:
         if yes:
             then()
@@ -73,7 +70,7 @@ def _ask(app: Dashboard, question: str, then: Callable[[], None]) -> None:
     app.push_screen(ConfirmScreen(question), answered)
 
 
-def _merge(app: Dashboard, row: Row, acts: Actions) -> None:
+def _merge(app: Host, row: Row, acts: Actions) -> None:
     workflow = app.source.workflow(row)
 
     def do() -> None:
@@ -85,19 +82,19 @@ def _merge(app: Dashboard, row: Row, acts: Actions) -> None:
         _ask(app, f"task {row.id} has not passed review ({row.status}). Merge anyway?", do)
 
 
-def _cancel(app: Dashboard, row: Row, acts: Actions) -> None:
+def _cancel(app: Host, row: Row, acts: Actions) -> None:
     _ask(
         app, f"cancel task {row.id} ({row.summary})?", lambda: act(app, lambda: acts.cancel(row.id))
     )
 
 
-def _delete(app: Dashboard, row: Row, acts: Actions) -> None:
+def _delete(app: Host, row: Row, acts: Actions) -> None:
     _ask(
         app, f"delete task {row.id} ({row.summary})?", lambda: act(app, lambda: acts.delete(row.id))
     )
 
 
-def _request_changes(app: Dashboard, row: Row, acts: Actions) -> None:
+def _request_changes(app: Host, row: Row, acts: Actions) -> None:
     def send(text: str | None) -> None:
         if text is None:
             app.say("nothing sent")
@@ -107,7 +104,7 @@ def _request_changes(app: Dashboard, row: Row, acts: Actions) -> None:
     app.push_screen(TextPrompt(f"Changes to ask of task {row.id}:", "what to change"), send)
 
 
-def _attach(app: Dashboard, row: Row, acts: Actions) -> None:
+def _attach(app: Host, row: Row, acts: Actions) -> None:
     """Show the agent's window: switch the client inside tmux on the same server, else
     suspend the app and run ``tmux attach`` until the user detaches."""
     try:
@@ -130,7 +127,7 @@ def _attach(app: Dashboard, row: Row, acts: Actions) -> None:
         app.exit()
 
 
-HANDLERS: dict[str, Callable[[Dashboard, Row, Actions], None]] = {
+HANDLERS: dict[str, Callable[[Host, Row, Actions], None]] = {
     "merge": _merge,
     "cancel": _cancel,
     "delete": _delete,
@@ -143,7 +140,7 @@ HANDLERS: dict[str, Callable[[Dashboard, Row, Actions], None]] = {
 }
 
 
-def create(app: Dashboard) -> None:
+def create(app: Host) -> None:
     """The create form, for the (first) project shown."""
     if not app.source.feeds:
         app.say("no project: register one with `orange project add`")
@@ -166,7 +163,7 @@ def create(app: Dashboard) -> None:
     app.push_screen(CreateScreen(harnesses, statuses), made)
 
 
-def copy_id(app: Dashboard) -> None:
+def copy_id(app: Host) -> None:
     """The selected id to the clipboard: OSC 52 (works over ssh), and inside tmux
     through its buffer, since tmux drops an application's OSC 52 by default."""
     row = app.selected()
@@ -183,7 +180,7 @@ def copy_id(app: Dashboard) -> None:
     app.say(f"copied {row.id}")
 
 
-def show_help(app: Dashboard, return_key: str) -> None:
+def show_help(app: Host, return_key: str) -> None:
     lines = [
         "Task keys (shown in the footer only where the task's workflow has the move):",
         "  Enter  attach to the agent, respawn a dead one, or spawn",
@@ -198,10 +195,3 @@ def show_help(app: Dashboard, return_key: str) -> None:
         "       ? this help, q quit",
     ]
     app.push_screen(HelpScreen("\n".join(lines)))
-
-
-def open_view(app: Dashboard, view: str) -> None:
-    # The views load git and markdown machinery the table does not need.
-    from orange.dashboard import views
-
-    views.open_view(app, view)

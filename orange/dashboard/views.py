@@ -4,7 +4,7 @@ the workspace pool (``w``)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, ClassVar
+from typing import ClassVar
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -15,6 +15,7 @@ from textual.widgets import DataTable, Markdown, Static
 from orange.dashboard import diff
 from orange.dashboard.actions import Actions
 from orange.dashboard.commands import actions_for
+from orange.dashboard.host import Host
 from orange.dashboard.rows import Row
 from orange.dashboard.screens import TextPrompt
 from orange.dashboard.table import visible
@@ -26,9 +27,6 @@ from orange.runtime.places import agent_window
 from orange.runtime.tmux import Tmux
 from orange.runtime.workspace import base_of
 from orange.store.history import task_history
-
-if TYPE_CHECKING:
-    from orange.dashboard.app import Dashboard
 
 OUTPUT_POLL = 1.0  # seconds between captures of the agent's pane
 _STYLES = {"add": "green", "del": "red", "hunk": "cyan", "file": "bold"}
@@ -183,7 +181,7 @@ class DiffView(View):
         self.say(line)
 
 
-def open_view(app: Dashboard, view: str) -> None:
+def open_view(app: Host, view: str) -> None:
     """Open ``view`` of the selected task (or the pool); a one-line error otherwise."""
     row = app.selected()
     try:
@@ -200,7 +198,7 @@ def open_view(app: Dashboard, view: str) -> None:
         app.say(f"error: {error}")
 
 
-def _task_view(app: Dashboard, row: Row, view: str) -> View:
+def _task_view(app: Host, row: Row, view: str) -> View:
     acts = actions_for(app, row)
     task = acts.store.get(row.id)
     title = f" {row.id}  {row.branch}  {row.status}"

@@ -31,7 +31,8 @@ from orange.projects import Project
 from orange.run import agents, state
 from orange.run.ask import Asker
 from orange.run.progress import Progress
-from orange.run.runner import Runner, Settings, run_branch
+from orange.run.record import Settings
+from orange.run.runner import Runner, run_branch
 from orange.runtime.workspace import check_base
 from orange.store import layout
 from orange.store.branches import check_branch_name

@@ -15,18 +15,16 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
-from pathlib import Path
-from typing import Any, NamedTuple, TypeVar
+from typing import TypeVar
 
-from orange.engine.engine import Engine
-from orange.errors import BrokenTaskFile, InvalidInput, OrangeError
+from orange.errors import BrokenTaskFile, InvalidInput
 from orange.projects import Project
-from orange.run import agents, state
-from orange.run.agents import AgentFailed, AgentTimeout, ExecHarness
-from orange.run.ask import AnswersExhausted, Asker, is_affirmative
+from orange.run import state
+from orange.run.agents import AgentFailed, AgentTimeout
+from orange.run.ask import AnswersExhausted, is_affirmative
 from orange.run.contracts import Clarify, ContractError, Plan, parse_clarify, parse_plan
-from orange.run.progress import Event, Progress
-from orange.run.prompts import CLARIFY, PLAN, history_text, plan_from_json, plan_json
+from orange.run.prompts import CLARIFY, PLAN, history_text, plan_json
+from orange.run.record import RunCancelled, RunFailed, RunRecord
 from orange.runtime.git import GitFailed, git
 from orange.runtime.github import create_pr
 from orange.runtime.workspace import has_origin
@@ -35,22 +33,6 @@ from orange.store.task import Task
 
 T = TypeVar("T")
 CONFIRM = "Are you satisfied with the requirement? (yes to proceed)"
-
-
-class RunFailed(OrangeError):
-    """A step failed: the run is marked failed, resumable at that step."""
-
-
-class RunCancelled(OrangeError):
-    """The run was cancelled (`orange run cancel`) while it ran."""
-
-
-class Settings(NamedTuple):
-    """How this runner runs (from the command line and config.yml; not from the ref)."""
-
-    architect: ExecHarness
-    swe: ExecHarness
-    timeout: float  # seconds per agent invocation
 
 
 def slug(request: str) -> str:
@@ -62,52 +44,8 @@ def run_branch(request: str, run_id: str) -> str:
     return f"swe-team/{slug(request)}-{run_id}"
 
 
-class Runner:
-    """Carries one run of one project forward; ``engine`` is the runner's own."""
-
-    def __init__(
-        self,
-        engine: Engine,
-        run_id: str,
-        *,
-        settings: Settings,
-        asker: Asker,
-        progress: Progress,
-        make_engine: Callable[[], Engine],
-    ) -> None:
-        assert engine.project is not None
-        self.engine = engine
-        self.store = engine.store
-        self.project: Project = engine.project
-        self.run_id = run_id
-        self.settings = settings
-        self.asker = asker
-        self.progress = progress
-        self.make_engine = make_engine  # one engine per wave thread
-        self.worktree = state.local_dir(self.store, run_id) / "worktree"
-
-    # -- the record ------------------------------------------------------------------
-    def record(self) -> RunFile:
-        return state.get(self.store, self.run_id)
-
-    def update(self, subject: str, change: Callable[[RunFile], None]) -> RunFile:
-        return state.update(self.store, self.run_id, subject, change)
-
-    def step(self, step: str, subject: str = "", **fields: Any) -> RunFile:
-        def change(run: RunFile) -> None:
-            run.fields.update(step=step, **fields)
-
-        self.event("step", step, "done", subject)
-        return self.update(subject or step.lower().replace("_", " "), change)
-
-    def event(
-        self, kind: str, step: str, status: str, message: str = "", sub: str | None = None
-    ) -> None:
-        self.progress.event(Event(kind, self.run_id, step, sub, status, message))
-
-    def check_cancelled(self) -> None:
-        if self.record().fields.get("status") == "cancelled":
-            raise RunCancelled(f"run {self.run_id} was cancelled")
+class Runner(RunRecord):
+    """Carries one run of one project forward, step by step."""
 
     # -- the whole run ---------------------------------------------------------------
     def go(self) -> RunFile:
@@ -278,9 +216,6 @@ class Runner:
         self.update(f"clarification turn {len(history) // 2}", turn)
         return False
 
-    def requirement(self, run: RunFile) -> str:
-        return run.text("Requirement") or run.text("Request")
-
     # -- planning --------------------------------------------------------------------
     def plan(self) -> None:
         self.check_cancelled()
@@ -309,9 +244,6 @@ class Runner:
         self.event("step", "PLANNED", "done", f"{len(plan.subtasks)} subtasks")
         self.update(f"planned {len(plan.subtasks)} subtasks in {len(plan.groups)} groups", planned)
 
-    def the_plan(self) -> Plan:
-        return plan_from_json(self.record().json_section("Plan"))
-
     def create_subtasks(self) -> None:
         # Imported here: creating tasks loads the workflow catalog and the engine's task
         # helpers, which a resumed run past this step never needs.
@@ -336,31 +268,6 @@ class Runner:
     # -- agents ----------------------------------------------------------------------
     def architect(self, prompt: str, parse: Callable[[str], T]) -> T:
         return self.ask(self.settings.architect, prompt, parse, who="architect", cwd=self.worktree)
-
-    def ask(
-        self,
-        harness: ExecHarness,
-        prompt: str,
-        parse: Callable[[str], T],
-        *,
-        who: str,
-        cwd: Path,
-        env: dict[str, str] | None = None,
-    ) -> T:
-        log = state.log_dir(self.run_id) / f"{who}.log"
-        try:
-            return agents.ask(
-                harness,
-                prompt,
-                parse,
-                cwd=cwd,
-                timeout=self.settings.timeout,
-                log=log,
-                env=env,
-                on_start=lambda pid: state.record_agent(self.store, self.run_id, who, pid),
-            )
-        finally:
-            state.forget_agent(self.store, self.run_id, who)
 
 
 def _start_of(project: Project, base: str) -> str:

@@ -5,23 +5,19 @@ show them like any task."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from orange.engine import localqueue
 from orange.engine.catalog import load_named
 from orange.engine.tasks import create_task
 from orange.run import state
+from orange.run.record import RunRecord
 from orange.store.listing import all_tasks
 from orange.store.runfile import RunFile
 from orange.store.task import Task
 
-if TYPE_CHECKING:
-    from orange.run.runner import Runner
-
 WORKFLOW = "run-subtask"
 
 
-def create_missing(runner: Runner) -> None:
+def create_missing(runner: RunRecord) -> None:
     """One task per subtask that has none yet, recorded on this host as the subtask's
     (`state.record_task`: `resume` and `cancel` touch no other task).  A task created
     before a crash, whose id the records missed, is found by its ``run``/``subtask``
@@ -56,14 +52,14 @@ def create_missing(runner: Runner) -> None:
         _link(runner, sid, task_id)
 
 
-def _link(runner: Runner, sid: str, task_id: str) -> None:
+def _link(runner: RunRecord, sid: str, task_id: str) -> None:
     def change(run: RunFile) -> None:
         state.set_subtask(run, sid, task=task_id)
 
     runner.update(f"subtask {sid} is task {task_id}", change)
 
 
-def _tasks_of_run(runner: Runner, run: RunFile) -> dict[str, str]:
+def _tasks_of_run(runner: RunRecord, run: RunFile) -> dict[str, str]:
     found: dict[str, str] = {}
     for task in all_tasks(runner.store):
         if not isinstance(task, Task) or task.project != runner.project.name:

@@ -21,7 +21,7 @@ from __future__ import annotations
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from orange.engine.engine import Engine
 from orange.errors import HookFailed, OrangeError
@@ -29,15 +29,13 @@ from orange.run import state
 from orange.run.agents import AgentFailed, AgentTimeout
 from orange.run.contracts import ContractError, Subtask, parse_review, parse_tests
 from orange.run.prompts import CONFLICT, FEEDBACK, IMPLEMENT, REVIEW, TESTS, clipped_diff
+from orange.run.record import RunFailed, RunRecord
 from orange.runtime.git import GitFailed, git
 from orange.runtime.places import pool_path
 from orange.runtime.ready import port_of, slot_env
 from orange.runtime.workspace import PoolFull
 from orange.store.runfile import RunFile
 from orange.store.task import Task
-
-if TYPE_CHECKING:
-    from orange.run.runner import Runner
 
 POOL_WAIT = 2.0  # seconds between looks for a free worktree
 SETTLED = ("approved", "done", "failed")
@@ -48,15 +46,13 @@ class SubtaskFailed(Exception):
 
 
 class Waves:
-    def __init__(self, runner: Runner) -> None:
+    def __init__(self, runner: RunRecord) -> None:
         self.runner = runner
         plan = runner.the_plan()
         self.plan = {s.id: s for s in plan.subtasks}
         self.groups = plan.groups
 
     def run_all(self) -> None:
-        from orange.run.runner import RunFailed  # the runner imports this module lazily
-
         start = state.number(self.runner.record().fields, "group", 0)
         for n in range(start, len(self.groups)):
             self.runner.check_cancelled()

@@ -35,6 +35,9 @@ HELP = "Create, list, show and change tasks."
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object.")]
 ProjectOpt = Annotated[str | None, typer.Option("--project", help="Project name.")]
+# `task update`, `show` and `edit` find the task from the worktree they run in, as the
+# skill tells agents (issue 25: a worker's `task edit --section ...` was refused).
+TaskArg = Annotated[str | None, typer.Argument(help="Task id (default: this workspace's).")]
 AfterOpt = Annotated[
     str | None,
     typer.Option("--after", help="ID[,ID...]: start only once those tasks are merged."),
@@ -87,12 +90,38 @@ def create(
         typer.Option("--base", help="Start the branch from BRANCH and merge it there."),
     ] = None,
     after: AfterOpt = None,
+    host: Annotated[
+        str | None,
+        typer.Option("--host", help="Start it on this registered host (auto: the freest)."),
+    ] = None,
     json_out: JsonOpt = False,
 ) -> None:
     """Create a task, and start its agent unless --no-spawn (or it waits, --after)."""
 
     proj = projects.infer(name=project)
     context_text = _read_text(context) if context is not None else None
+    if host is not None:
+        if no_spawn or offline:
+            raise InvalidInput(
+                "--host starts the task on that host: it takes neither --no-spawn nor --offline"
+            )
+        from orange.cli.hosting import create_on_host  # SSH and sync: for --host only
+
+        create_on_host(
+            proj,
+            host,
+            summary=summary,
+            branch=branch or None,
+            context=context_text,
+            status=status,
+            agents=Harnesses(
+                harness or "", review_harness or "", effort or "", review_effort or ""
+            ),
+            json_out=json_out,
+            base=base,
+            after=parse_after(after) if after is not None else None,
+        )
+        return
     create_and_report(
         proj,
         summary=summary,
@@ -138,9 +167,7 @@ def list_(
     )
 
 
-def show(
-    task: Annotated[str, typer.Argument()], project: ProjectOpt = None, json_out: JsonOpt = False
-) -> None:
+def show(task: TaskArg = None, project: ProjectOpt = None, json_out: JsonOpt = False) -> None:
     """Show a task: frontmatter, body and history."""
 
     ref = locate(task, project)
@@ -153,8 +180,13 @@ def show(
     from orange.ops.workspaces import local_facts
 
     facts = local_facts(ref.project, current)  # this host's: never committed
+    from orange.runtime.conflicts import predicted
+
+    clashes = predicted(ref.store, snap, ref.project).get(ref.task_id, ())
     if json_out:
         obj = task_object(current, body=current.body) | facts
+        if clashes:
+            obj["conflicts"] = [clash.as_json() for clash in clashes]
         if not is_trusted:
             obj["trusted"] = False
         if elsewhere:
@@ -163,7 +195,14 @@ def show(
         emit_json(obj)
     else:
         shown = current.with_fields(**facts) if facts else current
-        print_task(shown, current.body, history, trusted=is_trusted, elsewhere=elsewhere)
+        print_task(
+            shown,
+            current.body,
+            history,
+            trusted=is_trusted,
+            elsewhere=elsewhere,
+            conflicts=[clash.text(most=20) for clash in clashes],
+        )
 
 
 def log(
@@ -182,7 +221,7 @@ def log(
 
 
 def update(
-    task: Annotated[str | None, typer.Argument(help="Task id (default: this workspace's).")] = None,
+    task: TaskArg = None,
     summary: Annotated[str | None, typer.Option("--summary", help="New one-line summary.")] = None,
     status: Annotated[str | None, typer.Option("--status", help="Move to this status.")] = None,
     branch: Annotated[
@@ -217,7 +256,7 @@ def update(
 
 
 def edit(
-    task: Annotated[str, typer.Argument()],
+    task: TaskArg = None,
     section: Annotated[
         str | None, typer.Option("--section", help="e.g. Notes or '## Notes'.")
     ] = None,

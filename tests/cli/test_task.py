@@ -168,8 +168,11 @@ def test_json_errors_and_exit_codes(cli: Cli, project: Path) -> None:
     missing = cli("task", "show", "nosuchid", "--json")
     assert missing.code == 1
     assert "error" in missing.json()
-    usage = cli("task", "show")
-    assert usage.code == 2
+    outside = cli("task", "show")  # outside a task's worktree: no task to infer
+    assert (outside.code, outside.err) == (
+        1,
+        "orange: no task id given; pass the task id (see `orange task list`)\n",
+    )
 
 
 def test_broken_task_is_listed_and_show_names_file_and_error(cli: Cli, project: Path) -> None:

@@ -127,6 +127,25 @@ def test_a_command_whose_task_is_not_its_worktrees_is_refused(world: World) -> N
     assert world.task(first).str_field("summary") == "Renamed"
     assert world.task(second).str_field("summary") == "Second task"
 
+    # `task edit` and `task show` find the task from the worktree, as `task update`
+    # does (issue 25: a worker's `task edit --section Notes` wanted an id).
+    edited = run_orange(
+        "task",
+        "edit",
+        "--section",
+        "Notes",
+        "--file",
+        "-",
+        stdin="from the worktree\n",
+        cwd=pool / first_ws,
+        env=as_first,
+    )
+    assert (edited.code, edited.out) == (0, f"task {first}: ## Notes saved\n"), edited.err
+    shown = run_orange("task", "show", "--json", cwd=in_second)  # a person, no task variable
+    assert shown.code == 0, shown.err
+    assert json.loads(shown.out)["id"] == second
+    assert "from the worktree" in world.task(first).body
+
 
 # Plays codex: records the command line it was started with, then holds its pane.
 FAKE_CODEX = """#!__PYTHON__

@@ -90,38 +90,12 @@ def create(
         typer.Option("--base", help="Start the branch from BRANCH and merge it there."),
     ] = None,
     after: AfterOpt = None,
-    host: Annotated[
-        str | None,
-        typer.Option("--host", help="Start it on this registered host (auto: the freest)."),
-    ] = None,
     json_out: JsonOpt = False,
 ) -> None:
     """Create a task, and start its agent unless --no-spawn (or it waits, --after)."""
 
     proj = projects.infer(name=project)
     context_text = _read_text(context) if context is not None else None
-    if host is not None:
-        if no_spawn or offline:
-            raise InvalidInput(
-                "--host starts the task on that host: it takes neither --no-spawn nor --offline"
-            )
-        from orange.cli.hosting import create_on_host  # SSH and sync: for --host only
-
-        create_on_host(
-            proj,
-            host,
-            summary=summary,
-            branch=branch or None,
-            context=context_text,
-            status=status,
-            agents=Harnesses(
-                harness or "", review_harness or "", effort or "", review_effort or ""
-            ),
-            json_out=json_out,
-            base=base,
-            after=parse_after(after) if after is not None else None,
-        )
-        return
     create_and_report(
         proj,
         summary=summary,
@@ -180,13 +154,8 @@ def show(task: TaskArg = None, project: ProjectOpt = None, json_out: JsonOpt = F
     from orange.ops.workspaces import local_facts
 
     facts = local_facts(ref.project, current)  # this host's: never committed
-    from orange.runtime.conflicts import predicted
-
-    clashes = predicted(ref.store, snap, ref.project).get(ref.task_id, ())
     if json_out:
         obj = task_object(current, body=current.body) | facts
-        if clashes:
-            obj["conflicts"] = [clash.as_json() for clash in clashes]
         if not is_trusted:
             obj["trusted"] = False
         if elsewhere:
@@ -195,14 +164,7 @@ def show(task: TaskArg = None, project: ProjectOpt = None, json_out: JsonOpt = F
         emit_json(obj)
     else:
         shown = current.with_fields(**facts) if facts else current
-        print_task(
-            shown,
-            current.body,
-            history,
-            trusted=is_trusted,
-            elsewhere=elsewhere,
-            conflicts=[clash.text(most=20) for clash in clashes],
-        )
+        print_task(shown, current.body, history, trusted=is_trusted, elsewhere=elsewhere)
 
 
 def log(

@@ -41,6 +41,7 @@ _ENTRIES: tuple[tuple[str, str], ...] = (
     ("install", "install:install"),
     ("notify", "notify:notify"),
     ("sync", "sync:sync_command"),
+    ("host", "host"),
     ("run", "run:group"),
     ("hooks", "githooks"),
     ("tasks", "tasks_checkout"),
@@ -75,7 +76,9 @@ def build_app(first: str | None = None) -> typer.Typer:
             modules = [import_module(f"orange.cli.{m}") for m in where.split()]
             commands = [c for module in modules for c in module.COMMANDS]
             callback = getattr(modules[0], "CALLBACK", None)
-            app.add_typer(_group(modules[0].HELP, commands, callback=callback), name=name)
+            hidden = getattr(modules[0], "HIDDEN", ())
+            group = _group(modules[0].HELP, commands, callback=callback, hidden=hidden)
+            app.add_typer(group, name=name)
             continue
         module, attribute = where.split(":")
         function = getattr(import_module(f"orange.cli.{module}"), attribute)
@@ -129,8 +132,10 @@ def _group(
     commands: Iterable[tuple[str, Callable[..., None]]],
     *,
     callback: Callable[..., None] | None = None,
+    hidden: tuple[str, ...] = (),
 ) -> typer.Typer:
-    """A command group: its commands registered here, explicitly, by name."""
+    """A command group: its commands registered here, explicitly, by name (those in
+    ``hidden`` left out of its help: run by Orange itself)."""
     import typer  # see build_app
 
     group = typer.Typer(
@@ -141,7 +146,7 @@ def _group(
     if callback is not None:
         group.callback()(callback)
     for name, command in commands:
-        group.command(name)(command)
+        group.command(name, hidden=name in hidden)(command)
     return group
 
 

@@ -16,7 +16,7 @@ from orange.engine import requests
 from orange.errors import InvalidInput
 
 if TYPE_CHECKING:
-    pass
+    from orange.engine.decide import Outcome
 
 TaskArg = Annotated[str | None, typer.Argument(help="Task id (default: this workspace's).")]
 
@@ -33,7 +33,21 @@ def spawn(
     """Start a task's agent (its workflow's move out of pending, or its state's entry)."""
     ref = locate(task, project)
     options = {"explicit": True, "offline": offline}
-    report_outcome(engine_for(ref).spawn(ref.task_id, options=options), json_out)
+    outcome = engine_for(ref).spawn(ref.task_id, options=options)
+    report_outcome(outcome, json_out)
+    _say_started(outcome, "started", json_out)
+
+
+def _say_started(outcome: Outcome, what: str, json_out: bool) -> None:
+    """One line for a start that moved no status (its entry actions ran): silence would
+    leave the user guessing whether anything happened."""
+    if json_out or outcome.from_status != outcome.to_status:
+        return
+    task = outcome.task
+    print(
+        f"task {task.id}: agent {what} in {task.status}"
+        f" (watch it with `orange task attach {task.id}`)"
+    )
 
 
 def take(
@@ -54,7 +68,9 @@ def take(
 def respawn(task: TaskArg = None, project: ProjectOpt = None, json_out: JsonOpt = False) -> None:
     """Restart the agent of a task's current state after it died."""
     ref = locate(task, project)
-    report_outcome(engine_for(ref).respawn(ref.task_id), json_out)
+    outcome = engine_for(ref).respawn(ref.task_id)
+    report_outcome(outcome, json_out)
+    _say_started(outcome, "restarted", json_out)
 
 
 def cancel(

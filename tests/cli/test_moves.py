@@ -389,7 +389,8 @@ def test_unknown_workflow_in_projects_json_fails_creation(h: Harness) -> None:
 def test_spawn_clarification_task_runs_its_entry_actions(h: Harness) -> None:
     task_id = h.create()
     assert h.show(task_id)["status"] == "clarification"
-    h.cli.ok("task", "spawn", task_id)
+    said = h.cli.ok("task", "spawn", task_id).out
+    assert f"task {task_id}: agent started in clarification" in said
     task = h.show(task_id)
     assert task["status"] == "clarification"
     assert [(a, p.get("prompt")) for a, p in h.applied()] == [
@@ -471,7 +472,8 @@ def test_respawn_restarts_the_agent_of_the_state(
     task_id = h.create("", "s")
     drive(h, task_id, stop)
     before = h.show(task_id)
-    h.cli.ok("task", "respawn", task_id)
+    said = h.cli.ok("task", "respawn", task_id).out
+    assert f"task {task_id}: agent restarted in {stop}" in said
     after = h.show(task_id)
     assert after["status"] == before["status"]
     assert after["review_round"] == review_round  # a respawn is not a new round

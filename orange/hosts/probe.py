@@ -1,0 +1,196 @@
+"""What a host needs to run a project's tasks, asked in one SSH round trip.
+
+The host answers `report` (``orange host probe --json`` there: its Orange's protocol
+and version, the name it records in the ref, its projects with their sync remote's URL
+and pool use, the agents installed there, whether it has tmux); this host compares
+that with what the project here needs (`missing`) and says each missing thing in one
+line.  Nothing of the answer is run here: it is data, matched against local values.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from orange import projects
+from orange.engine.definitions import is_active
+from orange.errors import InvalidInput, OrangeError
+from orange.home import host_name
+from orange.hosts import registry
+from orange.hosts.registry import Host
+from orange.projects import Project, open_store
+from orange.runtime import bindings, ssh
+from orange.runtime import harness as harnesses
+from orange.runtime.git import git
+from orange.store.listing import all_tasks
+from orange.store.task import Task
+from orange.sync.remote import project_remote
+
+PROTOCOL = 1  # what `orange host probe` and `orange host start` say and take
+
+
+def version() -> str:
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import version as installed
+
+    try:
+        return installed("orange")
+    except PackageNotFoundError:
+        return "unknown"
+
+
+def sync_url(project: Project) -> str | None:
+    """The URL of the project's sync remote, as git has it (None: no sync remote)."""
+    remote = project_remote(project)
+    if remote is None:
+        return None
+    url = git("remote", "get-url", remote, cwd=Path(project.path), check=False).strip()
+    return url or None
+
+
+def same_url(a: str, b: str) -> bool:
+    def norm(url: str) -> str:
+        return url.strip().rstrip("/").removesuffix(".git").rstrip("/")
+
+    return norm(a) == norm(b)
+
+
+def report() -> dict[str, Any]:
+    """This host, as another one needs to know it (the remote side of a probe)."""
+    table = harnesses.load_harnesses()
+    found = []
+    for project in projects.load_all():
+        used = sum(1 for record in bindings.all_records(project.name) if record.workspace)
+        found.append(
+            {
+                "name": project.name,
+                "url": sync_url(project),
+                "pool_size": project.pool_size,
+                "pool_used": used,
+                "sync_interval": project.sync_interval,
+            }
+        )
+    return {
+        "protocol": PROTOCOL,
+        "version": version(),
+        "host": host_name(),
+        "projects": found,
+        "agents": sorted(name for name, h in table.items() if h.installed()),
+        "tmux": shutil.which("tmux") is not None,
+    }
+
+
+class Checked(NamedTuple):
+    host: Host  # updated with what it reported
+    missing: tuple[str, ...]  # one line each
+    free: int  # free worktrees of the project there
+
+
+def ask(host: Host) -> dict[str, Any]:
+    """The host's `report`, over SSH (one round trip); unreachable or not an Orange
+    that answers: one line, raised.  Whether it answered is remembered."""
+    try:
+        answer = ssh.run(host.ssh(), ["host", "probe", "--json"], timeout=60)
+    except ssh.HostUnreachable:
+        registry.mark(host.name, reachable=False, now=now())
+        raise
+    registry.mark(host.name, reachable=True, now=now())
+    try:
+        data = json.loads(answer.out) if answer.code == 0 else None
+    except ValueError:
+        data = None
+    if not isinstance(data, dict):
+        said = [line for line in answer.err.splitlines() if line.strip()]
+        why = said[-1].strip() if said else f"exit status {answer.code}"
+        raise InvalidInput(
+            f"host {host.name}: Orange is not installed there, or too old to answer: {why}",
+            hint="install Orange there (the same version as here), or set its path "
+            "with `orange host add ... --orange PATH`",
+        )
+    return data
+
+
+def missing(host: Host, project: Project, data: dict[str, Any]) -> Checked:
+    """What ``host`` lacks to run ``project``'s tasks, judged from its report."""
+    lines: list[str] = []
+    if data.get("protocol") != PROTOCOL:
+        lines.append(
+            f"Orange there is version {data.get('version')!s:.40}, not compatible with "
+            f"this one ({version()}): install the same version there"
+        )
+    if not data.get("tmux"):
+        lines.append("tmux is not installed there")
+    url = sync_url(project)
+    theirs = None
+    if url is None:
+        lines.append(
+            f"project {project.name} has no sync remote here: add one (`git remote add "
+            f"origin URL`) and run `orange sync --setup`"
+        )
+    else:
+        for entry in data.get("projects") or []:
+            found = entry.get("url") if isinstance(entry, dict) else None
+            if isinstance(found, str) and same_url(found, url):
+                theirs = entry
+                break
+        if theirs is None:
+            lines.append(
+                f"project {project.name} is not cloned and registered there with the "
+                f"sync remote {url}: `git clone {url}` there, then `orange project add`"
+            )
+    agents = {str(a) for a in data.get("agents") or []}
+    for name in needed_agents(project):
+        if name not in agents:
+            lines.append(f"agent {name} is not installed there (or not on its PATH)")
+    free = 0
+    pool = 0
+    if theirs is not None:
+        pool = _int(theirs.get("pool_size"))
+        free = max(0, pool - _int(theirs.get("pool_used")))
+        if free == 0:
+            lines.append(f"its pool for {theirs.get('name')!s:.64} is full ({pool} in use)")
+    name = str(theirs["name"]) if theirs is not None else ""
+    updated = host._replace(
+        reports_as=str(data.get("host") or ""),
+        projects=_put(host.projects, project.name, name),
+        pools=_put(host.pools, project.name, pool),
+        agents=tuple(sorted(agents)),
+        version=str(data.get("version") or ""),
+        unreachable_since="",
+    )
+    return Checked(updated, tuple(lines), free)
+
+
+def needed_agents(project: Project) -> list[str]:
+    """The harnesses the project's tasks use: those its active tasks name (only
+    compared, never run) and the one a new task gets here by default."""
+    names: set[str] = set()
+    try:
+        names.add(harnesses.resolve(None).name)
+    except OrangeError:
+        pass
+    try:
+        store = open_store(project)
+        snap = store.snapshot()
+        for task in all_tasks(store):
+            if isinstance(task, Task) and task.str_field("harness") and is_active(snap, task):
+                names.add(task.str_field("harness"))
+    except OrangeError:
+        pass
+    return sorted(names)
+
+
+def _put(pairs: tuple[tuple[str, Any], ...], key: str, value: Any) -> tuple[Any, ...]:
+    kept = [(k, v) for k, v in pairs if k != key]
+    return tuple(sorted([*kept, (key, value)])) if value else tuple(kept)
+
+
+def _int(value: object) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def now() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")

@@ -1,0 +1,80 @@
+"""``orange host add/check/list/remove`` against a real SSH server on 127.0.0.1: the
+other host is a second Orange home and clone, reached only through it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from orange.home import orange_home
+from tests.conftest import Cli, orange_bin
+from tests.hosts.conftest import make_other
+from tests.ssh import SshServer
+
+
+def test_add_checks_the_host_in_one_round_trip_and_registers_it(
+    cli: Cli, repo: Path, hub: Path, tmp_path: Path, ssh_server: SshServer
+) -> None:
+    other = make_other(tmp_path, hub)
+    added = cli(*other.add_args(ssh_server), "--json", cwd=repo)
+    assert added.code == 0, added.err
+    data = added.json()
+    assert data["ok"] is True
+    assert data["missing"] == []
+    assert data["reports_as"] == "otherbox"
+    assert data["projects"] == {"proj": "proj"}
+    assert data["free"] == 2
+    listed = cli.ok("host", "list", "--json", cwd=repo).json()["hosts"]
+    assert [(h["name"], h["target"], h["pools"]) for h in listed] == [
+        ("box", "other", [{"project": "proj", "size": 2, "used": 0, "running": {}}])
+    ]
+    # Hosts turn the project's automatic sync on (a host's work reaches here by it).
+    projects = json.loads((orange_home() / "projects.json").read_text())["projects"]
+    assert projects[0]["sync_interval"] > 0
+
+
+def test_add_names_each_missing_thing_in_one_line(
+    cli: Cli, repo: Path, hub: Path, tmp_path: Path, ssh_server: SshServer
+) -> None:
+    other = make_other(tmp_path, hub, register=False)
+    (Path(other.env["ORANGE_HOME"]) / "config.yml").write_text("{}\n")
+    (orange_home() / "config.yml").write_text(
+        "harnesses:\n  fake:\n    command: [sh, -c, 'sleep 1', '{prompt}']\n"
+    )
+    cli.ok("task", "create", "--no-spawn", "--harness", "fake", "b1", "Work", cwd=repo)
+    added = cli(*other.add_args(ssh_server), cwd=repo)
+    assert added.code == 1
+    missing = [line for line in added.out.splitlines() if "missing:" in line]
+    assert missing == [
+        f"host box: missing: project proj is not cloned and registered there with the sync "
+        f"remote {hub}: `git clone {hub}` there, then `orange project add`",
+        "host box: missing: agent fake is not installed there (or not on its PATH)",
+    ]
+
+
+def test_an_unreachable_host_is_one_line_and_changes_nothing(
+    cli: Cli, repo: Path, hub: Path, tmp_path: Path, ssh_server: SshServer
+) -> None:
+    other = make_other(tmp_path, hub)
+    args = other.add_args(ssh_server)
+    args[args.index("--ssh-config") + 1] = str(ssh_server.unreachable_config(tmp_path))
+    added = cli(*args, cwd=repo)
+    assert added.code == 1
+    assert len(added.err.strip().splitlines()) == 1
+    assert "host box (other) unreachable" in added.err
+    assert not (orange_home() / "hosts.json").exists()
+    projects = json.loads((orange_home() / "projects.json").read_text())["projects"]
+    assert projects[0]["sync_interval"] == 0
+
+
+def test_a_host_without_orange_says_so(
+    cli: Cli, repo: Path, hub: Path, tmp_path: Path, ssh_server: SshServer
+) -> None:
+    other = make_other(tmp_path, hub)
+    args = other.add_args(ssh_server)
+    args[args.index("--orange") + 1] = str(tmp_path / "no-orange-here")
+    added = cli(*args, cwd=repo)
+    assert added.code == 1
+    assert "host box: Orange is not installed there, or too old to answer" in added.err
+    assert not (orange_home() / "hosts.json").exists()
+    assert orange_bin()

@@ -4,6 +4,8 @@ applies within seconds, through tmux's pane-died hook (`orange monitor --once`).
 from __future__ import annotations
 
 import json
+import os
+import signal
 import time
 from pathlib import Path
 
@@ -13,6 +15,7 @@ from orange import projects
 from orange.engine.catalog import load_named
 from orange.engine.forgery import recorded
 from orange.engine.tasks import create_task
+from orange.home import orange_home
 from orange.monitor import loop as monitor_loop
 from orange.runtime.watcher import read_status, state_dir
 from orange.store import layout
@@ -99,6 +102,24 @@ def test_human_states_are_only_marked(world: World, status: str) -> None:
     world.tmux("kill-session", "-t", session)
     wait_for(lambda: world.task(task_id).str_field("attention"), 20, "attention")
     assert world.status(task_id) == status
+
+
+def test_the_log_names_the_signal_that_killed_an_agent(world: World) -> None:
+    """Issue 25, finding 6: a signal death was logged as "exited with status None"."""
+    world.set_harness("hold", HOLD)
+    task_id = world.create("mon-signal", "Killed by a signal", "--harness", "hold")
+    world.wait_status(task_id, "planning", timeout=10)
+    session = world.task(task_id).str_field("tmux_session")
+    pid = int(world.tmux("display-message", "-p", "-t", f"{session}:worker", "#{pane_pid}"))
+    os.kill(pid, signal.SIGKILL)
+    log = orange_home() / "logs" / "monitor.log"
+
+    def logged() -> str | None:
+        lines = log.read_text().splitlines() if log.exists() else []
+        return next((line for line in lines if task_id in line), None)
+
+    line = wait_for(logged, 20, "the death in the monitor's log")
+    assert f"task {task_id} (proj, planning): worker was killed by signal 9 (SIGKILL): " in line
 
 
 def _force_status(world: World, task_id: str, status: str) -> None:

@@ -43,7 +43,6 @@ from orange.engine.monitoring import BUSY, handle_dead_session
 from orange.engine.trust import trusted_here
 from orange.errors import OrangeError
 from orange.home import orange_home
-from orange.monitor import screens
 from orange.runtime.adopt import ensure_adopted
 from orange.runtime.bindings import session_of
 from orange.runtime.places import agent_window
@@ -77,17 +76,12 @@ class PassReport:
     watch: set[tuple[str, str]] = field(default_factory=set)  # live agent windows
     busy: bool = False  # a dead agent's task was being moved: look again in a tick
     unverified: dict[str, int] = field(default_factory=dict)  # project → commits left
-    # Watched agent windows → the (pane, output stamp) last read for a waiting screen,
-    # and the windows that showed one (`orange.monitor.screens`).
-    looked: dict[tuple[str, str], tuple[str, int]] = field(default_factory=dict)
-    marked: set[tuple[str, str]] = field(default_factory=set)
 
 
 def run_pass(task_filter: str | None = None) -> PassReport:
     """One pass over every registered project on this host."""
     report = PassReport()
-    tmux = Tmux()
-    panes = {(p.session, p.window): p for p in tmux.panes()}
+    panes = {(p.session, p.window): p for p in Tmux().panes()}
     polls: list[int] = []
     stores: list[tuple[projects.Project, TaskStore]] = []
     for project in projects.load_all():
@@ -96,7 +90,7 @@ def run_pass(task_filter: str | None = None) -> PassReport:
         except OrangeError:
             continue
     for project, store in stores:  # dead agents first, in every project
-        _handle_project(project, store, panes, tmux, task_filter, report, polls)
+        _handle_project(project, store, panes, task_filter, report, polls)
     for project, store in stores:  # then new commits, a slice a project
         left = verify_forgeries(project.name, store)
         if project.sync_interval:
@@ -113,23 +107,13 @@ def _handle_project(
     project: projects.Project,
     store: TaskStore,
     panes: Mapping[tuple[str, str], PaneInfo],
-    tmux: Tmux,
     task_filter: str | None,
     report: PassReport,
     polls: list[int],
 ) -> None:
-    """Apply the exit rules to the project's dead agents, and look for live ones that
-    wait for a person (``report`` and ``polls`` gather what was done and the poll
-    intervals the workflows ask for)."""
+    """Apply the exit rules to the project's dead agents (``report`` and ``polls``
+    gather what was done and the poll intervals the workflows ask for)."""
     engine: Engine | None = None
-
-    def engine_here() -> Engine:
-        nonlocal engine
-        engine = engine or build_engine(project, actor="monitor", store=store)
-        return engine
-
-    setter = screens.Setter(engine_here)
-    live: set[str] = set()
     snap = store.snapshot()
     ensure_adopted(project, snap)
     known = Definitions(snap)
@@ -150,39 +134,18 @@ def _handle_project(
         why = _why_dead(panes, session, window)
         if why is None:
             report.watch.add((session, window))
-            live.add(task.id)
-            said, look = screens.look_at(
-                project.name, task, window, panes[(session, window)], tmux, setter
-            )
-            if look is not None and look.window == window:
-                report.looked[(session, window)] = (look.pane, look.activity)
-                if look.screen:
-                    report.marked.add((session, window))
-            if said:
-                report.actions.append(said)
-                log(said)
             continue
         report.dead += 1
-        refusal = screens.exit_reason(task, window, panes.get((session, window)), tmux)
         try:
             done = handle_dead_session(engine, task.id, expect_status=task.status)
         except OrangeError as exc:
             done = f"failed: {exc}"
         if done == BUSY:
             report.busy = True
-            continue
-        if refusal is not None:  # why it died, and what to do, instead of a bare crash
-            try:
-                engine.set_attention(task.id, refusal, event="agent.refused")
-            except OrangeError:
-                pass
-            done = f"{done}; {refusal}"
-        if done != "nothing to do":
+        elif done != "nothing to do":
             line = f"task {task.id} ({project.name}, {task.status}): {why}: {done}"
             report.actions.append(line)
             log(line)
-    if task_filter is None:
-        screens.prune(project.name, live)
 
 
 def verify_forgeries(name: str, store: TaskStore) -> int:
@@ -306,21 +269,7 @@ def _wait(report: PassReport, wake_seen: float) -> None:
         time.sleep(TICK)
         if _wake_stamp() > wake_seen:
             return
-        panes = [p for p in tmux.panes() if not p.dead]
-        live = {(p.session, p.window) for p in panes}
+        live = {(p.session, p.window) for p in tmux.panes() if not p.dead}
         if live != previous:
             return  # an agent died or started (maybe while the last pass ran): look now
-        if any(_to_read(report, p) for p in panes):
-            return  # a watched agent went quiet, or a waiting one moved: read its pane
         previous = live
-
-
-def _to_read(report: PassReport, pane: PaneInfo) -> bool:
-    """Whether a watched agent's pane is due to be read for a waiting screen (the
-    pass's rule, `screens.due`, from what the pass saw)."""
-    key = (pane.session, pane.window)
-    if key not in report.watch or pane.activity is None:
-        return False
-    if report.looked.get(key) == (pane.pane_id, pane.activity):
-        return False
-    return key in report.marked or time.time() - pane.activity >= screens.QUIET

@@ -37,3 +37,13 @@ def test_every_package_is_in_the_distribution() -> None:
         if "__pycache__" not in init.parts
     }
     assert found - listed == set()
+
+
+def test_the_license_is_an_spdx_expression_with_its_file() -> None:
+    # The table form (`license = {text = ...}`) is deprecated by setuptools, which stops
+    # building it after 2027-02-18; PEP 639's string and license-files replace it.
+    import tomllib
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    assert project["license"] == "MIT"
+    assert [f for f in project["license-files"] if (ROOT / f).is_file()] == ["LICENSE"]

@@ -18,6 +18,7 @@ from orange.engine.caller import ENGINE, Caller, from_env
 from orange.engine.claims import BranchShare, Claim
 from orange.engine.engine import Engine
 from orange.engine.ports import AgentProbe, Notifier, WorkingCopies
+from orange.engine.services import Services
 from orange.hooks.registry import full_registry
 from orange.projects import Project, open_store
 from orange.runtime.adapters import LocalCopies, TmuxProbe
@@ -54,7 +55,7 @@ def runtime() -> Runtime:
     )
 
 
-def _carries_tasks(engine: Engine) -> bool:
+def _carries_tasks(engine: Services) -> bool:
     """Whether a remote of the repository fetches the tasks ref (the mark of a project
     that syncs, `orange.sync.remote.project_remote`), read from the git config already
     open: a project without one never loads the sync machinery."""
@@ -70,7 +71,7 @@ def _carries_tasks(engine: Engine) -> bool:
     )
 
 
-def _release(engine: Engine, task: Task, *, force: bool) -> list[str]:
+def _release(engine: Services, task: Task, *, force: bool) -> list[str]:
     """The engine's `LocalRelease`: `orange.runtime.unbind.release_recorded_bindings`."""
     # Imported here: releasing drives git, tmux and teardown commands, and only a
     # human's cancel of an untrusted task uses it.
@@ -79,7 +80,7 @@ def _release(engine: Engine, task: Task, *, force: bool) -> list[str]:
     return release_recorded_bindings(engine, task, force=force)
 
 
-def _claim(engine: Engine, task: Task, commit: str) -> str | None:
+def _claim(engine: Services, task: Task, commit: str) -> str | None:
     """The engine's `Claim`: `orange.sync.claim.claim_on_remote`."""
     if not _carries_tasks(engine):
         return None
@@ -90,7 +91,7 @@ def _claim(engine: Engine, task: Task, commit: str) -> str | None:
     return claim_on_remote(engine, task, commit)
 
 
-def _share(engine: Engine, task: Task) -> str | None:
+def _share(engine: Services, task: Task) -> str | None:
     """The engine's `BranchShare`: `orange.sync.claim.share_branch`."""
     if not _carries_tasks(engine):
         return None

@@ -2,7 +2,9 @@
 
 The contracts are checked against a copy of the package with one forbidden import
 planted in it: inside a function, where an import-hygiene test that only imports
-modules would never notice it.
+modules would never notice it.  A planted import back up to a module's importer
+(`orange.engine.notices` importing the engine that imports it) is a cycle inside a
+package, which the acyclic-siblings contract refuses.
 """
 
 from __future__ import annotations
@@ -50,8 +52,17 @@ def test_the_package_keeps_its_layers(tree: Path) -> None:
         ("orange/store/layout.py", "from orange import home", "the store imports nothing"),
         ("orange/runtime/git.py", "import typer", "no core package imports a UI library"),
         ("orange/runtime/git.py", "from orange.monitor import loop", "drivers above"),
+        ("orange/engine/notices.py", "from orange.engine import engine", "no import cycle"),
+        ("orange/dashboard/views.py", "from orange.dashboard import app", "no import cycle"),
     ],
-    ids=["engine->runtime", "store->home", "runtime->typer", "runtime->monitor"],
+    ids=[
+        "engine->runtime",
+        "store->home",
+        "runtime->typer",
+        "runtime->monitor",
+        "notices->engine",
+        "views->app",
+    ],
 )
 def test_a_function_level_import_across_a_layer_breaks_a_contract(
     tree: Path, module: str, planted: str, contract: str

@@ -48,6 +48,8 @@ _ENTRIES: tuple[tuple[str, str], ...] = (
     ("hook-impl", "githooks:hook_impl"),
 )
 _HIDDEN = ("hook-impl",)
+# The variable a shell's completion script sets (typer's own scheme: `_<PROG>_COMPLETE`).
+COMPLETE_VAR = "_ORANGE_COMPLETE"
 
 
 def build_app(first: str | None = None) -> typer.Typer:
@@ -61,7 +63,7 @@ def build_app(first: str | None = None) -> typer.Typer:
         name="orange",
         help=APP_HELP,
         no_args_is_help=True,
-        add_completion=False,
+        add_completion=True,
         pretty_exceptions_enable=False,
         rich_markup_mode=None,
     )
@@ -153,6 +155,8 @@ def _group(
 def run(argv: list[str] | None = None) -> int:
     """Entry point: run the command and map every outcome to an exit code."""
     args = _optional_values(list(sys.argv[1:] if argv is None else argv))
+    if COMPLETE_VAR in os.environ:  # a shell asks for completions: the whole command tree
+        return _run_typer(args)
     if not args and sys.stdin.isatty() and sys.stdout.isatty():
         args = ["dashboard"]  # a person at a terminal; agents (no terminal) get help
     if args[:1] == ["--version"] and set(args[1:]) <= {"--json"}:

@@ -26,7 +26,7 @@ from orange.engine.fields import ENGINE_FIELDS
 from orange.errors import HookFailed
 
 if TYPE_CHECKING:
-    from orange.engine.engine import Engine
+    from orange.engine.services import Services
     from orange.engine.workflow import HookSpec, Workflow
     from orange.store.store import C, Snapshot, TaskStore
     from orange.store.task import Task
@@ -34,7 +34,9 @@ if TYPE_CHECKING:
 
 class HookContext:
     """What an action sees.  In ``prepare``, ``task`` is the task as it will be
-    committed so far; in ``apply``, the task as committed.  (A plain class, built on
+    committed so far; in ``apply``, the task as committed.  Of the engine that runs it,
+    an action sees only `Services` (its store and project, prompts, a field write, a
+    spawn).  (A plain class, built on
     every move: see `orange.store.events.Change`.)"""
 
     __slots__ = (
@@ -51,7 +53,7 @@ class HookContext:
 
     def __init__(
         self,
-        engine: Engine,
+        engine: Services,
         spec: HookSpec,
         workflow: Workflow,
         before: Task,
@@ -119,7 +121,7 @@ class LocalRelease(Protocol):
     its recorded worktree) and says what it did.  Used by a human's cancel of a task
     whose definition is not trusted here, which runs none of that definition's hooks."""
 
-    def __call__(self, engine: Engine, task: Task, *, force: bool) -> list[str]: ...
+    def __call__(self, engine: Services, task: Task, *, force: bool) -> list[str]: ...
 
 
 class Action:

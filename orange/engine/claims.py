@@ -22,14 +22,14 @@ from orange.store.task import Task
 
 if TYPE_CHECKING:
     from orange.engine.decide import Outcome
-    from orange.engine.engine import Engine
+    from orange.engine.services import Services
     from orange.engine.workflow import Workflow
 
 OFFLINE = "offline"  # the move's option: start without a claim
 
 
 class Claim(Protocol):
-    def __call__(self, engine: Engine, task: Task, commit: str) -> str | None:
+    def __call__(self, engine: Services, task: Task, commit: str) -> str | None:
         """Claim ``task`` (as committed by ``commit``) for this host: None when it is
         this host's (or the project has no sync remote); a line saying where it runs
         when another host claimed it first.  Raises, the start undone, when the remote
@@ -37,19 +37,21 @@ class Claim(Protocol):
 
 
 class BranchShare(Protocol):
-    def __call__(self, engine: Engine, task: Task) -> str | None:
+    def __call__(self, engine: Services, task: Task) -> str | None:
         """Push ``task``'s branch to the sync remote, never forced; a warning line
         when that failed (never an error: the move stands)."""
 
 
-def share_waiting(engine: Engine, workflow: Workflow, before: Task, after: Task) -> str | None:
+def share_waiting(
+    share: BranchShare | None, engine: Services, workflow: Workflow, before: Task, after: Task
+) -> str | None:
     """A task that entered a state waiting for a human has its branch pushed, so a
     teammate can review, diff and merge it; what went wrong, to say."""
-    if engine.share is None or before.status == after.status:
+    if share is None or before.status == after.status:
         return None
     if not workflow.waits_for_human(after.status) or not after.branch:
         return None
-    return engine.share(engine, after)
+    return share(engine, after)
 
 
 def binds(before: Task, after: Task) -> bool:
@@ -63,7 +65,8 @@ def binds(before: Task, after: Task) -> bool:
 
 
 def claimed(
-    engine: Engine,
+    claim: Claim | None,
+    engine: Services,
     before: Task,
     after: Task,
     commit: str | None,
@@ -75,8 +78,8 @@ def claimed(
     should it return to its queue state, this host may start it again."""
     if commit is None or not binds(before, after):
         return True
-    if engine.claim is not None and not options.get(OFFLINE):
-        lost = engine.claim(engine, after, commit)
+    if claim is not None and not options.get(OFFLINE):
+        lost = claim(engine, after, commit)
         if lost is not None:
             outcome.messages.append(lost)
             outcome.task = engine.store.get(after.id)

@@ -292,7 +292,7 @@ class Engine:
 
         written = self.store.commit(compute)
         if fields.get("attention"):  # written only when it changed (`fields_change`)
-            announce(self, None, None, written.task, written.commit)
+            announce(self.notifier, None, None, written.task, written.commit)
         return written.task
 
     # The agent's working copy --------------------------------------------------------
@@ -350,12 +350,13 @@ class Engine:
             after, acted.before.status, after.status, acted.commit, messages=list(acted.messages)
         )
         self.sync_copy(after)
-        announce(self, acted.workflow, acted.before, after, acted.commit)  # before a self-kill
+        # Announced before the effects: one of them may end this process (a self-kill).
+        announce(self.notifier, acted.workflow, acted.before, after, acted.commit)
         self._flag_conflict(after.id, outcome)
-        if not claimed(self, acted.before, after, acted.commit, options, outcome):
+        if not claimed(self.claim, self, acted.before, after, acted.commit, options, outcome):
             return outcome  # bound elsewhere first: nothing starts here
         self._run_effects(acted, options, outcome)
-        shared = share_waiting(self, acted.workflow, acted.before, after)
+        shared = share_waiting(self.share, self, acted.workflow, acted.before, after)
         outcome.messages.extend([shared] if shared else [])
         if acted.untrusted and self.release is not None:
             # A cancel of an untrusted task: none of its hooks ran; undo only what this

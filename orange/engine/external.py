@@ -44,7 +44,7 @@ def complete_external_move(engine: Engine, before: Task) -> Outcome | None:
         # tip the move was read from (the plain-git commit, or one after it); a move with
         # hooks is announced by `run_actions`, keyed by its ``hooks.applied`` commit.
         tip = str(snap.commit.id) if snap.commit is not None else None
-        announce(engine, workflow, before, current, tip)
+        announce(engine.notifier, workflow, before, current, tip)
         return Outcome(engine.store.get(before.id), before.status, current.status, None)
     # One commit after the user's: the hooks' fields and the gate baseline together.
     outcome = engine.run_actions(before.id, transition.hooks, "hooks.applied", {}, before=before)

@@ -96,7 +96,7 @@ def handle_dead_session(engine: Engine, task_id: str, *, expect_status: str | No
             return BUSY
         death = engine.store.commit(compute)
         if "attention" in dict(death.trailers).get("Orange-Fields", ""):  # set just now
-            announce(engine, None, None, death.task, death.commit)
+            announce(engine.notifier, None, None, death.task, death.commit)
         if death.decision is None:
             return "nothing to do"
         return _carry_out(engine, task_id, death.status, death.decision, actor)

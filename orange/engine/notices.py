@@ -9,14 +9,9 @@ from notifying twice, whichever driver carried the move out.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from orange.engine.ports import Notice
+from orange.engine.ports import Notice, Notifier
 from orange.engine.workflow import Workflow
 from orange.store.task import Task
-
-if TYPE_CHECKING:
-    from orange.engine.engine import Engine
 
 
 def notices(
@@ -36,18 +31,18 @@ def notices(
 
 
 def announce(
-    engine: Engine,
+    notifier: Notifier | None,
     workflow: Workflow | None,
     before: Task | None,
     after: Task,
     commit: str | None,
 ) -> None:
-    """Hand the notices of ``commit`` to the engine's notifier; never raises (telling
+    """Hand the notices of ``commit`` to ``notifier`` (the engine's); never raises (telling
     a human is best effort: it must not fail a move that is already written)."""
-    if engine.notifier is None or commit is None:
+    if notifier is None or commit is None:
         return
     for notice in notices(workflow, before, after, commit):
         try:
-            engine.notifier.send(notice)
+            notifier.send(notice)
         except Exception:  # any failure of the runtime's notifier: the move stands
             pass

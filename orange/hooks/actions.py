@@ -32,7 +32,7 @@ from orange.runtime.workspace import PoolFull
 from orange.store.task import Task
 
 if TYPE_CHECKING:
-    from orange.engine.engine import Engine
+    from orange.engine.services import Services
 
 
 def _worktree(task: Task) -> Path:
@@ -235,7 +235,7 @@ class SpawnNext(Action):
         ctx.messages.extend(start_next(ctx.engine, skip=ctx.task.id))
 
 
-def start_next(engine: Engine, *, skip: str = "") -> list[str]:
+def start_next(engine: Services, *, skip: str = "") -> list[str]:
     """Start the next queued task of ``engine``'s project, if a worktree is free (a
     release outside a move, `orange workspace gc`, calls it too); what to say."""
     if engine.project is None:

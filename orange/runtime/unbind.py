@@ -21,10 +21,10 @@ from orange.runtime.tmux import Tmux
 from orange.store.task import Task
 
 if TYPE_CHECKING:
-    from orange.engine.engine import Engine
+    from orange.engine.services import Services
 
 
-def release_recorded_bindings(engine: Engine, task: Task, *, force: bool) -> list[str]:
+def release_recorded_bindings(engine: Services, task: Task, *, force: bool) -> list[str]:
     """The engine's `LocalRelease`: `release_local` after a cancel already committed,
     so a refusal (unsaved work without ``--force``) is said and the worktree stays
     bound."""

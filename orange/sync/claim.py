@@ -25,10 +25,10 @@ from orange.store.task import Task
 from orange.sync.remote import BOUND, claim_remote
 
 if TYPE_CHECKING:
-    from orange.engine.engine import Engine
+    from orange.engine.services import Services
 
 
-def claim_on_remote(engine: Engine, task: Task, commit: str) -> str | None:
+def claim_on_remote(engine: Services, task: Task, commit: str) -> str | None:
     """Push ``task``'s binding; None when it is this host's, else where it runs."""
     project = engine.project
     remote = None if project is None else claim_remote(project)
@@ -72,7 +72,7 @@ def claim_bound() -> float:
     return float(value)
 
 
-def share_branch(engine: Engine, task: Task) -> str | None:
+def share_branch(engine: Services, task: Task) -> str | None:
     """The engine's `BranchShare`: push the task's branch to the sync remote, never
     forced, within `BOUND` seconds; a warning line when it was not pushed."""
     project = engine.project
@@ -89,7 +89,7 @@ def share_branch(engine: Engine, task: Task) -> str | None:
     return None
 
 
-def _release(engine: Engine, task: Task) -> list[str]:
+def _release(engine: Services, task: Task) -> list[str]:
     assert engine.project is not None
     try:
         return release_local(engine.project, task, force=True)

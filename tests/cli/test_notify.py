@@ -162,7 +162,7 @@ def test_the_same_commit_handled_twice_notifies_once(
     entry = task_history(monitor.store, task_id)[-1]
     assert entry.to_status == "reviewing"
     before = task.with_fields(status="agent-review")
-    announce(monitor, monitor.workflow(task), before, task, entry.commit)
+    announce(monitor.notifier, monitor.workflow(task), before, task, entry.commit)
     settled(tmp_path)
     assert len(calls(desktop)) == 1
 

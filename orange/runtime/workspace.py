@@ -24,6 +24,11 @@ from orange.store.store import Snapshot
 from orange.store.task import Task
 
 
+# The self-review outcome file (seed 003) an agent writes in its worktree, and the one
+# the stop hook writes beside it first (`orange.ops.claude_stop`, which imports nothing).
+OUTCOME_FILES = (".orange-task", ".orange-task.tmp")
+
+
 def holders(snap: Snapshot, project: str) -> dict[str, str]:
     """Workspace name → id of the active task this host bound it to."""
     held: dict[str, str] = {}
@@ -223,7 +228,9 @@ def add_excludes(project: Project, entries: tuple[str, ...]) -> None:
 
 
 def reset(project: Project, path: Path) -> None:
-    """Return a worktree to the pool: detached at the default branch, clean, no task file.
+    """Return a worktree to the pool: detached at the default branch, clean, no task file
+    and no outcome file (`git clean` keeps excluded files: the next task there would
+    first be told about this one's outcome).
 
     Callers make sure nothing unsaved is in it first (never lose work).
     """
@@ -232,3 +239,5 @@ def reset(project: Project, path: Path) -> None:
     git("checkout", "--quiet", "--force", "--detach", base, cwd=path)
     git("clean", "-fdq", cwd=path)
     workcopy.remove(path)
+    for name in OUTCOME_FILES:
+        (path / name).unlink(missing_ok=True)

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from orange.engine.gates import section
+from orange.home import orange_home
 from orange.ops.idle_hooks import IDLE_HOOK_DIRS
 from tests.e2e.conftest import World, wait_for
 from tests.node import DRIVE, node
@@ -73,6 +74,14 @@ def test_an_outcome_file_completes_the_task_and_a_missing_one_keeps_the_agent_go
     task = world.wait_status(task_id, "reviewing")
     assert section(task.body, "## Handoff") is None
     assert (section(task.body, "## Outcome") or "").startswith("OUTCOME: passed")
+
+    # Released, the worktree keeps no outcome file: the next task there would first be
+    # told it names another task (issue 25, finding 6).
+    outcome = orange_home() / "workspaces" / path / ".orange-task"
+    assert json.loads(outcome.read_text()) == {"id": task_id}  # kept while the task holds it
+    world.ok("task", "cancel", task_id, "--yes")
+    assert world.status(task_id) == "cancelled"
+    assert not outcome.exists()
 
 
 def test_an_invalid_outcome_says_what_is_wrong(world: World, tmp_path: Path) -> None:

@@ -14,6 +14,7 @@ from typing import Annotated, Any
 
 import typer
 from typer._click.core import Context
+from typer._click.formatting import HelpFormatter
 from typer.core import TyperGroup
 
 from orange.cli.context import current_project
@@ -53,6 +54,20 @@ class RequestGroup(TyperGroup):
         if args and (args[0] == "--" or args[0] not in self.commands):
             args = ["start", *args]
         return super().parse_args(ctx, args)
+
+    def format_options(self, ctx: Context, formatter: HelpFormatter) -> None:
+        """The group's options, then a run's own: `orange run REQUEST` is `start`, so its
+        options belong on this page, not only under `orange run start --help`."""
+        super().format_options(ctx, formatter)
+        start = self.commands["start"]
+        rows = [
+            row
+            for param in start.get_params(ctx)
+            if param.param_type_name == "option" and param.name != "help"
+            if (row := param.get_help_record(ctx)) is not None
+        ]
+        with formatter.section("Options of a run (orange run REQUEST [OPTIONS])"):
+            formatter.write_dl(rows)
 
 
 def _project(name: str | None) -> Project:

@@ -67,3 +67,12 @@ def test_every_command_that_prints_takes_json() -> None:
         if path not in NO_JSON and not any("--json" in param.opts for param in command.params)
     ]
     assert lacking == []
+
+
+def test_run_help_lists_the_options_of_a_run(cli: Cli) -> None:
+    # `orange run REQUEST` is `orange run start REQUEST`: a user reading `orange run
+    # --help` must see how to pass answers or the number of agents there.
+    page = cli("run", "--help").out
+    options = page.split("Options of a run", 1)[1]
+    for option in ("--answers", "--agents", "--architect", "--swe", "--no-pr"):
+        assert option in options

@@ -1,24 +1,45 @@
-"""Packing the store's own objects as they pile up (DESIGN §2).
+"""Keeping the repository packed under the store's own writes (DESIGN §2).
 
 Every write leaves its objects loose: six files for a task's update (the commit, the
-TASK.md blob, four trees).  Git opens and maps each loose object it reads, several
-times over when it packs them for a push (a sync of a thousand offline updates read
-6,000 files five times each: most of the sync), and libgit2, which writes them, never
-runs ``git gc --auto``.  So a write that finds the ref's reflog (every write appends to
-it) grown by `DUE_BYTES` since the last pack (about 200 writes) packs the loose
-objects of the commits written since, with libgit2's pack builder (about a
-millisecond a write; the other writes only look at the reflog's size).  Git and
-libgit2 then read them from the pack, and a push reuses its deltas.  The loose copies
-stay until ``git gc`` prunes them (a reader may be opening one).  The last pack's tip
-and the reflog's size then are kept in ``<git-common-dir>/orange/packed``; a
-repository without that file starts counting near its next multiple of `DUE_BYTES`.
-Packing is a courtesy: any failure leaves the objects loose.
+TASK.md blob, four trees), some 28 KiB of disk in 4 KiB blocks.  Git opens and maps
+each loose object it reads, several times over when it packs them for a push (a sync of
+a thousand offline updates read 6,000 files five times each: most of the sync), and
+libgit2, which writes them, never runs ``git gc --auto``: left alone, 20,000 updates
+made 120,000 loose files (600 MB) and the user's next ``git`` command paid a 100-second
+automatic gc.  So:
+
+- A write that finds the ref's reflog (every write appends to it) grown by `DUE_BYTES`
+  since the last pack (about 200 writes) packs the loose objects of the commits written
+  since, with libgit2's pack builder (about a millisecond a write; the other writes
+  only look at the reflog's size), makes the pack durable (``fsync``) and removes the
+  loose copies of exactly the objects it packed, as ``git prune-packed`` does: a reader
+  that misses a loose object looks in the packs again (git and libgit2 both), and a
+  writer that finds an object already stored (in the pack now) does not write it.
+  The last pack's tip and the reflog's size then are kept in
+  ``<git-common-dir>/orange/packed``; a repository without that file starts counting
+  near its next multiple of `DUE_BYTES`.
+- A pack every 200 writes would make a hundred packs in 20,000 (a cold listing then
+  costs 1.4 times the CPU of one pack).  When a write leaves more than `ROLLUP_AT`
+  packs, it starts ``git repack -d -l --geometric=2`` in the background
+  (`start_rollup`): git merges the smallest packs until each is at least twice the
+  size of the next smaller one, so the count stays near log2 of the objects, reusing
+  the packs' deltas.  That is the incremental repack of ``git maintenance``: it keeps
+  every object of the packs it merges (reachable or not) and removes only packs and
+  loose files whose objects are in its new pack, so it is safe beside other writers
+  and readers.  A ``git gc --prune=now`` or an ``-a -d`` repack is not: an object a
+  concurrent writer has just written, not yet named by a ref, would be deleted.  It
+  runs detached so no command waits for it (git's own ``gc --auto`` detaches too), one
+  at a time (`ROLLUP_LOCK`, held by git until it exits).
+
+Packing is a courtesy: any failure leaves the objects as they were.
 """
 
 from __future__ import annotations
 
+import fcntl
 import os
 import re
+from collections.abc import Iterable
 from pathlib import Path
 
 import pygit2
@@ -29,6 +50,13 @@ from orange.store.lock import attempt
 DUE_BYTES = 32 * 1024  # reflog growth between packs (a write's line: 150 to 250 bytes)
 NEAR = 1024  # bytes past a multiple of DUE_BYTES in which a write looks at the marker
 MARKER = "packed"
+ROLLUP_AT = 4  # packs a write may leave before a geometric repack starts
+ROLLUP_LOCK = "repack.lock"
+# What git needs to find the repository's configuration and the user's identity; every
+# other ``GIT_*`` variable (``GIT_DIR``, ``GIT_OBJECT_DIRECTORY``, ``GIT_INDEX_FILE``, a
+# hook's ``GIT_QUARANTINE_PATH`` ...) belongs to whatever git process called Orange.
+# (The one git helper, `orange.runtime.git`, sits above the store: the same rule here.)
+_KEEP_ENV = frozenset({"GIT_CONFIG_NOSYSTEM", "GIT_CONFIG_GLOBAL"})
 
 # One raw tree entry: "<mode> <name>\0<20-byte id>" (a tree's mode is "40000").  Compiled
 # when a pack is first made (`re`'s cache), not by every write's import of this module.
@@ -57,10 +85,13 @@ def pack_if_due(repo: pygit2.Repository, common_dir: Path) -> int:
             if not mine:
                 return 0  # another writer is packing them
             try:
-                return pack_loose(repo, str(tip), since[1], common_dir / "objects")
+                packed = pack_loose(repo, str(tip), since[1], common_dir / "objects")
             finally:  # (tried once: a failure leaves these objects loose, for git gc)
                 _write_marker(marker, size, str(tip))
-    except (OSError, KeyError, ValueError, pygit2.GitError):
+            if len(pack_names(common_dir / "objects")) > ROLLUP_AT:
+                start_rollup(common_dir)
+            return packed
+    except (OSError, KeyError, ValueError, pygit2.GitError):  # (and SubprocessError)
         return 0
 
 
@@ -73,17 +104,98 @@ def pack_loose(repo: pygit2.Repository, tip: str, since: str | None, objects: Pa
         walker.hide(since)
     listings = _Listings(repo)
     builder = pygit2.PackBuilder(repo)
+    added: list[str] = []
     for commit in walker:
         parents = [repo[p].peel(pygit2.Commit).tree_id.raw for p in commit.parent_ids]
         for raw in (commit.id.raw, *listings.new_objects(parents, commit.tree_id.raw)):
             name = raw.hex()
             if os.path.exists(objects / name[:2] / name[2:]):  # fetched ones are packed
                 builder.add(pygit2.Oid(raw=raw))
-    if len(builder) == 0:
+                added.append(name)
+    if not added:
         return 0
+    before = pack_names(objects)
     builder.set_threads(1)  # small objects: threads wait on each other more than work
     builder.write(objects / "pack")
+    _make_durable(objects / "pack", pack_names(objects) - before)
+    _drop_loose(objects, added)
     return builder.written_objects_count
+
+
+def pack_names(objects: Path) -> set[str]:
+    """The names (``pack-<id>``) of the packs in an objects folder that have an index."""
+    try:
+        return {name[:-4] for name in os.listdir(objects / "pack") if name.endswith(".idx")}
+    except OSError:
+        return set()
+
+
+def _make_durable(folder: Path, names: Iterable[str]) -> None:
+    """``fsync`` the new packs and their folder: the loose copies go next, and a crash
+    must not leave an object in neither."""
+    for name in names:
+        for suffix in (".pack", ".idx"):
+            fd = os.open(folder / f"{name}{suffix}", os.O_RDONLY)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _drop_loose(objects: Path, names: Iterable[str]) -> None:
+    """Remove the loose copies of objects now in a pack (their folders stay: a writer
+    may be creating a file in one)."""
+    for name in names:
+        try:
+            os.unlink(objects / name[:2] / name[2:])
+        except FileNotFoundError:  # a concurrent repack removed it already
+            pass
+
+
+def start_rollup(common_dir: Path) -> bool:
+    """Start ``git repack -d -l --geometric=2`` detached, unless one is running (why
+    this repack and no other: the module's docstring); whether it started.  The lock
+    file's descriptor is handed to git, so the lock is held until git and its
+    children exit: `rollup_running` tells, and waiting for the lock waits for it."""
+    import subprocess  # (here: a summary update's start-up loads no subprocess)
+
+    fd = os.open(common_dir / "orange" / ROLLUP_LOCK, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return False
+        env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_") or k in _KEEP_ENV}
+        repack = (
+            "git", f"--git-dir={common_dir}", "-c", "pack.threads=1",
+            "repack", "-d", "-l", "-q", "--geometric=2", "--no-write-bitmap-index",
+        )  # fmt: skip
+        # ``sh`` starts git in the background and exits at once: git is nobody's child
+        # here (nothing to reap in a long-lived monitor or dashboard).
+        subprocess.run(
+            ("sh", "-c", '"$@" </dev/null >/dev/null 2>&1 &', "sh", *repack),
+            env=env,
+            pass_fds=(fd,),
+            start_new_session=True,
+            check=False,
+            timeout=10,
+        )
+        return True
+    except subprocess.SubprocessError:  # (its OSError is the caller's to catch)
+        return False
+    finally:
+        os.close(fd)  # git holds its own copy of the locked descriptor
+
+
+def rollup_running(common_dir: Path) -> bool:
+    """Whether a repack `start_rollup` started is still running."""
+    with attempt(common_dir / "orange" / ROLLUP_LOCK) as mine:
+        return not mine
 
 
 def _read_marker(path: Path) -> tuple[int, str] | None:

@@ -1,6 +1,8 @@
 """The store packs its own loose objects as writes pile up (`orange.store.packing`):
 the objects of the commits since the last pack go into one pack, only those that were
-loose, and reading them afterwards is unchanged."""
+loose, their loose copies go, and reading them afterwards is unchanged; the packs are
+merged geometrically in the background, so neither loose objects nor packs pile up and
+nothing is lost."""
 
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from orange.store import layout, packing
+from orange.store.lock import exclusive
 from orange.store.store import TaskStore
 from tests.conftest import git, packs
 from tests.store.helpers import put_task, set_field
@@ -39,7 +42,7 @@ def test_writes_pack_the_objects_written_since_the_last_pack(
     (name, packed), *more = packs(repo).items()
     tip = git(repo, "rev-parse", layout.TASKS_REF).strip()
     assert more == [] and packed == _objects(repo, f"{start}..{tip}")
-    assert packed <= _loose(repo)  # the loose copies stay (for git gc to prune)
+    assert not packed & _loose(repo)  # their loose copies are gone
     assert f"{tip}\n" in (repo / ".git" / "orange" / "packed").read_text().split(" ", 1)[1]
 
     set_field(store, "first", "summary", "one more")  # not due again yet
@@ -81,3 +84,61 @@ def test_a_marker_that_is_not_ours_starts_the_count_again(
                 break
         tip = git(repo, "rev-parse", layout.TASKS_REF).strip()
         assert marker.read_text().split()[1] == tip and packs(repo) == {}
+
+
+def _rolled_up(repo: Path) -> None:
+    """Wait for a repack `packing.start_rollup` started (git holds the lock)."""
+    with exclusive(repo / ".git" / "orange" / packing.ROLLUP_LOCK):
+        pass
+
+
+def test_many_writes_leave_neither_loose_objects_nor_packs_piling_up(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = TaskStore.open(repo)
+    for name in ("first", "second", "third"):
+        put_task(store, name)
+    monkeypatch.setattr(packing, "DUE_BYTES", 1024)  # a pack every six writes or so
+    most_loose = most_packs = 0
+    for n in range(150):  # 25 packs' worth: 25 packs and 900 loose files before
+        set_field(store, ("first", "second", "third")[n % 3], "summary", f"summary {n}")
+        if n % 5 == 4:
+            _rolled_up(repo)
+            most_loose = max(most_loose, len(_loose(repo)))
+            most_packs = max(most_packs, len(packs(repo)))
+    assert most_loose < 100  # the writes since the last pack (~40 objects), no more
+    assert 1 < most_packs <= 8  # a geometric series of ~900 objects in ~40s
+    assert git(repo, "fsck", "--no-dangling", "--connectivity-only").strip() == ""
+    store = TaskStore.open(repo)
+    assert [store.get(name).summary for name in ("first", "second", "third")] == [
+        "summary 147",
+        "summary 148",
+        "summary 149",
+    ]
+    assert int(git(repo, "rev-list", "--count", layout.TASKS_REF)) == 153
+
+
+def test_the_background_repack_keeps_unreferenced_objects_and_its_repository(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A concurrent writer's object not yet named by a ref survives the rollup, and a
+    git hook's ``GIT_DIR`` or object folder does not point the repack elsewhere."""
+    store = TaskStore.open(repo)
+    put_task(store, "first")
+    for n in range(3):
+        set_field(store, "first", "summary", f"summary {n}")
+        git(repo, "repack", "-q")  # a pack each, loose copies kept
+    (repo / "pending").write_text("written, not committed yet\n")
+    pending = git(repo, "hash-object", "-w", "pending").strip()
+    other = tmp_path / "other.git"
+    git(tmp_path, "init", "-q", "--bare", str(other))
+    monkeypatch.setenv("GIT_DIR", str(other))
+    monkeypatch.setenv("GIT_OBJECT_DIRECTORY", str(other / "objects"))
+    assert packing.start_rollup(repo / ".git")
+    _rolled_up(repo)
+    monkeypatch.delenv("GIT_DIR")
+    monkeypatch.delenv("GIT_OBJECT_DIRECTORY")
+    assert len(packs(repo)) == 1 and _loose(repo) == set()
+    assert git(repo, "cat-file", "blob", pending) == "written, not committed yet\n"
+    assert TaskStore.open(repo).get("first").summary == "summary 2"
+    assert not list((other / "objects" / "pack").iterdir())

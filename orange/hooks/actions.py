@@ -152,6 +152,9 @@ def start_agent(
     task = ctx.task
     worktree = _worktree(task)
     prompt = ctx.engine.build_prompt(task, str(ctx.spec.get("prompt")))
+    then = ctx.spec.get("then")  # notify_worker's message, for a worker it respawns
+    if then:
+        prompt = f"{prompt}\n\n{ctx.engine.build_prompt(task, str(then))}"
     if workcopy.copy_path(worktree).name != workcopy.COPY:
         prompt = (
             f"(This project tracks its own TASK.md: Orange's task file is "
@@ -213,6 +216,9 @@ class NotifyWorker(Action):
         if state is None or not state.respawn_prompt:
             raise HookFailed(f"the worker of task {task.id} is not running")
         spec = worker_spawn_spec(state.respawn_prompt)
+        # The new worker is told what the old one would have been: the respawn prompt
+        # alone never says why the task came back (## Feedback, a review, stuck).
+        spec = spec._replace(params={**spec.params, "then": str(ctx.spec.get("message"))})
         SpawnAgent().apply(
             HookContext(
                 ctx.engine, spec, ctx.workflow, ctx.before, task, ctx.options, messages=ctx.messages

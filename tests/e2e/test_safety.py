@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 import threading
 from pathlib import Path
+from signal import SIGKILL
 
 import pytest
 
@@ -185,6 +187,36 @@ def test_request_changes_keeps_the_agents_unsaved_edits(world: World) -> None:
     world.ok("task", "update", task_id, "--summary", "Edits, renamed")
     final = world.task(task_id).body
     assert "agent's unsaved thought" in final and "Please rename the flag" in final
+
+
+def test_request_changes_respawns_a_dead_worker_with_the_feedback(world: World) -> None:
+    """Issue 25, finding 6: a worker that died in reviewing was respawned by
+    request-changes with its respawn prompt alone, which never says ## Feedback."""
+    world.set_harness("hold", HOLD)
+    task_id = world.create("dead-fix", "Fix after a death", "--harness", "hold")
+    worktree = Path(json.loads(world.ok("task", "show", task_id, "--json").out)["workspace_path"])
+    world.edit(task_id, "Plan", "APPROACH: a\nTOUCHING: b\n")
+    world.ok("task", "update", task_id, "--status", "working")
+    world.edit(task_id, "Handoff", "DONE: x\n")
+    world.ok("task", "update", task_id, "--status", "agent-review")
+    world.edit(task_id, "Review", "Verdict: PASS\n")
+    world.ok("task", "update", task_id, "--status", "reviewing")
+    worker = f"{world.task(task_id).str_field('tmux_session')}:worker"
+    os.kill(int(world.tmux("display-message", "-p", "-t", worker, "#{pane_pid}")), SIGKILL)
+
+    def dead() -> bool:
+        return world.tmux("display-message", "-p", "-t", worker, "#{pane_dead}").strip() == "1"
+
+    wait_for(dead, 10, "the worker's death")
+    world.ok("task", "request-changes", task_id, "--message", "Please rename the flag")
+
+    def respawned() -> str | None:
+        said = (worktree / "argv.txt").read_text()
+        return said if said.startswith("# Resuming") else None
+
+    prompt = wait_for(respawned, 15, "the respawned worker")
+    assert "Read ## Feedback in TASK.md" in prompt
+    assert world.status(task_id) == "working"
 
 
 def test_commands_inside_a_workspace_infer_the_task(world: World) -> None:

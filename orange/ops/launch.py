@@ -113,7 +113,7 @@ def _check_harnesses(agents: Harnesses, will_spawn: bool) -> tuple[str, str]:
     if reviewer:
         harnesses.resolve(reviewer)
     if worker and agents.effort:
-        harnesses.resolve(worker).command("x", role="worker", effort=agents.effort)
+        harnesses.resolve(worker).check_effort(agents.effort)
     if reviewer and agents.review_effort:
-        harnesses.resolve(reviewer).command("x", role="reviewer", effort=agents.review_effort)
+        harnesses.resolve(reviewer).check_effort(agents.review_effort)
     return worker, reviewer

@@ -32,10 +32,11 @@ Built-ins: claude, pi, opencode, codex, and ``demo``, Orange's own scripted stan
 (`orange.demo_agent`: no model, no real edits) for trying Orange without a coding agent;
 it runs only when named.
 
-Effort: a harness with an effort flag gets ``FLAG LEVEL`` right after its binary, and a
-level it does not list is an error; a harness without one (codex, opencode, most
-user-defined ones) ignores the effort, since effort is a hint that a task keeps when it
-moves to another harness.
+Effort: a harness with an effort flag gets ``FLAG LEVEL`` right after its binary (codex:
+``-c model_reasoning_effort=LEVEL``), and a level it does not list is an error.  Asking
+for an effort when creating a task with a harness that has none (opencode, most
+user-defined ones) is refused; a task that keeps its effort while moving to such a
+harness starts without it, since effort is a hint the task keeps for later.
 """
 
 from __future__ import annotations
@@ -99,6 +100,9 @@ class Harness:
     reduced_worker: tuple[str, ...]  # a worker started with `permissions: reduced`
     effort_flag: str | None = None
     effort_levels: tuple[str, ...] = ()
+    # The value after the flag, ``{effort}`` standing for the level (codex takes a config
+    # override, ``-c model_reasoning_effort=high``, where the others take the level).
+    effort_value: str = "{effort}"
     excludes: tuple[str, ...] = ()
     builtin: bool = True
     exec_command: tuple[str, ...] = ()  # a user harness's non-interactive argv (`orange run`)
@@ -115,13 +119,24 @@ class Harness:
         template = roles[role]
         argv = [arg.replace(PROMPT, prompt) for arg in template if prompt or PROMPT not in arg]
         if effort and self.effort_flag:
-            if self.effort_levels and effort not in self.effort_levels:
-                raise InvalidInput(
-                    f'harness "{self.name}" has no effort level "{effort}"',
-                    hint=f"use one of {', '.join(self.effort_levels)}",
-                )
-            argv[1:1] = [self.effort_flag, effort]
+            self.check_effort(effort)
+            argv[1:1] = [self.effort_flag, self.effort_value.replace("{effort}", effort)]
         return argv
+
+    def check_effort(self, effort: str) -> None:
+        """Refuse an effort this harness cannot pass on: a level it does not list, or any
+        level when it has no effort setting at all (asked for explicitly, an effort that
+        would be dropped silently is a surprise)."""
+        if not self.effort_flag:
+            raise InvalidInput(
+                f'harness "{self.name}" has no effort setting',
+                hint="leave out --effort/--review-effort for it",
+            )
+        if self.effort_levels and effort not in self.effort_levels:
+            raise InvalidInput(
+                f'harness "{self.name}" has no effort level "{effort}"',
+                hint=f"use one of {', '.join(self.effort_levels)}",
+            )
 
     def installed(self) -> bool:
         return shutil.which(self.binary) is not None
@@ -162,8 +177,9 @@ class Harness:
 #   codex   codex-cli 0.169.0 `--help`: `codex [OPTIONS] [PROMPT]` ("if no subcommand
 #           is specified, options will be forwarded to the interactive CLI"),
 #           --dangerously-bypass-approvals-and-sandbox, -s/--sandbox workspace-write for
-#           the reduced role; `codex exec` is the one-turn, non-interactive mode.  No
-#           effort flag (codex takes `-c model_reasoning_effort=...`).  codex-cli
+#           the reduced role; `codex exec` is the one-turn, non-interactive mode.  Effort
+#           is a config override, `-c model_reasoning_effort=LEVEL` (minimal, low,
+#           medium, high, xhigh in codex's configuration reference).  codex-cli
 #           0.171.0 `--help`: `--no-daemon` ("run without the shared background
 #           server, even if it is already running").  Without it the TUI runs its tool
 #           calls in one app-server daemon per HOME, started by the first TUI with that
@@ -218,6 +234,9 @@ BUILTINS: dict[str, Harness] = {
         worker=(*_CODEX, "--dangerously-bypass-approvals-and-sandbox", "--", PROMPT),
         reviewer=(*_CODEX, "--dangerously-bypass-approvals-and-sandbox", "--", PROMPT),
         reduced_worker=(*_CODEX, "--sandbox", "workspace-write", "--", PROMPT),
+        effort_flag="-c",
+        effort_value="model_reasoning_effort={effort}",
+        effort_levels=("minimal", "low", "medium", "high", "xhigh"),
         excludes=(".codex/",),
     ),
     DEMO: Harness(

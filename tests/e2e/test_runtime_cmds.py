@@ -603,13 +603,17 @@ def test_effort_is_stored_and_passed_when_the_harness_has_a_flag(world: World, h
     argv = hold.argv(task)
     assert argv[:2] == ["--effort", "high"] and "Think hard" in argv[-1]
 
-    # A harness without an effort flag keeps the effort but passes nothing.
-    plain = world.create("plain", "Plain", "--harness", "hold", "--effort", "high")
-    assert world.task(plain).str_field("effort") == "high"
-    assert "--effort" not in hold.argv(plain)
+    # A harness without an effort setting: refused, not silently dropped, and nothing
+    # is written.
+    tip = tasks_tip(world)
+    for option in ("--effort", "--review-effort"):
+        plain = world.orange(
+            "task", "create", "plain", "Plain", "--harness", "hold", option, "high"
+        )
+        assert plain.code == 1 and 'harness "hold" has no effort setting' in plain.err
+    assert tasks_tip(world) == tip
 
     # A level the harness does not list: refused before anything is written.
-    tip = tasks_tip(world)
     bad = world.orange("task", "create", "bad", "Bad", "--harness", "effortful", "--effort", "max")
     assert bad.code == 1 and "no effort level" in bad.err
     assert tasks_tip(world) == tip

@@ -88,7 +88,16 @@ SHAPES = [
         "codex",
         "reduced_worker",
         "high",
-        ["codex", "--no-daemon", "--sandbox", "workspace-write", "--", PROMPT],
+        [
+            "codex",
+            "-c",
+            "model_reasoning_effort=high",
+            "--no-daemon",
+            "--sandbox",
+            "workspace-write",
+            "--",
+            PROMPT,
+        ],
     ),
 ]
 
@@ -113,6 +122,15 @@ def test_empty_prompt_starts_the_bare_agent() -> None:
 def test_unknown_effort_level_is_refused() -> None:
     with pytest.raises(InvalidInput, match=r'no effort level "ultra".*low, medium'):
         BUILTINS["claude"].command("x", effort="ultra")
+
+
+def test_codex_effort_is_a_checked_config_override() -> None:
+    codex = BUILTINS["codex"]
+    assert codex.command("x", effort="xhigh")[1:3] == ["-c", "model_reasoning_effort=xhigh"]
+    with pytest.raises(InvalidInput, match=r'"codex" has no effort level "max"'):
+        codex.check_effort("max")
+    with pytest.raises(InvalidInput, match=r'"opencode" has no effort setting'):
+        BUILTINS["opencode"].check_effort("high")
 
 
 def test_excludes_cover_every_agent_file() -> None:

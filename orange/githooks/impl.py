@@ -55,7 +55,7 @@ from orange.store.lock import exclusive
 from orange.store.repo import GitRepo, open_repo
 from orange.store.store import TaskStore
 from orange.store.task import Task
-from orange.store.treediff import changed_blobs, changed_files
+from orange.store.treediff import Listings, changed_blobs, changed_files
 from orange.sync.effects import release_ended
 
 if TYPE_CHECKING:
@@ -134,14 +134,14 @@ def check_tree_change(
     hand edit may not do (touch anything but task files, change fixed fields)."""
 
     problems: list[str] = []
-    diff = staged.diff_to_tree(swap=True) if parent is None else parent.diff_to_tree(staged)
-    for delta in diff.deltas:
-        for path in sorted({delta.old_file.path, delta.new_file.path}):
-            if not path.startswith("tasks/"):
-                problems.append(f"{path}: only task files (tasks/*/*/TASK.md) can change here")
+    # The shard-skipping walk: what a commit costs, not what the tasks tree holds.
+    listings = Listings(pygit)
+    for path in changed_blobs(pygit, parent, staged, listings):
+        if not path.startswith("tasks/"):
+            problems.append(f"{path}: only task files (tasks/*/*/TASK.md) can change here")
     checker = replay.Checker(pygit, trusted_here)
     tip = pygit[tip_id].peel(pygit2.Commit) if tip_id is not None else None
-    for path, old, new in changed_files(pygit, parent, staged):
+    for path, old, new in changed_files(pygit, parent, staged, listings):
         if not path.startswith("tasks/"):
             continue
         task_id = path.split("/")[2] if path.count("/") >= 3 else path

@@ -18,7 +18,12 @@ handoff: ``agent-review``, or ``reviewing`` in a workflow without agent review);
 the review, exit without moving), ``before-review`` (exit without a verdict);
 ``--plan-by human`` leaves the plan to a person: the worker waits in ``planning``
 until someone writes ``## Plan`` and moves the task to ``working`` (the README tour
-does), then carries on as usual.
+does), then carries on as usual.  ``--edit FILE``: the worker's work goes into FILE
+(default one note file per branch), so two workers can edit the same file;
+``--hold``: after committing its first work it waits for a line on stdin before its
+handoff.  Sent back to bring its branch up to date with a branch (``orange task
+rebase``: "up to date with BRANCH:" in ``## Feedback``), it merges that branch first,
+keeping both sides' lines where they conflict.
 
 It is also the built-in harness ``demo`` (`orange.runtime.harness`), a stand-in for
 trying Orange without a coding agent: no model, no real edits; its work is one note
@@ -30,8 +35,10 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -100,7 +107,40 @@ def wait_for_notification() -> bool:
     return bool(line)
 
 
-def worker(die: str | None, handoff_to: str = "agent-review", plan_by: str = "agent") -> int:
+def catch_up(body: str) -> None:
+    """Merge the branch the newest feedback asks to be up to date with, if it asks,
+    resolving each conflict by keeping both sides' lines (as a person would here)."""
+    asked = re.findall(r"up to date with (\S+?):", section(body, "## Feedback") or "")
+    if not asked:
+        return
+    merging = subprocess.run(["git", "merge", "--no-edit", f"refs/heads/{asked[-1]}"],
+                             capture_output=True, check=False)  # fmt: skip
+    if merging.returncode == 0:
+        return
+    listed = subprocess.run(["git", "diff", "--name-only", "--diff-filter=U"],
+                            capture_output=True, text=True, check=True)  # fmt: skip
+    for name in listed.stdout.split():
+        with tempfile.TemporaryDirectory() as tmp:
+            sides = []
+            for stage in (2, 1, 3):  # ours, base, theirs
+                shown = subprocess.run(["git", "show", f":{stage}:{name}"],
+                                       capture_output=True, check=False)  # fmt: skip
+                sides.append(Path(tmp, str(stage)))
+                sides[-1].write_bytes(shown.stdout)
+            union = subprocess.run(["git", "merge-file", "-p", "--union", *map(str, sides)],
+                                   capture_output=True, check=False)  # fmt: skip
+        Path(name).write_bytes(union.stdout)
+        git("add", name)
+    git("commit", "--no-edit", "-q")
+
+
+def worker(
+    die: str | None,
+    handoff_to: str = "agent-review",
+    plan_by: str = "agent",
+    edit: str | None = None,
+    hold: bool = False,
+) -> int:
     waiting = False
     while True:
         task = show()
@@ -123,11 +163,17 @@ def worker(die: str | None, handoff_to: str = "agent-review", plan_by: str = "ag
         elif status == "working":
             body = read_body()
             fixing = verdict(body) == "FAIL" or section(body, "## Feedback") is not None
-            name = "feature-" + branch.replace("/", "-") + ".txt"
+            if fixing:
+                catch_up(body)
+            name = edit or "feature-" + branch.replace("/", "-") + ".txt"
             with open(name, "a") as handle:
-                handle.write(f"{'fix' if fixing else 'feature'} for round {rounds + 1}\n")
+                handle.write(
+                    f"{'fix' if fixing else 'feature'} for round {rounds + 1} ({branch})\n"
+                )
             git("add", name)
             git("commit", "-q", "-m", f"{'Fix review findings' if fixing else 'Add feature'}")
+            if hold and not fixing and not wait_for_notification():
+                return 0
             # Named by cycle and round: each handover is a new artifact, also after a
             # human's send-back restarts the rounds.
             at = f"cycle {cycle + 1}, round {rounds + 1}" if cycle else f"round {rounds + 1}"
@@ -171,6 +217,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--handoff-to", default="agent-review")
     parser.add_argument("--die", default=None)
     parser.add_argument("--plan-by", choices=["agent", "human"], default="agent")
+    parser.add_argument("--edit", default=None)
+    parser.add_argument("--hold", action="store_true")
     parser.add_argument("prompt")
     args = parser.parse_args(argv)
     log_prompt(args.role, args.prompt)
@@ -180,7 +228,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.role == "reviewer":
         cycles = [[r.strip().upper() for r in c.split(",")] for c in args.reviews.split("/")]
         return reviewer(cycles, args.die)
-    return worker(args.die, args.handoff_to, args.plan_by)
+    return worker(args.die, args.handoff_to, args.plan_by, args.edit, args.hold)
 
 
 if __name__ == "__main__":

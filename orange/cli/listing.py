@@ -16,6 +16,7 @@ from orange.errors import BrokenTaskFile, InvalidInput
 from orange.home import host_name, orange_home
 from orange.projects import open_store
 from orange.runtime import settingup
+from orange.runtime.conflicts import Clash, predicted
 from orange.store import listing
 from orange.store.task import BrokenTask, Task
 
@@ -46,11 +47,13 @@ def list_tasks(
     notes: dict[str, str] = {}  # this host's: running elsewhere, setting up here
     busy: set[str] = set()
     queue: dict[str, Standing] = {}  # this host's: queued, parked
+    clashes: dict[str, tuple[Clash, ...]] = {}  # this clone's: predicted conflicts
     for proj in scope:
         busy |= setting_up(proj.name)
         store = open_store(proj)
         snap = store.snapshot()
         queue |= standings(store, snap, proj.name)
+        clashes |= predicted(store, snap, proj)
         shown = _Filter(Definitions(snap), proj.name, status, all_)
         for task in listing.tasks(snap):
             if isinstance(task, Task):
@@ -68,18 +71,20 @@ def list_tasks(
     if not rows and status is not None:
         _check_status(scope, status)
     rows.sort(key=lambda row: _activity(row[0]), reverse=True)
-    local = _Local(untrusted, notes, busy, queue)
+    local = _Local(untrusted, notes, busy, queue, clashes)
     _emit(rows, local, json_out=json_out, show_project=len(scope) > 1)
 
 
 class _Local(NamedTuple):  # not a dataclass: see `orange.engine.workflow`
     """This host's marks on the listed tasks, by id: not trusted here, notes (running
-    elsewhere), worktree setting up, where a task stands in this host's queue."""
+    elsewhere), worktree setting up, where a task stands in this host's queue, the
+    conflicts its branch would meet (`orange.runtime.conflicts`)."""
 
     untrusted: set[str]
     notes: dict[str, str]
     busy: set[str]
     queue: dict[str, Standing]
+    clashes: dict[str, tuple[Clash, ...]]
 
 
 def _emit(
@@ -91,7 +96,10 @@ def _emit(
 ) -> None:
     if json_out:
         objects = [
-            _object(t, b, local.untrusted, local.busy) | _queue(t.id, local.queue) for t, b in rows
+            _object(t, b, local.untrusted, local.busy)
+            | _queue(t.id, local.queue)
+            | _clashes(t.id, local.clashes)
+            for t, b in rows
         ]
         emit_json({"tasks": objects})
         return
@@ -101,6 +109,10 @@ def _emit(
         show_project=show_project,
         untrusted=frozenset(local.untrusted),
         notes={**local.notes, **queued, **dict.fromkeys(local.busy, "(setting up)")},
+        conflicts={
+            task_id: [clash.text(most=3) for clash in found]
+            for task_id, found in local.clashes.items()
+        },
     )
 
 
@@ -114,6 +126,12 @@ def _queue(task_id: str, queue: dict[str, Standing]) -> dict[str, object]:
     if standing.state == "waiting":
         return {"queue": "waiting", "waiting_for": list(standing.waiting_for)}
     return {"queue": standing.state}
+
+
+def _clashes(task_id: str, clashes: dict[str, tuple[Clash, ...]]) -> dict[str, object]:
+    """The conflicts ``task_id``'s branch would meet, when it would meet any."""
+    found = clashes.get(task_id)
+    return {"conflicts": [clash.as_json() for clash in found]} if found else {}
 
 
 def _queue_note(standing: Standing) -> str:
@@ -167,6 +185,7 @@ def _list_json_fast(scope: list[Project], *, status: str | None, all_: bool) -> 
         shown = _Filter(Definitions(snap), proj.name, status, all_)
         busy = setting_up(proj.name)
         queue = _queue_of(store, snap, proj.name, shown.known)
+        clashes = predicted(store, snap, proj)
         for entry in listing.entries(snap):
             if entry.fields_json is None:
                 if status is not None:  # a broken task has no status to match a filter
@@ -189,9 +208,10 @@ def _list_json_fast(scope: list[Project], *, status: str | None, all_: bool) -> 
                 text = f'{text[:-1]}, "trusted": false}}'  # this host's mark, as `_object`
             if busy and text != "{}" and entry.task_dir.rsplit("/", 1)[-1] in busy:
                 text = f'{text[:-1]}, "setting_up": true}}'
-            mark = _queue(entry.task_dir.rsplit("/", 1)[-1], queue)
-            if mark and text != "{}":
-                text = f"{text[:-1]}, {json.dumps(mark)[1:]}"
+            task_id = entry.task_dir.rsplit("/", 1)[-1]
+            for mark in (_queue(task_id, queue), _clashes(task_id, clashes)):
+                if mark and text != "{}":
+                    text = f"{text[:-1]}, {json.dumps(mark, ensure_ascii=False)[1:]}"
             rows.append((entry.activity, text))
     if not rows and status is not None:
         _check_status(scope, status)

@@ -71,9 +71,12 @@ def task_table(
     show_project: bool,
     untrusted: frozenset[str] = frozenset(),
     notes: Mapping[str, str] | None = None,
+    conflicts: Mapping[str, list[str]] | None = None,
 ) -> None:
     """``untrusted``: ids of tasks whose definition this host does not trust (marked);
-    ``notes``: this host's word on a task, by id (setting up, running on HOST)."""
+    ``notes``: this host's word on a task, by id (setting up, running on HOST);
+    ``conflicts``: the conflicts a task's branch would meet, by id (a CONFLICTS column,
+    shown when a listed task has any)."""
     # rich: for what people read; `--json`, which agents read, never loads it.
     from rich.console import Console
     from rich.markup import escape
@@ -89,13 +92,15 @@ def task_table(
     table.add_column("STATUS")
     table.add_column("BRANCH")
     table.add_column("SUMMARY", overflow="fold")
+    if conflicts:
+        table.add_column("CONFLICTS", style="red", overflow="fold")
     count = 0
     for task in tasks:
         count += 1
         if isinstance(task, BrokenTask):
             cells = [cell(task.id), "?"] if show_project else [cell(task.id)]
             cells += ["[red]broken[/red]", cell(task.path), cell(task.error)]
-            table.add_row(*cells)
+            table.add_row(*cells, *([""] if conflicts else []))
             continue
         status = cell(task.status)
         if task.str_field("attention"):
@@ -109,7 +114,8 @@ def task_table(
             status = f"{status} [red]untrusted[/red]"
             summary += f"\n[red]{cell(untrusted_note(task))}[/red]"
         cells = [cell(task.id)] + ([cell(task.project)] if show_project else [])
-        table.add_row(*cells, status, cell(task.branch), summary)
+        clash = "\n".join(cell(text) for text in (conflicts or {}).get(task.id, []))
+        table.add_row(*cells, status, cell(task.branch), summary, *([clash] if conflicts else []))
     console = Console(highlight=False)
     if count == 0:
         console.print("no tasks")
@@ -124,6 +130,7 @@ def print_task(
     *,
     trusted: bool = True,
     elsewhere: str | None = None,
+    conflicts: Iterable[str] = (),
 ) -> None:
     # rich: for what people read; `--json`, which agents read, never loads it.
     from rich.console import Console
@@ -147,6 +154,8 @@ def print_task(
         )
     if not trusted:
         console.print(f"  [red]{shown(untrusted_note(task))}[/red]")
+    for clash in conflicts:
+        console.print(f"  [red]would conflict with {shown(clash)}[/red]")
     if body.strip():
         console.print()
         console.print(shown(body.rstrip("\n")))

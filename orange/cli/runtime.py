@@ -15,7 +15,7 @@ from orange.cli.task import JsonOpt, ProjectOpt
 from orange.engine.decide import can_start
 from orange.engine.workflow import Workflow
 from orange.errors import InvalidInput
-from orange.ops.merge import merge_task
+from orange.ops.merge import merge_task, rebase_task
 from orange.run.state import agent_log
 from orange.runtime.bindings import session_of, workspace_of
 from orange.runtime.github import create_pr as open_pr
@@ -154,6 +154,16 @@ def merge(
     report_outcome(outcome, json_out)
 
 
+def rebase(task: TaskArg = None, project: ProjectOpt = None, json_out: JsonOpt = False) -> None:
+    """Send a task in review back to its agent to bring its branch up to date with the
+    branch it merges into and resolve the conflicts; it then returns to review."""
+
+    ref = locate(task, project)
+    engine = engine_for(ref)
+    outcome = rebase_task(engine, ref.project, ref.store.get(ref.task_id))
+    report_outcome(outcome, json_out)
+
+
 def create_pr(task: TaskArg = None, project: ProjectOpt = None, json_out: JsonOpt = False) -> None:
     """Push the task's branch and open a pull request (title: summary; body: ## Handoff)."""
 
@@ -190,6 +200,7 @@ COMMANDS: tuple[tuple[str, Callable[..., None]], ...] = (
     ("attach", attach),
     ("peek", peek),
     ("merge", merge),
+    ("rebase", rebase),
     ("create-pr", create_pr),
     ("restore", restore),
 )

@@ -154,8 +154,13 @@ def show(task: TaskArg = None, project: ProjectOpt = None, json_out: JsonOpt = F
     from orange.ops.workspaces import local_facts
 
     facts = local_facts(ref.project, current)  # this host's: never committed
+    from orange.runtime.conflicts import predicted
+
+    clashes = predicted(ref.store, snap, ref.project).get(ref.task_id, ())
     if json_out:
         obj = task_object(current, body=current.body) | facts
+        if clashes:
+            obj["conflicts"] = [clash.as_json() for clash in clashes]
         if not is_trusted:
             obj["trusted"] = False
         if elsewhere:
@@ -164,7 +169,14 @@ def show(task: TaskArg = None, project: ProjectOpt = None, json_out: JsonOpt = F
         emit_json(obj)
     else:
         shown = current.with_fields(**facts) if facts else current
-        print_task(shown, current.body, history, trusted=is_trusted, elsewhere=elsewhere)
+        print_task(
+            shown,
+            current.body,
+            history,
+            trusted=is_trusted,
+            elsewhere=elsewhere,
+            conflicts=[clash.text(most=20) for clash in clashes],
+        )
 
 
 def log(

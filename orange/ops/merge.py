@@ -13,9 +13,10 @@ from pathlib import Path
 from orange.engine import requests
 from orange.engine.decide import Outcome
 from orange.engine.engine import Engine
-from orange.errors import InvalidInput
+from orange.errors import IllegalTransition, InvalidInput
 from orange.projects import Project
 from orange.runtime import bindings, github, workspace
+from orange.runtime.conflicts import against_base
 from orange.runtime.git import GitFailed, git, git_ok
 from orange.runtime.snapshots import unsaved_work
 from orange.store.task import Task
@@ -47,6 +48,7 @@ def merge_task(
         messages = _merged_on_github(project, task.str_field("pr_url"))
     else:
         into = workspace.base_of(project, task)  # the task's base, else the default branch
+        _refuse_conflict(engine, project, task)
         messages = [merge_locally(project, task.branch, strategy, into)]
         if workspace.has_origin(project.path):
             git("push", "--quiet", "origin", f"refs/heads/{into}", cwd=project.path)
@@ -54,6 +56,41 @@ def merge_task(
     outcome = requests.finish(engine, task.id, options={"force": force})
     outcome.messages[:0] = messages
     return outcome
+
+
+def _refuse_conflict(engine: Engine, project: Project, task: Task) -> None:
+    """A branch that would conflict with the branch it merges into is refused, in one
+    line naming the files, before anything is merged."""
+    clash = against_base(engine.store, project, task)
+    if clash is not None:
+        raise InvalidInput(
+            f"task {task.id} would conflict with {clash.text(most=10)}",
+            hint=f"`orange task rebase {task.id}` has its agent bring the branch up to date "
+            f"and resolve them, or merge {clash.branch} into {task.branch} yourself",
+        )
+
+
+def rebase_task(engine: Engine, project: Project, task: Task) -> Outcome:
+    """``orange task rebase``: send the task back to its agent (alive, or respawned by
+    the move's hooks) to bring its branch up to date with the branch it merges into and
+    resolve the conflicts, then return to review: a human's request for changes
+    (`requests.request_changes`) whose message says so."""
+    workflow = engine.workflow(task)
+    if workflow.request_changes_target(task.status) is None:
+        raise IllegalTransition(
+            f"task {task.id} is {task.status}; only a task waiting for a person "
+            "(in review, or stuck) can be sent back to bring its branch up to date",
+            hint=f"see where it stands with `orange task show {task.id}`",
+        )
+    base = workspace.base_of(project, task)
+    clash = against_base(engine.store, project, task)
+    where = f" on {', '.join(clash.files)}" if clash else ""
+    message = (
+        f"Bring branch {task.branch} up to date with {base}: in your worktree run "
+        f"`git merge {base}` (or rebase onto it), resolve the conflicts{where}, run the "
+        "tests and commit.  Then update ## Handoff and move the task back to review."
+    )
+    return requests.request_changes(engine, task.id, message)
 
 
 def _check_worktree(project: Project, task: Task, *, force: bool) -> None:

@@ -14,6 +14,7 @@ from orange.engine.elsewhere import running_elsewhere
 from orange.engine.localqueue import Standing, standings
 from orange.errors import BrokenTaskFile, InvalidInput
 from orange.home import host_name, orange_home
+from orange.hosts.listing import where
 from orange.projects import open_store
 from orange.runtime import settingup
 from orange.runtime.conflicts import Clash, predicted
@@ -154,7 +155,8 @@ def _with_body(store: TaskStore, task: Task) -> tuple[Task | BrokenTask, str | N
 def _note_elsewhere(task: Task, active: bool, notes: dict[str, str]) -> None:
     host = running_elsewhere(task, active=active, here=host_name())
     if host is not None:
-        notes[task.id] = f"running on {host}"
+        gone = where(host)
+        notes[task.id] = f"running on {host}; {gone}" if gone else f"running on {host}"
 
 
 def _object(

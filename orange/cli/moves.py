@@ -53,12 +53,21 @@ def _say_started(outcome: Outcome, what: str, json_out: bool) -> None:
 def take(
     task: Annotated[str, typer.Argument(help="Task id.")],
     project: ProjectOpt = None,
+    host: Annotated[
+        str | None,
+        typer.Option("--host", help="Move it to this registered host (auto: the freest)."),
+    ] = None,
     json_out: JsonOpt = False,
 ) -> None:
     """Move a task whose host is gone to this host: fetch its branch from the sync
     remote, bind a worktree here and restart its agent (the old host stops its own at
-    its next sync)."""
+    its next sync).  With --host, that host takes it (or starts it), over SSH."""
     ref = locate(task, project)
+    if host is not None:
+        from orange.cli.hosting import take_to_host  # SSH: for --host only
+
+        take_to_host(ref.project, ref.task_id, host, json_out)
+        return
     # The sync machinery (git remotes, the merge): loaded for a take only.
     from orange.sync.take import take_task
 

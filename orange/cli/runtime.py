@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -13,8 +13,11 @@ from orange.cli.moves import TaskArg
 from orange.cli.output import emit_json, task_object, visible
 from orange.cli.task import JsonOpt, ProjectOpt
 from orange.engine.decide import can_start
+from orange.engine.definitions import is_active
+from orange.engine.elsewhere import running_elsewhere
 from orange.engine.workflow import Workflow
 from orange.errors import InvalidInput
+from orange.home import host_name
 from orange.ops.merge import merge_task, rebase_task
 from orange.run.state import agent_log
 from orange.runtime.bindings import session_of, workspace_of
@@ -22,7 +25,11 @@ from orange.runtime.github import create_pr as open_pr
 from orange.runtime.places import agent_window
 from orange.runtime.snapshots import restore as restore_snapshot
 from orange.runtime.tmux import Tmux
+from orange.store.store import TaskStore
 from orange.store.task import Task
+
+if TYPE_CHECKING:
+    from orange.hosts.registry import Host
 
 
 def attach(task: TaskArg = None, project: ProjectOpt = None) -> None:
@@ -31,6 +38,12 @@ def attach(task: TaskArg = None, project: ProjectOpt = None) -> None:
     ref = locate(task, project)
     engine = engine_for(ref)
     current = ref.store.get(ref.task_id)
+    remote = _remote_host(ref.store, current)
+    if remote is not None:
+        from orange.cli.hosting import attach_remote
+
+        attach_remote(remote, ref.project, current.id)
+        return
     # Only what this host bound (DESIGN §8): a session or worktree named by the ref
     # alone is neither respawned into nor attached to.
     session = session_of(current)
@@ -44,6 +57,25 @@ def attach(task: TaskArg = None, project: ProjectOpt = None) -> None:
     if not session or not Tmux().has_session(session):
         raise _no_session(workflow, current)
     Tmux().attach(session)
+
+
+def _remote_host(store: TaskStore, task: Task) -> Host | None:
+    """The registered host a task runs on when that is not this one; an error when it
+    runs on a host not registered here (the ref's ``host`` is a key into this host's
+    configuration, never an SSH target)."""
+    elsewhere = running_elsewhere(task, active=is_active(store.snapshot(), task), here=host_name())
+    if elsewhere is None:
+        return None
+    from orange.hosts.registry import by_reported
+
+    found = by_reported(elsewhere)
+    if found is None:
+        raise InvalidInput(
+            f"task {task.id} runs on host {visible(elsewhere)}, which is not registered here",
+            hint="register it with `orange host add NAME SSH_TARGET`, or move the task "
+            f"here with `orange task take {task.id}`",
+        )
+    return found
 
 
 def _no_session(workflow: Workflow, task: Task) -> InvalidInput:
@@ -73,6 +105,12 @@ def peek(
         raise InvalidInput(f"--lines must be at least 1 (got {lines})")
     ref = locate(task, project)
     current = ref.store.get(ref.task_id)
+    remote = _remote_host(ref.store, current)
+    if remote is not None:
+        from orange.cli.hosting import peek_remote
+
+        peek_remote(remote, ref.project, current.id, lines, json_out)
+        return
     session = session_of(current)
     if not session and agent_log(current) is not None:
         _peek_log(current, lines, json_out)

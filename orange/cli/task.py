@@ -90,12 +90,38 @@ def create(
         typer.Option("--base", help="Start the branch from BRANCH and merge it there."),
     ] = None,
     after: AfterOpt = None,
+    host: Annotated[
+        str | None,
+        typer.Option("--host", help="Start it on this registered host (auto: the freest)."),
+    ] = None,
     json_out: JsonOpt = False,
 ) -> None:
     """Create a task, and start its agent unless --no-spawn (or it waits, --after)."""
 
     proj = projects.infer(name=project)
     context_text = _read_text(context) if context is not None else None
+    if host is not None:
+        if no_spawn or offline:
+            raise InvalidInput(
+                "--host starts the task on that host: it takes neither --no-spawn nor --offline"
+            )
+        from orange.cli.hosting import create_on_host  # SSH and sync: for --host only
+
+        create_on_host(
+            proj,
+            host,
+            summary=summary,
+            branch=branch or None,
+            context=context_text,
+            status=status,
+            agents=Harnesses(
+                harness or "", review_harness or "", effort or "", review_effort or ""
+            ),
+            json_out=json_out,
+            base=base,
+            after=parse_after(after) if after is not None else None,
+        )
+        return
     create_and_report(
         proj,
         summary=summary,

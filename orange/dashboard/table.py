@@ -11,6 +11,7 @@ from textual.widgets.data_table import RowKey
 
 from orange.dashboard.drawing import RowTable
 from orange.dashboard.rows import Row, ago
+from orange.hosts.listing import where
 
 # (key, label): id, status and branch first, so an 80-column terminal shows them.
 COLUMNS = (
@@ -95,7 +96,7 @@ def cells(
         Text(extra[0]),
         Text(visible(extra[1])),
         Text(ago(row.activity, now)),
-        Text(f"running on {visible(row.host)}" if row.host else ""),
+        Text(_elsewhere(row.host)),
         Text(visible(row.summary)[:200]),
     ]
 
@@ -111,3 +112,11 @@ def _agent_cell(agent: str) -> Text:
     if agent.startswith("exited"):
         return Text(agent, style="red")
     return Text(agent or "-")
+
+
+def _elsewhere(host: str) -> str:
+    """Where a task bound to another host runs, and whether that host answers."""
+    if not host:
+        return ""
+    gone = where(host)
+    return f"running on {visible(host)}" + (f"; {gone}" if gone else "")

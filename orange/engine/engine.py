@@ -355,9 +355,12 @@ class Engine:
         self._flag_conflict(after.id, outcome)
         if not claimed(self.claim, self, acted.before, after, acted.commit, options, outcome):
             return outcome  # bound elsewhere first: nothing starts here
-        self._run_effects(acted, options, outcome)
+        # Shared before the effects: one of them may end this process (the reviewer's
+        # own move to review kills its window), and a branch never pushed cannot be
+        # reviewed or merged on another host.
         shared = share_waiting(self.share, self, acted.workflow, acted.before, after)
         outcome.messages.extend([shared] if shared else [])
+        self._run_effects(acted, options, outcome)
         if acted.untrusted and self.release is not None:
             # A cancel of an untrusted task: none of its hooks ran; undo only what this
             # host itself bound to it (its recorded session and worktree).

@@ -55,10 +55,30 @@ def _running(project_name: str, reported: str) -> dict[str, int]:
         return {}
 
 
+_seen: dict[str, tuple[float, dict[str, str]]] = {}  # registry path -> (mtime, answer)
+
+
 def unreachable() -> dict[str, str]:
-    """Reported host name -> since when this host could not reach it."""
+    """Reported host name -> since when this host could not reach it (read again only
+    when the registry file changed: the dashboard asks on every drawing)."""
+    file = registry.path()
+    try:
+        mtime = file.stat().st_mtime
+    except OSError:
+        return {}
+    cached = _seen.get(str(file))
+    if cached is not None and cached[0] == mtime:
+        return cached[1]
     try:
         hosts = registry.load_all()
     except OrangeError:
         return {}
-    return {h.reports_as: h.unreachable_since for h in hosts if h.unreachable_since}
+    found = {h.reports_as: h.unreachable_since for h in hosts if h.unreachable_since}
+    _seen[str(file)] = (mtime, found)
+    return found
+
+
+def where(host: str) -> str:
+    """What to show of a task bound to ``host`` (the ref's word, shown, never used)."""
+    since = unreachable().get(host) if host else None
+    return f"host unreachable since {since}" if since else ""

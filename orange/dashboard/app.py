@@ -27,7 +27,7 @@ from orange.dashboard.filling import Filler, collector_paused
 from orange.dashboard.keys import Key, task_keys
 from orange.dashboard.rows import VIEWS, Row, order, shown
 from orange.dashboard.source import Source
-from orange.dashboard.stats import all_stats
+from orange.dashboard.stats import CONFLICT_MARK, all_stats, conflict_notes
 from orange.dashboard.table import COLUMNS, TaskTable, cells, visible
 from orange.errors import OrangeError
 from orange.projects import Project
@@ -101,6 +101,7 @@ class Dashboard(App[None]):
         self.shown_rows: list[Row] = []
         self.drawn: dict[str, tuple[Row, str, tuple[str, str]]] = {}
         self.extra: dict[str, tuple[str, str]] = {}  # key -> ("3 +40 -2", "#7 open")
+        self.clashes: dict[str, str] = {}  # key -> the conflicts its branch would meet
         self.waiting: set[str] | None = None  # keys of tasks waiting for a human
         self.inside_tmux: set[str] = set()  # $TMUX values found to be the agents' server
         self.lines: dict[str, str] = {}  # what each one-line bar shows (`put_line`)
@@ -171,13 +172,22 @@ class Dashboard(App[None]):
 
         def work() -> None:
             found: dict[str, tuple[str, str]] = {}
+            clashes: dict[str, str] = {}
             for project, rows in jobs:
                 found.update(all_stats(project, rows))
-            self.call_from_thread(self._show_branches, found)
+                notes = conflict_notes(project)  # by task id; a row's key ends in it
+                clashes.update((key, notes[key.rsplit("/", 1)[-1]]) for key, *_ in rows
+                               if key.rsplit("/", 1)[-1] in notes)  # fmt: skip
+            self.call_from_thread(self._show_branches, found, clashes)
 
         self.run_worker(work, thread=True, exclusive=True, group="branches")
 
-    def _show_branches(self, found: dict[str, tuple[str, str]]) -> None:
+    def _show_branches(self, found: dict[str, tuple[str, str]], clashes: dict[str, str]) -> None:
+        for key in clashes.keys() & found.keys():  # a mark in the branch column
+            found[key] = (f"{found[key][0]} {CONFLICT_MARK}".lstrip(), found[key][1])
+        if clashes != self.clashes:
+            self.clashes = clashes
+            self.show_detail()
         if found != self.extra:
             self.extra = found
             self.redraw()
@@ -309,6 +319,8 @@ class Dashboard(App[None]):
             text = f" {row.id}: {row.broken or row.summary}"
             if row.attention and not row.broken:
                 text += f"  ! {row.attention}"
+            if row.key in self.clashes:
+                text += f"  {CONFLICT_MARK} would conflict with {self.clashes[row.key]}"
         self.put_line("detail", visible(text))
 
     def on_task_table_chosen(self, event: TaskTable.Chosen) -> None:

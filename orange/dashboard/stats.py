@@ -1,7 +1,8 @@
 """What a task's branch holds against its base (``task create --base``, else the default
 branch: commits ahead, lines added and removed: ``3 +40 -2``) and the state of its pull
-request (``#7 open``, from gh).  Read in a worker thread, with a repository handle of its
-own, so the table never waits for git or GitHub."""
+request (``#7 open``, from gh), and the conflicts it would meet (`orange.runtime.conflicts`:
+a mark in that column, the files in the task's detail line).  Read in a worker thread,
+with a repository handle of its own, so the table never waits for git or GitHub."""
 
 from __future__ import annotations
 
@@ -10,11 +11,13 @@ from collections.abc import Iterable
 import pygit2
 
 from orange.errors import OrangeError
-from orange.projects import Project
+from orange.projects import Project, open_store
+from orange.runtime.conflicts import predicted
 from orange.runtime.github import pr_view
 from orange.store.branches import check_branch_name
 
 LIMIT = 500  # branches looked at per pass: the active tasks shown first
+CONFLICT_MARK = "✗"  # after a branch's stats: it would conflict (files in the detail)
 
 
 def branch_stats(repo: pygit2.Repository, base: str, branch: str) -> str:
@@ -64,6 +67,19 @@ def all_stats(
         pr = pr_cell(project, url) if url else ""
         out[key] = (branch_stats(repo, _base(project, base), branch), pr)
     return out
+
+
+def conflict_notes(project: Project) -> dict[str, str]:
+    """``main on a.py; task ID (BRANCH) on b.py`` by task id, for each active task of
+    ``project`` whose branch would conflict (none when the project cannot be read)."""
+    try:
+        store = open_store(project)
+    except OrangeError:
+        return {}
+    found = predicted(store, store.snapshot(), project)
+    return {
+        task_id: "; ".join(clash.text() for clash in clashes) for task_id, clashes in found.items()
+    }
 
 
 def _base(project: Project, base: str) -> str:

@@ -193,6 +193,31 @@ def test_the_branch_column_shows_commits_ahead_and_lines_changed(project: Path) 
     drive(app, script)
 
 
+def test_a_task_that_would_conflict_is_marked_with_the_files_in_its_detail(
+    project: Path,
+) -> None:
+    for branch in ("one", "two"):
+        git(project, "checkout", "-q", "-b", branch, "main")
+        (project / "README.md").write_text(f"# edited on {branch}\n")
+        git(project, "commit", "-qam", branch)
+    git(project, "checkout", "-q", "main")
+    put_task(project, "aaaa0001", status="working", branch="one")
+    put_task(project, "aaaa0002", status="working", branch="two")
+    app = app_for(project)
+
+    async def script(pilot: Any) -> None:
+        app.watch_branches()
+        await _until(pilot, lambda: [r[7] for r in table_text(app)] == ["1 +1 -1 ✗"] * 2)
+        app.query_one("#table", DataTable).move_cursor(row=0)
+        await pilot.pause()
+        first = table_text(app)[0][0]
+        other = "aaaa0002" if first == "aaaa0001" else "aaaa0001"
+        expected = f"would conflict with task {other} ({'two' if first == 'aaaa0001' else 'one'})"
+        assert f"✗ {expected} on README.md" in app.lines["detail"]
+
+    drive(app, script)
+
+
 def test_the_pr_column_shows_the_pull_requests_state(
     project: Path, tmp_path: Path, monkeypatch: Any
 ) -> None:

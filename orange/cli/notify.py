@@ -21,16 +21,20 @@ def notify(
     if not test:
         raise InvalidInput("nothing to do", hint="`orange notify --test` sends a test notification")
     done = send_test()
-    failed = [f"{d.channel}: {d.detail}" for d in done if d.state == "failed"]
-    if failed:
-        raise InvalidInput("notify test failed: " + "; ".join(failed))
     if all(d.state == "off" for d in done):
         raise InvalidInput(
             "no notification channel is on",
             hint="set notify.desktop: true or notify.webhook: URL in config.yml",
         )
+    # Every channel's result, the ones that worked too; exit 1 when one failed.
+    failed = [d.channel for d in done if d.state == "failed"]
+    problem = f"notify test failed on {', '.join(failed)}" if failed else None
     if json_out:
-        emit_json({"channels": [d._asdict() for d in done]})
+        emit_json({"channels": [d._asdict() for d in done], "error": problem})
+        if problem:
+            raise typer.Exit(1)
         return
     for delivery in done:
-        typer.echo(f"{delivery.channel}: {delivery.detail}")
+        typer.echo(f"{delivery.channel}: {delivery.state}: {delivery.detail}")
+    if problem:
+        raise InvalidInput(problem)

@@ -9,6 +9,11 @@ detached child process
 (``python -m orange.runtime.notices BODY``): a slow or hanging webhook never delays a
 move, and nothing a channel does can fail one.
 
+A channel that fails is remembered in ``$ORANGE_HOME/notify/failing/<channel>`` (its
+reason); the next process that sends a notice says so once on its stderr (the CLI's
+user, or the monitor's log), and a later success forgets it.  ``notify/deliveries``
+records what each channel did with each notice: only what was delivered is "sent".
+
 Settings, in ``$ORANGE_HOME/config.yml``::
 
     notify:
@@ -36,6 +41,7 @@ WEBHOOK_TIMEOUT = 10.0  # seconds the detached child gives a webhook
 # pruned back to KEEP once it holds PRUNE_AT: each claim lists it, one in a hundred prunes.
 KEEP = 1000
 PRUNE_AT = 1100
+NO_DESKTOP_TOOL = "neither notify-send nor osascript is on PATH"
 
 
 class Settings(NamedTuple):
@@ -129,6 +135,9 @@ def dispatch(payload: Message) -> None:
         wanted = settings()
     except Exception:  # a broken config must not block a move; `notify --test` says why
         return
+    if wanted.desktop and not desktop_tool():
+        remember([Delivery("desktop", "failed", NO_DESKTOP_TOOL)], payload)
+    say_failing()
     if not (wanted.webhook or (wanted.desktop and desktop_tool())):
         return
     # Loaded only when a notice is sent, not on every move that might send one.
@@ -155,7 +164,67 @@ def deliver(payload: Message, wanted: Settings, timeout: float) -> list[Delivery
         posted = post(wanted.webhook, payload, timeout)
     else:
         posted = Delivery("webhook", "off", "not configured (notify.webhook in config.yml)")
+    remember([shown, posted], payload)
     return [shown, posted]
+
+
+def _notify_dir(name: str) -> Path:
+    folder = orange_home() / "notify" / name
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+# The deliveries record is cut back to its newer half past this size.
+DELIVERIES_MAX = 256 * 1024
+
+
+def remember(done: list[Delivery], payload: Message) -> None:
+    """Record what each channel did with ``payload``; a failing channel is marked (once,
+    with its reason) for `say_failing`, a delivering one is no longer."""
+    failing = _notify_dir("failing")
+    for delivery in done:
+        if delivery.state == "failed":
+            if (failing / f"{delivery.channel}.said").exists():
+                continue  # said already; a success forgets it
+            try:
+                fd = os.open(failing / delivery.channel, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+            except FileExistsError:
+                continue
+            with os.fdopen(fd, "w") as out:
+                out.write(delivery.detail)
+        elif delivery.state == "sent":
+            for stale in (delivery.channel, f"{delivery.channel}.said"):
+                (failing / stale).unlink(missing_ok=True)
+    record = orange_home() / "notify" / "deliveries"
+    lines = "".join(
+        json.dumps({"event": payload.event, "task": payload.task, **d._asdict()}) + "\n"
+        for d in done
+        if d.state != "off"
+    )
+    with open(record, "a", encoding="utf-8") as out:
+        out.write(lines)
+        size = out.tell()
+    if size > DELIVERIES_MAX:
+        kept = record.read_bytes()[-DELIVERIES_MAX // 2 :]
+        record.write_bytes(kept[kept.find(b"\n") + 1 :])
+
+
+def say_failing() -> None:
+    """Say on stderr, once per failure, which channel failed and why."""
+    failing = _notify_dir("failing")
+    for marker in sorted(failing.iterdir()):
+        if marker.suffix == ".said":
+            continue
+        try:
+            marker.rename(marker.with_name(f"{marker.name}.said"))
+        except FileNotFoundError:  # another process said it
+            continue
+        reason = marker.with_name(f"{marker.name}.said").read_text(errors="replace")[:300]
+        print(
+            f"orange: warning: {marker.name} notifications are not reaching you: {reason} "
+            "(check with `orange notify --test`)",
+            file=sys.stderr,
+        )
 
 
 def send_test(timeout: float = 5.0) -> list[Delivery]:
@@ -179,7 +248,7 @@ def desktop_tool() -> str | None:
 def desktop(text: str, timeout: float) -> Delivery:
     tool = desktop_tool()
     if tool is None:
-        return Delivery("desktop", "failed", "neither notify-send nor osascript is on PATH")
+        return Delivery("desktop", "failed", NO_DESKTOP_TOOL)
     if tool == "notify-send":
         argv = ["notify-send", "Orange", text]
     else:  # an AppleScript string literal: only backslash and double quote are special

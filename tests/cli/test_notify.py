@@ -271,3 +271,70 @@ def test_osascript_shows_it_where_notify_send_is_absent(
         f'display notification "task {task_id} ({quoted}) is reviewing: waits for a human '
         f'in reviewing" with title "Orange"',
     ]
+
+
+@pytest.fixture
+def no_desktop(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Neither notify-send nor osascript anywhere on PATH (which holds only git)."""
+    folder = tmp_path / "bare-bin"
+    folder.mkdir()
+    (folder / "git").symlink_to(shutil.which("git") or "/usr/bin/git")
+    monkeypatch.setenv("PATH", str(folder))
+
+
+def deliveries() -> list[tuple[str, str]]:
+    record = orange_home() / "notify" / "deliveries"
+    lines = record.read_text().splitlines() if record.is_file() else []
+    return [(entry["channel"], entry["state"]) for entry in map(json.loads, lines)]
+
+
+def test_a_missing_desktop_tool_is_said_once_and_never_recorded_as_sent(
+    cli: Cli, repo: Path, no_desktop: None
+) -> None:
+    first = in_review(cli, repo)
+    moved = cli.ok("task", "update", first, "--status", "reviewing")
+    warning = "warning: desktop notifications are not reaching you: neither notify-send"
+    assert moved.err.count(warning) == 1
+    args = ("second", "Another", "--status", "agent-review", "--no-spawn", "--json")
+    second = str(cli.ok("task", "create", *args).json()["id"])
+    cli.ok("task", "edit", second, "--section", "Review", "--file", "-", stdin=REVIEW_PASS)
+    again = cli.ok("task", "update", second, "--status", "reviewing")
+    assert warning not in again.err  # said once, not on every notice
+    assert ("desktop", "sent") not in deliveries()
+
+
+def test_a_failing_webhook_is_said_by_the_next_notice(
+    cli: Cli, repo: Path, desktop: Path, tmp_path: Path
+) -> None:
+    with socket.socket() as closed:  # a port nobody listens on
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    config(f"notify:\n  webhook: http://127.0.0.1:{port}/hook\n")
+    first = in_review(cli, repo)
+    cli.ok("task", "update", first, "--status", "reviewing")
+    retry_until(lambda: ("webhook", "failed") in deliveries())
+    settled(tmp_path)
+    assert deliveries().count(("desktop", "sent")) == 1
+    args = ("second", "Another", "--status", "agent-review", "--no-spawn", "--json")
+    second = str(cli.ok("task", "create", *args).json()["id"])
+    assert "not reaching you" not in cli.ok("task", "show", second).err  # no notice
+    cli.ok("task", "edit", second, "--section", "Review", "--file", "-", stdin=REVIEW_PASS)
+    said = cli.ok("task", "update", second, "--status", "reviewing").err
+    assert said.count("warning: webhook notifications are not reaching you") == 1
+    assert f"127.0.0.1:{port}" in said
+    settled(tmp_path)
+
+
+def test_notify_test_reports_every_channel_and_fails_on_one(
+    cli: Cli, webhook: Webhook, no_desktop: None
+) -> None:
+    config(f"notify:\n  webhook: {webhook.url}\n")
+    result = cli("notify", "--test")
+    assert result.code == 1
+    assert "desktop: failed: neither notify-send nor osascript" in result.out
+    assert "webhook: sent: " in result.out and "answered 204" in result.out
+    assert result.err.strip() == "orange: notify test failed on desktop"
+    as_json = cli("notify", "--test", "--json")
+    assert as_json.code == 1
+    states = [(c["channel"], c["state"]) for c in as_json.json()["channels"]]
+    assert states == [("desktop", "failed"), ("webhook", "sent")]

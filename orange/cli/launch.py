@@ -44,6 +44,8 @@ def create_and_report(
     )
     task = launch.created
     lines, result = _describe(launch)
+    if not agents.worker and launch.started is not None:
+        lines.append(_chosen(engine.store.get(task.id).str_field("harness")))
     if json_out:
         obj = task_object(engine.store.get(task.id))
         obj.update(result)
@@ -54,6 +56,17 @@ def create_and_report(
     if launch.error is not None:
         print(f"orange: task {task.id} exists but did not start: {launch.error}", file=sys.stderr)
         raise typer.Exit(1)
+
+
+def _chosen(harness: str) -> str:
+    """Which agent Orange picked when --harness was left out, and why: never silently."""
+    from orange.runtime.harness import BUILTINS, DEFAULT_ORDER
+
+    if harness in BUILTINS:
+        why = f"the first of {', '.join(DEFAULT_ORDER)} found on PATH"
+    else:
+        why = "no built-in agent is on PATH: the first harness of config.yml"
+    return f"agent: {harness} ({why}; --harness chooses another)"
 
 
 def _describe(launch: Launch) -> tuple[list[str], dict[str, object]]:

@@ -731,3 +731,15 @@ def test_peek_on_an_exited_agent_says_so_with_its_status(world: World, tmp_path:
     peeked = json.loads(world.ok("task", "peek", task, "--json").out)
     assert peeked["alive"] is False and peeked["exit_status"] == 7
     assert peeked["output"].endswith("QUITTER last words")
+
+
+def test_an_agent_picked_without_harness_is_named_with_why(world: World, hold: Hold) -> None:
+    world.set_harness("hold", [str(hold.script), "{prompt}"])  # no built-in agent on PATH
+    said = world.ok("task", "create", "picked", "Picked for me").out
+    first = next(iter(world.harnesses))  # config.yml's first harness
+    assert (
+        f"agent: {first} (no built-in agent is on PATH: the first harness of config.yml; "
+        "--harness chooses another)"
+    ) in said
+    named = world.ok("task", "create", "named", "Named", "--harness", "hold").out
+    assert "agent:" not in named  # chosen by the user: nothing to explain

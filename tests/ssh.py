@@ -29,6 +29,7 @@ from pathlib import Path
 import pytest
 
 SSHD = Path("/usr/sbin/sshd")
+SERVER_ENV = "ORANGE_TEST_SSH_SERVER"  # "asyncssh": that server even where sshd exists
 ALIAS = "other"
 
 
@@ -80,7 +81,7 @@ def start_server(folder: Path) -> tuple[SshServer, subprocess.Popen[bytes]]:
     (folder / "authorized_keys").write_text((folder / "user_key.pub").read_text())
     port = free_port()
     log = folder / "server.log"
-    if SSHD.exists():
+    if SSHD.exists() and os.environ.get(SERVER_ENV) != "asyncssh":
         kind = "openssh"
         if os.geteuid() == 0:
             Path("/run/sshd").mkdir(mode=0o755, exist_ok=True)  # its privilege separation
@@ -108,7 +109,11 @@ def start_server(folder: Path) -> tuple[SshServer, subprocess.Popen[bytes]]:
             argv,
             stdout=out,
             stderr=subprocess.STDOUT,
-            env={"PATH": "/usr/local/bin:/usr/bin:/bin", "PYTHONPATH": str(Path.cwd())},
+            env={
+                "PATH": "/usr/local/bin:/usr/bin:/bin",
+                "HOME": str(Path.home()),
+                "PYTHONPATH": str(Path(__file__).resolve().parents[1]),
+            },
             start_new_session=True,
         )
     _wait_listening(port, process, log)

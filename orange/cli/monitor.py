@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from orange.cli.output import emit_json
-from orange.monitor.loop import loop, run_pass
+from orange.monitor.loop import PassReport, loop, run_pass
 from orange.runtime.watcher import read_status, stop
 
 HELP = "Watch agents and apply the workflows' exit rules."
@@ -26,7 +26,14 @@ def monitor(
 
     if not once:
         raise typer.Exit(loop())
-    report = run_pass(task)
+    if task is None:
+        # Many at once when many agents die together: one pass at a time covers them all.
+        from orange.monitor.once import run_once
+
+        coalesced = run_once()
+        report = coalesced if coalesced is not None else PassReport()
+    else:
+        report = run_pass(task)
     if json_out:
         emit_json({"checked": report.checked, "dead": report.dead, "actions": report.actions})
         return

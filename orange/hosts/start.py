@@ -39,7 +39,7 @@ from orange.sync.sync import sync_project
 from orange.sync.take import take_task
 
 AUTO = "auto"
-HOST_SYNC_INTERVAL = 10  # seconds: a host's automatic sync, turned on when it was off
+HOST_SYNC_INTERVAL = 5  # seconds: a host's automatic sync, turned on when it was off
 
 
 class Started(NamedTuple):

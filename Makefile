@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: test check demo bench clean $(VENV)
+.PHONY: test test-agents check demo bench clean $(VENV)
 
 $(BIN)/python:
 	$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "Orange needs Python 3.11+"'
@@ -27,6 +27,13 @@ check: $(STAMP)
 
 test: check
 	$(BIN)/pytest -n 2
+
+# The real agent programs, at the versions pinned in tests/agents/programs.py, run by
+# Orange against a scripted model on 127.0.0.1 (tests/agents/README.md).  The first
+# run downloads them from the npm registry into a cache outside the clone.
+test-agents: $(STAMP)
+	$(BIN)/python -m tests.agents.programs
+	$(BIN)/pytest -n 2 tests/agents
 
 # Kept: its last line says how to look at its tasks in the dashboard (`orange`).
 demo: $(STAMP)

@@ -11,7 +11,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 
 
-@pytest.mark.parametrize("target", [".venv", "demo", "test", "check"])
+@pytest.mark.parametrize("target", [".venv", "demo", "test", "check", "test-agents"])
 def test_each_target_the_readme_names_makes_the_environment(target: str, tmp_path: Path) -> None:
     # A copy of the Makefile in an empty directory: as on a fresh clone, before any make.
     shutil.copy(ROOT / "Makefile", tmp_path / "Makefile")

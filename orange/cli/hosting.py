@@ -4,25 +4,17 @@ peek``: the task runs, or is to run, on another registered host (`orange.hosts`)
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
-from typing import TypeVar
 
 import typer
 
 from orange.cli.output import emit_json, task_object
 from orange.compose import build_engine
-from orange.errors import InvalidInput
-from orange.hosts import registry
-from orange.hosts.probe import now
+from orange.hosts import reach
 from orange.hosts.registry import Host
 from orange.hosts.start import Started, choose, start_on
 from orange.ops.launch import Harnesses, create_and_spawn
 from orange.projects import Project, open_store
-from orange.runtime import ssh
-from orange.store.layout import valid_task_id
 from orange.store.task import Task
-
-T = TypeVar("T")
 
 
 def create_on_host(
@@ -87,46 +79,17 @@ def _report(started: Started, task: Task, json_out: bool, *, created: bool) -> N
         typer.echo(line)
 
 
-def host_of(task: Task) -> Host | None:
-    """The registered host the task runs on, found by the ``host`` field (a key into
-    this host's configuration, never a target); None when no entry records itself so."""
-    return registry.by_reported(task.str_field("host"))
-
-
 def attach_remote(host: Host, project: Project, task_id: str) -> None:
-    """``ssh -t`` to ``host`` and attach there (``orange task attach ID``: that host's
-    Orange knows its tmux socket and its session)."""
-    there = _there(host, project, task_id)
-    code = _marked(host, lambda: ssh.run_terminal(host.ssh(), ["task", "attach", *there]))
+    """``ssh -t`` to ``host`` and attach there (`orange.hosts.reach`)."""
+    code = reach.attach(host, project, task_id)
     if code != 0:
         raise typer.Exit(code)
 
 
 def peek_remote(host: Host, project: Project, task_id: str, lines: int, json_out: bool) -> None:
     """``orange task peek ID`` on ``host``, its output printed here."""
-    args = ["task", "peek", *_there(host, project, task_id), "--lines", str(lines)]
-    args += ["--json"] if json_out else []
-    answer = _marked(host, lambda: ssh.run(host.ssh(), args, timeout=60))
+    answer = reach.peek(host, project, task_id, lines, json_out)
     sys.stdout.write(answer.out)
     sys.stderr.write(answer.err)
     if answer.code != 0:
         raise typer.Exit(answer.code)
-
-
-def _there(host: Host, project: Project, task_id: str) -> list[str]:
-    if not valid_task_id(task_id):
-        raise InvalidInput(f"not a task id: {task_id!r}")
-    name = host.remote_project(project.name)
-    if name is None:
-        raise InvalidInput(f"host {host.name} is not set up for project {project.name}")
-    return [task_id, "--project", name]
-
-
-def _marked(host: Host, call: Callable[[], T]) -> T:
-    try:
-        result = call()
-    except ssh.HostUnreachable:
-        registry.mark(host.name, reachable=False, now=now())
-        raise
-    registry.mark(host.name, reachable=True, now=now())
-    return result

@@ -13,6 +13,8 @@ from orange.dashboard.rows import Row
 from orange.dashboard.screens import ConfirmScreen, CreateScreen, HelpScreen, NewTask, TextPrompt
 from orange.engine.catalog import load_named
 from orange.errors import OrangeError
+from orange.hosts import reach
+from orange.hosts.registry import by_reported
 from orange.runtime.harness import installed_names
 from orange.runtime.places import agent_window
 from orange.runtime.tmuxclient import TmuxClient
@@ -106,7 +108,11 @@ def _request_changes(app: Host, row: Row, acts: Actions) -> None:
 
 def _attach(app: Host, row: Row, acts: Actions) -> None:
     """Show the agent's window: switch the client inside tmux on the same server, else
-    suspend the app and run ``tmux attach`` until the user detaches."""
+    suspend the app and run ``tmux attach`` until the user detaches.  A task on a
+    registered host: ``ssh -t`` into its session there."""
+    if row.host:
+        _attach_remote(app, row, acts)
+        return
     try:
         session = acts.session(row.id)
         workflow = app.source.workflow(row)
@@ -124,6 +130,22 @@ def _attach(app: Host, row: Row, acts: Actions) -> None:
         app.say(f"error: {error}")
         return
     if app.exit_on_attach:
+        app.exit()
+
+
+def _attach_remote(app: Host, row: Row, acts: Actions) -> None:
+    host = by_reported(row.host)
+    if host is None:
+        app.say(f"task {row.id} runs on host {row.host}, which is not registered here")
+        return
+    try:
+        with app.suspend():
+            code = reach.attach(host, acts.project, row.id)
+    except OrangeError as error:
+        app.say(f"error: {error}")
+        return
+    app.say(f"back from host {host.name}" if code == 0 else f"ssh to {host.name} exited {code}")
+    if code == 0 and app.exit_on_attach:
         app.exit()
 
 

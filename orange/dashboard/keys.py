@@ -11,6 +11,7 @@ from typing import NamedTuple
 from orange.dashboard.rows import Row
 from orange.engine.decide import can_start
 from orange.engine.workflow import Workflow
+from orange.hosts.registry import by_reported
 
 
 class Key(NamedTuple):
@@ -26,8 +27,11 @@ def _human_move(workflow: Workflow, status: str, to: str | None) -> bool:
 def task_keys(workflow: Workflow | None, row: Row, agent: str) -> list[Key]:
     """The keys for ``row`` (its agent's state ``agent``: ``alive``, ``exited ...``,
     ``no agent`` or '' when this host runs none)."""
-    if workflow is None or row.task is None or row.host:
-        return []  # broken, unreadable, or bound on another host: only looked at here
+    if workflow is None or row.task is None:
+        return []  # broken or unreadable: only looked at here
+    if row.host:  # bound on another host: attached to over SSH where it is registered
+        remote = not workflow.is_terminal(row.status) and by_reported(row.host) is not None
+        return [Key("enter", "attach", "attach")] if remote else []
     status = row.status
     keys: list[Key] = []
     enter = enter_action(workflow, row, agent)

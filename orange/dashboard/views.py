@@ -4,6 +4,7 @@ the workspace pool (``w``)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import ClassVar
 
 from rich.text import Text
@@ -20,15 +21,19 @@ from orange.dashboard.rows import Row
 from orange.dashboard.screens import TextPrompt
 from orange.dashboard.table import visible
 from orange.errors import OrangeError
+from orange.hosts import reach
+from orange.hosts.registry import by_reported
 from orange.ops.workspaces import pool_status
 from orange.runtime.bindings import session_of
 from orange.runtime.git import git
 from orange.runtime.places import agent_window
+from orange.runtime.ssh import Answer
 from orange.runtime.tmux import Tmux
 from orange.runtime.workspace import base_of
 from orange.store.history import task_history
 
 OUTPUT_POLL = 1.0  # seconds between captures of the agent's pane
+REMOTE_POLL = 2.0  # seconds between asking another host for its agent's output
 _STYLES = {"add": "green", "del": "red", "hunk": "cyan", "file": "bold"}
 
 
@@ -99,6 +104,43 @@ class OutputView(TextView):
         except OrangeError as error:
             text = f"error: {error}"
         self.query_one("#body", Static).update(Text(visible_lines(text)))
+
+
+class RemoteOutputView(TextView):
+    """The agent's output on another host, asked for over SSH every `REMOTE_POLL`
+    seconds while open, in a thread: the screen never waits for the network."""
+
+    def __init__(self, title: str, fetch: Callable[[], str]) -> None:
+        super().__init__(title, "")
+        self.fetch = fetch
+        self.busy = False
+
+    def on_mount(self) -> None:
+        self.ask()
+        self.set_interval(REMOTE_POLL, self.ask)
+
+    def ask(self) -> None:
+        if not self.busy:
+            self.busy = True
+            self.run_worker(self._fetch, thread=True, exclusive=True)
+
+    def _fetch(self) -> None:
+        try:
+            text = self.fetch()
+        except OrangeError as error:
+            text = f"error: {error}"
+        self.app.call_from_thread(self._show, text)
+
+    def _show(self, text: str) -> None:
+        self.busy = False
+        self.query_one("#body", Static).update(Text(visible_lines(text.rstrip())))
+
+
+def _peeked(answer: Answer) -> str:
+    if answer.code == 0:
+        return answer.out
+    said = [line for line in answer.err.splitlines() if line.strip()]
+    return f"error: {said[-1] if said else answer.code}"
 
 
 def visible_lines(text: str) -> str:
@@ -210,6 +252,14 @@ def _task_view(app: Host, row: Row, view: str) -> View:
             for h in task_history(acts.store, row.id)
         ]
         return TextView(f"{title}  history", visible_lines("\n".join(lines)))
+    if view == "output" and row.host:
+        host = by_reported(row.host)
+        if host is None:
+            raise OrangeError(f"task {row.id} runs on host {row.host}, not registered here")
+        return RemoteOutputView(
+            f"{title}  agent output (on {host.name})",
+            lambda: _peeked(reach.peek(host, acts.project, row.id, 200, False)),
+        )
     if view == "output":
         session = session_of(task)
         if not session:

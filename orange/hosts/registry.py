@@ -72,6 +72,8 @@ def path() -> Path:
 
 
 def check_name(name: str) -> str:
+    if name == "auto":  # `--host auto` picks one
+        raise InvalidInput("a host cannot be called auto", hint="choose another name")
     if not _NAME.fullmatch(name):
         raise InvalidInput(
             f"not a host name: {name!r}",

@@ -21,6 +21,7 @@ from orange.cli.context import current_project
 from orange.cli.output import emit_json, visible
 from orange.compose import build_engine
 from orange.errors import BrokenTaskFile, InvalidInput, NotFound
+from orange.home import orange_home
 from orange.projects import Project
 from orange.run import ops, state
 from orange.run.ask import Asker, FileAsker, TerminalAsker
@@ -79,10 +80,31 @@ def _project(name: str | None) -> Project:
 
 def _asker(answers: Path | None, used: int, run_id: str) -> Asker:
     if answers is not None:
-        return FileAsker(answers, used, run=run_id)
+        return FileAsker(answers, _first_unused(run_id, answers, used), run=run_id)
     if not sys.stdin.isatty():
-        return FileAsker(Path("/dev/stdin"), 0, run=run_id)
+        return FileAsker(Path("/dev/stdin"), 0, run=run_id, stdin=True)
     return TerminalAsker(run=run_id)
+
+
+def _first_unused(run_id: str, answers: Path, used: int) -> int:
+    """The first line of ``answers`` this run has not used: ``used`` when it is the
+    file the run last read here, else 0 (a new file starts from its first line).  Which
+    file that was is this host's record (a path never goes into the committed RUN.md)."""
+    record = orange_home() / "run-answers" / run_id
+    here = str(answers.resolve())
+    try:
+        last = record.read_text(encoding="utf-8")
+    except OSError:
+        last = ""
+    record.parent.mkdir(parents=True, exist_ok=True)
+    record.write_text(here, encoding="utf-8")
+    return used if last == here else 0
+
+
+def _check_answers(answers: Path | None) -> None:
+    """Refuse an answers file that cannot be read before anything is created."""
+    if answers is not None:
+        FileAsker(answers).lines()
 
 
 def start(
@@ -119,6 +141,7 @@ def start(
     """Start a run of REQUEST."""
     text = sys.stdin.read() if request == "-" else request
     found = _project(project)
+    _check_answers(answers)
     given = (agents, architect, swe, skip_clarification, max_clarification_rounds)
     options = ops.Options(*given, failure_policy, max_iterations, no_pr, base)
     run = ops.start(build_engine(found, actor="cli"), text, options)
@@ -132,6 +155,10 @@ def _drive(found: Project, run: RunFile, answers: Path | None, json_out: bool) -
     progress = progress_for(sys.stdout, json_mode=json_out)
     try:
         final = ops.drive(found, run.id, asker=asker, progress=progress)
+    except KeyboardInterrupt:  # `orange run cancel` stops a runner with SIGINT
+        final = state.get(build_engine(found, actor="cli").store, run.id)
+        if final.fields.get("status") != "cancelled":
+            raise
     finally:
         progress.close()
     _report(found, final, json_out)
@@ -143,6 +170,10 @@ def _report(found: Project, run: RunFile, json_out: bool) -> None:
         emit_json({"run": run_object(store, run)})
     elif run.fields.get("status") == "completed":
         typer.echo(run.fields.get("pr_url") or f"run {run.id} completed on {run.fields['branch']}")
+    if run.fields.get("status") == "cancelled":
+        if json_out:
+            raise typer.Exit(1)
+        raise InvalidInput(f"run {run.id} was cancelled", hint="its branches are kept")
     if run.fields.get("status") != "failed":
         return
     if json_out:
@@ -163,6 +194,7 @@ def resume(
 ) -> None:
     """Go on with a run from its last finished step."""
     found = _project(project)
+    _check_answers(answers)
     run = state.get(build_engine(found, actor="cli").store, run_id)
     _drive(found, run, answers, json_out)
 

@@ -59,12 +59,22 @@ class FileAsker:
     a `--json` document)."""
 
     def __init__(
-        self, path: Path, start: int = 0, *, run: str = "ID", out: TextIO | None = None
+        self,
+        path: Path,
+        start: int = 0,
+        *,
+        run: str = "ID",
+        out: TextIO | None = None,
+        stdin: bool = False,
     ) -> None:
         self.path = path
         self.consumed = start  # answers used so far, counting those before `start`
         self.run = run
         self.out = out
+        # Standard input that is not a terminal (a pipe, /dev/null): read once, since a
+        # pipe cannot be read again, and named as such when it has no answer left.
+        self.stdin = stdin
+        self._piped: list[str] | None = None
 
     def _echo(self, text: str) -> None:
         print(text, file=self.out or sys.stderr, flush=True)
@@ -72,7 +82,10 @@ class FileAsker:
     def show(self, markdown: str) -> None:
         self._echo(markdown)
 
-    def ask(self, question: str) -> str:
+    def lines(self) -> list[str]:
+        """The answers, one a line (`InvalidInput` for a file that cannot be read)."""
+        if self.stdin and self._piped is not None:
+            return self._piped
         try:
             lines = self.path.read_text(encoding="utf-8").splitlines()
         except (OSError, UnicodeDecodeError) as exc:
@@ -81,6 +94,18 @@ class FileAsker:
                 f"cannot read the answers file {self.path}: {reason}",
                 hint="give --answers a UTF-8 text file with one answer per line",
             ) from None
+        if self.stdin:
+            self._piped = lines
+        return lines
+
+    def ask(self, question: str) -> str:
+        lines = self.lines()
+        if self.consumed >= len(lines) and self.stdin:
+            raise AnswersExhausted(
+                "the architect asks a question and there is no terminal to answer it: "
+                f"pass --answers FILE (one answer a line) to `orange run resume {self.run}`, "
+                "or resume it at a terminal"
+            )
         if self.consumed >= len(lines):
             raise AnswersExhausted(
                 f"the answers file ran out after {self.consumed} answers; add answers and "

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from tests.conftest import git
+from tests.conftest import git, run_orange
 from tests.run.conftest import RunWorld, plan
 
 TWO_WAVES = [["a", "b"], ["c", "d"]]
@@ -142,6 +142,35 @@ def test_answers_running_out_leave_the_run_resumable(world: RunWorld) -> None:
         "Q2?",
         "second answer",
     ]
+
+
+def test_a_new_answers_file_starts_from_its_first_line(world: RunWorld) -> None:
+    world.scenario(
+        clarify=[
+            {"status": "questions", "message": "Q1?"},
+            {"status": "questions", "message": "Q2?"},
+            {"status": "ready", "message": "Done."},
+        ],
+        plan=[plan([["a"]])],
+        edits=edits("a"),
+    )
+    first = world.answers("first answer")
+    assert world.run("do it", "--answers", str(first), "--no-pr").code == 1
+    run_id = world.run("list", "--json").json()["runs"][0]["id"]
+    second = first.with_name("more-answers.txt")
+    second.write_text("second answer\nyes\n")
+    resumed = world.run("resume", run_id, "--answers", str(second), "--json")
+    assert resumed.code == 0, resumed.err
+    shown = world.run("show", run_id, "--json").json()["run"]
+    assert [t["text"] for t in shown["clarification"]][-1] == "second answer"
+
+
+def test_no_terminal_and_no_answers_file_says_what_to_pass(world: RunWorld) -> None:
+    world.scenario(clarify=[{"status": "questions", "message": "Q1?"}])
+    result = run_orange("run", "do it", "--no-pr", cwd=world.repo, stdin="")
+    assert result.code == 1
+    last = result.err.strip().splitlines()[-1]
+    assert "there is no terminal to answer it: pass --answers FILE" in last
 
 
 def test_a_subtask_that_fails_its_tests_once_passes_after_feedback(world: RunWorld) -> None:

@@ -41,6 +41,7 @@ BAD = [
     (("show", "nope"), "no run 'nope'"),
     (("resume", "nope"), "no run 'nope'"),
     (("cancel", "nope"), "no run 'nope'"),
+    (("x", "--answers", "no-such-answers.txt"), "cannot read the answers file"),
 ]
 
 

@@ -141,7 +141,10 @@ def test_cancel_stops_the_runner_and_its_agents_and_keeps_branches(world: RunWor
         run_id = the_run(world)["id"]
         cancelled = world.run("cancel", run_id)
         assert cancelled.code == 0, cancelled.err
-        proc.communicate(timeout=30)
+        _, err = proc.communicate(timeout=30)
+    # The runner's own command fails, saying so: a script must not read "done".
+    assert proc.returncode == 1
+    assert err.strip().splitlines()[-1].startswith(f"orange: run {run_id} was cancelled")
     assert not alive(agent)
     assert ["stopped", "Title b", agent] in world.calls()
     run = world.run("show", run_id, "--json").json()["run"]

@@ -43,6 +43,7 @@ from orange.engine.monitoring import BUSY, handle_dead_session
 from orange.engine.trust import trusted_here
 from orange.errors import OrangeError
 from orange.home import orange_home
+from orange.hosts.watch import watch as watch_hosts
 from orange.runtime.adopt import ensure_adopted
 from orange.runtime.bindings import session_of
 from orange.runtime.places import agent_window
@@ -98,6 +99,7 @@ def run_pass(task_filter: str | None = None) -> PassReport:
             left = verify_forgeries(project.name, store)  # what a sync brought in
         if left:
             report.unverified[project.name] = left
+    polls.append(max(1, int(watch_hosts(log))))  # hosts holding tasks: still answering?
     busy = report.busy or bool(report.unverified)
     report.poll = TICK if busy else min(polls, default=DEFAULT_POLL)
     return report

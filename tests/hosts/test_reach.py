@@ -58,7 +58,7 @@ def test_a_task_on_another_host_is_peeked_and_shown_through_ssh(
         full = cli("task", "create", "--host", "auto", "b2", "More", cwd=repo)
         assert full.code == 1
         assert "every host of project proj has a full pool" in full.err
-        assert [t.branch for t in tasks(TaskStore.open(repo).snapshot())] == ["b1"]
+        assert [t.id for t in tasks(TaskStore.open(repo).snapshot())] == [made["id"]]
     finally:
         subprocess.run(["tmux", "-L", other.socket, "kill-server"], capture_output=True)
 

@@ -4,7 +4,10 @@
 a private file and has tmux run this module on it, so the agent's argv never passes
 through a shell or through tmux's argument parsing.  The launcher reads and deletes the
 file, sets the environment, changes directory and execs argv: the agent then *is* the
-pane's process, and its exit status is the pane's.
+pane's process, and its exit status is the pane's.  Its process id goes in the agent's
+environment as ``ORANGE_AGENT_PID``: the stop hook (`orange.ops.claude_stop`) acts only
+for that process, never for a session started inside it, which inherits the variable
+but not the ancestry.
 
 When the program cannot be started the launcher prints why and exits 127 (not found) or
 126 (not executable), like a shell would; with ``remain-on-exit`` the pane then shows
@@ -21,6 +24,7 @@ from pathlib import Path
 
 NOT_FOUND = 127
 NOT_EXECUTABLE = 126
+AGENT_PID = "ORANGE_AGENT_PID"
 
 
 def _fail(message: str, code: int) -> int:
@@ -52,6 +56,7 @@ def main(args: list[str] | None = None) -> int:
     ):
         return _fail(f"malformed launch file {path}", NOT_FOUND)
     os.environ.update(env)
+    os.environ[AGENT_PID] = str(os.getpid())  # exec keeps it: the agent's own id
     try:
         os.chdir(cwd)
     except OSError as exc:

@@ -93,6 +93,61 @@ def test_an_invalid_outcome_says_what_is_wrong(world: World, tmp_path: Path) -> 
     world.wait_status(task_id, "reviewing")
 
 
+# Plays Claude Code with a nested review: from its tool shell it runs a session of its own
+# (as `claude -p` would be, inheriting the agent's environment) that stops while the task
+# has no outcome; then the agent itself stops six times without one, with Claude Code's
+# hook input (`stop_hook_active`: false after a new prompt, true after a refusal).
+NESTING_AGENT = """#!__PYTHON__
+import json, os, shlex, subprocess, sys, time
+hook = os.path.expanduser("~/.claude/hooks/orange-stop.sh")
+def stop(session, active):
+    event = {"session_id": session, "hook_event_name": "Stop", "stop_hook_active": active}
+    done = subprocess.run(["sh", "-c", shlex.quote(hook)], input=json.dumps(event),
+                          capture_output=True, text=True)
+    return [done.returncode, done.stderr]
+if sys.argv[1] == "nested":
+    print(json.dumps(stop("nested", False)))
+    sys.exit(0)
+nested = [sys.executable, sys.argv[0], "nested"]
+said = subprocess.run(["sh", "-c", shlex.join(nested)], capture_output=True, text=True)
+record = {"nested": json.loads(said.stdout)}
+record["stops"] = [stop("top", active) for active in (False, True, False, True, True, True)]
+with open(__OUT__, "w") as out:
+    json.dump(record, out)
+time.sleep(600)
+"""
+
+
+def test_a_nested_session_is_never_refused_and_the_agent_at_most_three_times_in_a_row(
+    world: World, tmp_path: Path
+) -> None:
+    """Issue 25, finding 3: a nested `claude -p` review inherited the worker's
+    environment and Orange's stop hook refused each of its stops (46 model calls in
+    30 s).  The hook acts only for the agent process Orange started; it counts refusals
+    in a row (from zero after a new prompt: `stop_hook_active` false), and after three
+    it lets the agent stop and hands the task to a person, saying why."""
+    record = tmp_path / "stops.json"
+    script = tmp_path / "nesting-agent"
+    script.write_text(
+        NESTING_AGENT.replace("__PYTHON__", sys.executable).replace("__OUT__", repr(str(record)))
+    )
+    script.chmod(0o755)
+    world.set_harness("claude", [str(script), "top", "{prompt}"])
+    world.ok("install", "--harness", "claude")
+    world.ok("project", "update", "proj", "--workflow", "self-review")
+    task_id = world.create("nested", "Review yourself", "--harness", "claude")
+    # Each stop runs `orange task show`: a loaded machine needs more than the default.
+    seen = wait_for(lambda: record.exists() and json.loads(record.read_text()), 120, "stops")
+    assert seen["nested"] == [0, ""]
+    assert [code for code, _ in seen["stops"]] == [2, 2, 2, 2, 2, 0]
+    assert all(f"task {task_id} has no outcome" in said for _, said in seen["stops"][:5])
+    assert "refusal 3 in a row" in seen["stops"][4][1]
+    assert "refusal 3 in a row" not in seen["stops"][3][1]
+    task = world.wait_status(task_id, "stuck")
+    said = section(task.body, "## Stuck") or ""
+    assert "Orange's stop hook refused this agent's stop 3 times in a row" in said
+
+
 @pytest.mark.parametrize("kind", ["opencode", "pi"])
 def test_opencode_and_pi_are_sent_what_is_missing_until_the_outcome_completes_the_task(
     kind: str, world: World, tmp_path: Path

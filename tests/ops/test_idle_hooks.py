@@ -19,11 +19,14 @@ from orange.ops.install import install
 from tests.node import DRIVE, node
 
 # Plays `orange` for the check: `task show` says the task is a self-review worker's,
-# still working; every other call is appended to CALLS.
+# still working (stuck once `task stuck` was called); every other call is appended to
+# CALLS.
 FAKE_ORANGE = """#!__PYTHON__
-import json, sys
+import json, os, sys
 if sys.argv[1:3] == ["task", "show"]:
-    print(json.dumps({"id": sys.argv[3], "workflow": "self-review", "status": "working"}))
+    stuck = os.path.exists(__CALLS__) and '"stuck"' in open(__CALLS__).read()
+    status = "stuck" if stuck else "working"
+    print(json.dumps({"id": sys.argv[3], "workflow": "self-review", "status": status}))
 else:
     with open(__CALLS__, "a") as out:
         out.write(json.dumps(sys.argv[1:]) + "\\n")
@@ -46,7 +49,8 @@ def calls(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def drive(kind: str, home: Path, tmp_path: Path, steps: list[dict[str, Any]]) -> list[list[Any]]:
     """Stop the agent once per step, as ``kind`` does; what the file sent at each stop."""
     worktree = tmp_path / "worktree"
-    worktree.mkdir(exist_ok=True)
+    if not worktree.exists():  # a git checkout: the hook counts refusals in its git dir
+        subprocess.run(["git", "init", "-q", str(worktree)], check=True)
     (tmp_path / "steps.json").write_text(json.dumps(steps))
     out = tmp_path / "sent.json"
     env = {**os.environ, "ORANGE_TASK_ID": "abc", "ORANGE_AGENT_ROLE": "worker"}
@@ -77,7 +81,10 @@ def test_reminders_stop_after_three_in_a_row(
     assert first.startswith("Orange: task abc has no outcome: ")
     assert last.startswith(first)
     assert "reminded you 3 times in a row and will not remind you again" in last
-    assert not calls.exists()  # nothing to report: the check never ran `orange task ...`
+    # The check itself let the fourth stop through and handed the task to a person.
+    [[*command, reason]] = [json.loads(line) for line in calls.read_text().splitlines()]
+    assert command == ["task", "stuck", "abc"]
+    assert reason.startswith("--reason=Orange's stop hook refused this agent's stop 3 times")
 
 
 @pytest.mark.parametrize("kind", ["opencode", "pi"])

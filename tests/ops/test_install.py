@@ -229,7 +229,7 @@ def test_codex_stop_hook_keeps_codex_going_until_the_outcome_is_written(
     assert {p.name: o for p, o in install("codex")}["hooks.json"] == "unchanged"
 
     worktree = tmp_path / "worktree"
-    worktree.mkdir()
+    subprocess.run(["git", "init", "-q", str(worktree)], check=True)  # as a pool worktree
     env = {**os.environ, "ORANGE_TASK_ID": "abc", "ORANGE_AGENT_ROLE": "worker"}
     event = {"hook_event_name": "Stop", "cwd": str(worktree), "stop_hook_active": False}
 

@@ -38,6 +38,7 @@ class Project(NamedTuple):  # not a dataclass: see `orange.store.task.Task`
     port_base: int | None = None  # slot i gets port_base + i * port_stride
     port_stride: int = 10
     sync_interval: int = 0  # seconds between automatic syncs by the monitor; 0: off
+    check: str = ""  # command `task merge --ready` runs on each merged result ('': none)
 
     def repo(self) -> GitRepo:
         return open_repo(self.path)
@@ -77,6 +78,7 @@ def load_all() -> list[Project]:
                     port_base=None if entry.get("port_base") is None else int(entry["port_base"]),
                     port_stride=int(entry.get("port_stride") or 10),
                     sync_interval=int(entry.get("sync_interval") or 0),
+                    check=str(entry.get("check") or ""),
                 )
             )
         except (KeyError, TypeError, ValueError):
@@ -221,9 +223,11 @@ def update(
     workflow: str | None = None,
     setup: Callable[[Project], Project] | None = None,
     sync_interval: int | None = None,
+    check: str | None = None,
 ) -> Project:
     """Change a project's pool size and workflow; ``setup`` changes its worktree
-    settings (`orange.project_setup.SetupChange.applied`)."""
+    settings (`orange.project_setup.SetupChange.applied`); ``check``: the command
+    ``task merge --ready`` runs on each merged result ('' for none)."""
     if pool_size is not None:
         _check_pool(pool_size)
     with _editing() as projects:
@@ -236,6 +240,8 @@ def update(
                 changed = setup(changed) if setup is not None else changed
                 if sync_interval is not None:
                     changed = changed._replace(sync_interval=sync_interval)
+                if check is not None:
+                    changed = changed._replace(check=check.strip())
                 check_ports(changed)
                 projects[index] = changed
                 return changed

@@ -130,6 +130,7 @@ def update(
     ] = False,
     clear_ports: Annotated[bool, typer.Option("--clear-ports", help="No ports.")] = False,
     sync_interval: Annotated[str | None, typer.Option(help=_SYNC_INTERVAL)] = None,
+    check: Annotated[str | None, typer.Option("--check", help=_CHECK)] = None,
     json_out: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
     """Change a project's pool size, workflow, or how its worktrees are made ready."""
@@ -145,12 +146,17 @@ def update(
         clear_ports=clear_ports,
     )
     interval = None if sync_interval is None else projects.parse_interval(sync_interval)
-    if (pool_size, workflow, interval) == (None,) * 3 and not change.changes_anything():
+    if (pool_size, workflow, interval, check) == (None,) * 4 and not change.changes_anything():
         raise InvalidInput("nothing to update", hint=_WHAT_CAN_CHANGE)
     _check_workflow(workflow)
     target = name or projects.infer().name
     project = projects.update(
-        target, pool_size=pool_size, workflow=workflow, setup=change.applied, sync_interval=interval
+        target,
+        pool_size=pool_size,
+        workflow=workflow,
+        setup=change.applied,
+        sync_interval=interval,
+        check=check,
     )
     if json_out:
         emit_json(project._asdict())
@@ -159,9 +165,11 @@ def update(
 
 
 _WHAT_CAN_CHANGE = (
-    "give --pool-size, --workflow, --copy, --setup, --teardown, --port-base or --sync-interval"
+    "give --pool-size, --workflow, --copy, --setup, --teardown, --port-base, --sync-interval "
+    "or --check"
 )
 _SYNC_INTERVAL = "Sync tasks with the remote every Ns or Nm from the monitor (off: never)."
+_CHECK = "Run CMD on each merged result of `task merge --ready` ('' for none)."
 _POOL = "Worktrees in the pool."
 _WORKFLOW = "Workflow for new tasks."
 _STRIDE = "Ports between slots (default 10)."
@@ -181,6 +189,8 @@ def _settings(project: projects.Project) -> str:
         parts.append(f"ports={project.port_base}+{project.port_stride}n")
     if project.sync_interval:
         parts.append(f"sync every {project.sync_interval}s")
+    if project.check:
+        parts.append(f"check: {project.check}")
     return " ".join(parts)
 
 

@@ -179,11 +179,29 @@ def merge(
     strategy: Annotated[str | None, typer.Option("--strategy", help="ff or merge.")] = None,
     local: Annotated[bool, typer.Option("--local", help="Merge here, not via the PR.")] = False,
     force: Annotated[bool, typer.Option("--force", help="Snapshot unsaved work.")] = False,
+    ready: Annotated[
+        bool,
+        typer.Option(
+            "--ready",
+            help="Merge every reviewed task whose dependencies are merged, in order; stop "
+            "at the first that would conflict or fails the project's check.",
+        ),
+    ] = False,
     project: ProjectOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
     """Merge a reviewed task into the default branch and finish it (done)."""
 
+    if ready:
+        if task is not None or strategy is not None or force:
+            raise InvalidInput(
+                "--ready merges every ready task: it takes no task id, --strategy or --force",
+                hint="`orange task merge --ready`, or `orange task merge ID`",
+            )
+        from orange.cli.train import merge_ready_command
+
+        merge_ready_command(project, json_out)
+        return
     ref = locate(task, project)
     engine = engine_for(ref)
     outcome = merge_task(

@@ -1,9 +1,11 @@
 """Prompt templates: literal substitution of a fixed set of task variables.
 
-Only ``{summary} {project} {branch} {review_round} {status} {id}`` are replaced, in a
-single pass, so a value that itself contains ``{status}`` is not expanded again and any
-other braces (``{foo}``, ``${HOME}``, JSON) stay exactly as written.  No ``str.format``:
-task data is untrusted input.
+Only ``{summary} {project} {branch} {review_round} {status} {id} {harness}`` are
+replaced (``{harness}``: the agent program's name, so a prompt can give the command line
+of that program, e.g. self-review's review session), in a single pass, so a value
+that itself contains ``{status}`` is not expanded again and any other braces
+(``{foo}``, ``${HOME}``, JSON) stay exactly as written.  No ``str.format``: task data
+is untrusted input.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-VARIABLES = ("summary", "project", "branch", "review_round", "status", "id")
+VARIABLES = ("summary", "project", "branch", "review_round", "status", "id", "harness")
 
 _PLACEHOLDER = re.compile(r"\{(" + "|".join(VARIABLES) + r")\}")
 

@@ -9,6 +9,7 @@ import pytest
 
 from orange.engine.loader import load_workflow
 from orange.engine.prompts import VARIABLES, build_prompt
+from orange.run.agents import BUILTIN_EXEC
 
 FIELDS = {
     "summary": "Add dark mode",
@@ -21,8 +22,25 @@ FIELDS = {
 
 
 def test_substitutes_every_variable() -> None:
-    template = "{summary}|{project}|{branch}|{review_round}|{status}|{id}"
-    assert build_prompt(template, FIELDS) == "Add dark mode|coffee|dark-mode|1|working|4f2a"
+    template = "{summary}|{project}|{branch}|{review_round}|{status}|{id}|{harness}"
+    fields = {**FIELDS, "harness": "codex"}
+    assert build_prompt(template, fields) == "Add dark mode|coffee|dark-mode|1|working|4f2a|codex"
+
+
+@pytest.mark.parametrize("key", ["worker", "worker_respawn"])
+@pytest.mark.parametrize("harness", sorted(BUILTIN_EXEC))
+def test_self_review_names_the_review_command_of_the_tasks_program(key: str, harness: str) -> None:
+    """Issue 25, finding 3: the prompt told every agent to run `claude --print --prompt`
+    (no such option).  It names the task's program and, for each built-in one, the
+    one-shot mode `orange run` starts it in (checked against each program's --help in
+    tests/runtime/test_harness_help.py)."""
+    text = (files("orange._workflows") / "self-review.yml").read_text()
+    template = load_workflow(text, "self-review.yml").prompts[key]
+    prompt = build_prompt(template, {**FIELDS, "harness": harness})
+    assert f"({harness})" in prompt or f"program, {harness}:" in prompt
+    one_shot = " ".join(BUILTIN_EXEC[harness].argv[:2])  # claude -p, codex exec, ...
+    assert f'{one_shot} "' in prompt
+    assert "--prompt" not in prompt
 
 
 def test_value_is_not_expanded_again() -> None:

@@ -19,12 +19,16 @@ def test_add_list_update_remove(cli: Cli, repo: Path) -> None:
     assert out == {"name": "proj", "path": str(repo), "default_branch": "main",
                    "pool_size": 3, "workflow": "default", "copy": [], "setup": [],
                    "teardown": [], "port_base": None, "port_stride": 10,
-                   "sync_interval": 0}  # fmt: skip
+                   "sync_interval": 0, "check": ""}  # fmt: skip
     listed = cli.ok("project", "list", "--json").json()
     assert listed == {"projects": [out]}
     cli.ok("project", "update", "--pool-size", "5", "--workflow", "minimal", cwd=repo / ".")
     assert _registry()[0]["pool_size"] == 5
     assert _registry()[0]["workflow"] == "minimal"
+    shown = cli.ok("project", "update", "--check", "make test", cwd=repo).out
+    assert "check: make test" in shown and _registry()[0]["check"] == "make test"
+    cli.ok("project", "update", "--check", "", cwd=repo)
+    assert _registry()[0]["check"] == ""
     cli.ok("project", "remove", "proj")
     assert _registry() == []
 

@@ -123,6 +123,15 @@ def missing(host: Host, project: Project, data: dict[str, Any]) -> Checked:
         )
     if not data.get("tmux"):
         lines.append("tmux is not installed there")
+    reported = str(data.get("host") or "")
+    if reported == host_name():
+        lines.append(
+            f"it records itself as {reported!r:.66}, as this host does: set ORANGE_HOST "
+            f"there (or here) so that tasks running there are not taken for this host's"
+        )
+    for known in registry.load_all():
+        if known.name != host.name and reported and known.reports_as == reported:
+            lines.append(f"it records itself as {reported!r:.66}, as host {known.name} does")
     url = sync_url(project)
     theirs = None
     if url is None:

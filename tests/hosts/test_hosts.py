@@ -78,3 +78,34 @@ def test_a_host_without_orange_says_so(
     assert "host box: Orange is not installed there, or too old to answer" in added.err
     assert not (orange_home() / "hosts.json").exists()
     assert orange_bin()
+
+
+def test_a_host_that_records_itself_under_this_hosts_name_is_told(
+    cli: Cli, repo: Path, hub: Path, tmp_path: Path, ssh_server: SshServer
+) -> None:
+    other = make_other(tmp_path, hub)
+    other.env["ORANGE_HOST"] = "testhost"  # this host's name (the hermetic fixture's)
+    added = cli(*other.add_args(ssh_server), cwd=repo)
+    assert added.code == 1
+    assert "host box: missing: it records itself as 'testhost', as this host does" in added.out
+
+
+def test_a_task_for_an_unreachable_host_stays_parked_here(
+    cli: Cli, repo: Path, hub: Path, tmp_path: Path, ssh_server: SshServer
+) -> None:
+    other = make_other(tmp_path, hub)
+    cli.ok(*other.add_args(ssh_server), cwd=repo)
+    hosts = orange_home() / "hosts.json"
+    data = json.loads(hosts.read_text())
+    data["hosts"][0]["ssh_config"] = str(ssh_server.unreachable_config(tmp_path))
+    hosts.write_text(json.dumps(data))
+    made = cli("task", "create", "--host", "box", "b1", "Work", cwd=repo)
+    assert made.code == 1
+    lines = made.err.strip().splitlines()
+    assert len(lines) == 1
+    assert "created but not started on host box: host box (other) unreachable" in lines[0]
+    listed = cli.ok("task", "list", "--json", cwd=repo).json()
+    tasks = listed["tasks"] if isinstance(listed, dict) else listed
+    assert [(t["branch"], t["status"], t.get("workspace") or "") for t in tasks] == [
+        ("b1", "pending", "")
+    ]

@@ -1,9 +1,10 @@
 """The composition root: the one place an engine is built (DESIGN §1, STYLE §1).
 
-Every driver — the CLI, the monitor, the git hooks, later the dashboard — gets its
-engine from `build_engine`: the project's store, the registry of every hook action, the
+Every driver — the CLI, the monitor, the git hooks, the dashboard — gets its engine
+from `build_engine`: the project's store, the registry of every hook action, the
 agents' TASK.md working copies, the tmux liveness probe, the claim of a task on the
-sync remote before its agent starts, and who is acting.  Nothing
+sync remote before its agent starts, and who is acting; and the process's one tmux
+adapter from `tmux` (the hook actions get it when the registry is built).  Nothing
 below this module chooses an implementation: the engine uses what it is handed.
 """
 
@@ -11,7 +12,7 @@ from __future__ import annotations
 
 import os
 from functools import cache
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from orange.engine.actions import LocalRelease, Registry
 from orange.engine.caller import ENGINE, Caller, from_env
@@ -26,6 +27,9 @@ from orange.runtime.adopt import ensure_adopted
 from orange.runtime.notices import DetachedNotifier
 from orange.store.store import TaskStore
 from orange.store.task import Task
+
+if TYPE_CHECKING:
+    from orange.runtime.tmuxclient import TmuxClient
 
 
 class Runtime(NamedTuple):  # not a dataclass: see `orange.engine.workflow`
@@ -42,10 +46,20 @@ class Runtime(NamedTuple):  # not a dataclass: see `orange.engine.workflow`
 
 
 @cache
+def tmux() -> TmuxClient:
+    """This process's one tmux adapter, handed to every driver and hook action that
+    talks to tmux (it follows ``$ORANGE_TMUX_SOCKET`` as it is at each call)."""
+    # Imported here: a command that never talks to tmux does not load the adapter.
+    from orange.runtime.tmuxclient import TmuxClient
+
+    return TmuxClient()
+
+
+@cache
 def runtime() -> Runtime:
     """This host's runtime (its parts keep no state: built once per process)."""
     return Runtime(
-        full_registry(),
+        full_registry(tmux()),
         LocalCopies(),
         TmuxProbe(),
         _release,

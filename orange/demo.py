@@ -23,16 +23,11 @@ from rich.console import Console
 from rich.live import Live
 from rich.table import Table
 
+from orange import compose
 from orange.runtime import watcher as monitor
-from orange.runtime.tmux import Tmux
+from orange.runtime.git import git as _git
 
 TIMEOUT = 90.0
-
-
-def _git(*args: str, cwd: Path) -> str:
-    return subprocess.run(
-        ["git", *args], cwd=cwd, capture_output=True, text=True, check=True
-    ).stdout
 
 
 def _orange(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -117,7 +112,7 @@ def run_demo(*, keep: bool = False) -> None:
         # Nothing keeps running after the demo, kept or not: its tasks are merged, and a
         # kept demo is files to look at (the dashboard reads the ref), not live agents.
         monitor.stop()
-        Tmux().kill_server()
+        compose.tmux().kill_server()
         deadline = time.monotonic() + 5
         while monitor.is_running() and time.monotonic() < deadline:
             time.sleep(0.1)

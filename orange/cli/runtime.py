@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from orange import compose
 from orange.cli.context import locate
 from orange.cli.engine import engine_for, report_outcome
 from orange.cli.moves import TaskArg
@@ -24,7 +25,6 @@ from orange.runtime.bindings import session_of, workspace_of
 from orange.runtime.github import create_pr as open_pr
 from orange.runtime.places import agent_window
 from orange.runtime.snapshots import restore as restore_snapshot
-from orange.runtime.tmux import Tmux
 from orange.store.store import TaskStore
 from orange.store.task import Task
 
@@ -54,9 +54,10 @@ def attach(task: TaskArg = None, project: ProjectOpt = None) -> None:
         if probe is not None and not probe.is_alive(current, state.agent):
             report_outcome(engine.respawn(ref.task_id), False)
             session = session_of(ref.store.get(ref.task_id))
-    if not session or not Tmux().has_session(session):
+    tmux = compose.tmux()
+    if not session or not tmux.has_session(session):
         raise _no_session(workflow, current)
-    Tmux().attach(session)
+    tmux.attach(session)
 
 
 def _remote_host(store: TaskStore, task: Task) -> Host | None:
@@ -119,7 +120,7 @@ def peek(
         raise InvalidInput(f"task {current.id} has no tmux session on this host")
     state = engine_for(ref).workflow(current).states.get(current.status)
     window = agent_window(current, state.agent if state else "worker")
-    tmux = Tmux()
+    tmux = compose.tmux()
     pane = tmux.pane(session, window)
     if pane is None:
         raise InvalidInput(f"task {current.id} has no {window} window in {session}")

@@ -71,10 +71,13 @@ def update_task(
         )
     if branch is not None:
         # Renaming a live branch drives git and tmux: loaded for --branch only.
+        from orange import compose
         from orange.ops.rename import rename_branch
 
         changes["branch"] = branch
-        updated = rename_branch(ref.store, copies, updated, branch or None, caller=caller)
+        updated = rename_branch(
+            ref.store, copies, updated, branch or None, tmux=compose.tmux(), caller=caller
+        )
     copies.after_write(updated)
     if json_out:
         emit_json(task_object(updated))

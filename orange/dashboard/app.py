@@ -22,6 +22,7 @@ from textual.binding import Binding, BindingType
 from textual.content import Content
 from textual.widgets import DataTable, Input, Static
 
+from orange import compose
 from orange.dashboard import commands
 from orange.dashboard.filling import Filler, collector_paused
 from orange.dashboard.keys import Key, task_keys
@@ -86,12 +87,14 @@ class Dashboard(App[None]):
         self,
         source: Source,
         *,
+        tmux: TmuxClient,
         now: Callable[[], datetime] | None = None,
         exit_on_attach: bool = False,
         poll: bool = True,
     ) -> None:
         super().__init__()
         self.source = source
+        self.tmux = tmux
         self.now = now or (lambda: datetime.now(UTC))
         self.exit_on_attach = exit_on_attach
         self.poll = poll
@@ -276,7 +279,7 @@ class Dashboard(App[None]):
             return "detach returns"
         if inside not in self.inside_tmux:
             try:
-                if TmuxClient().is_current():
+                if self.tmux.is_current():
                     self.inside_tmux.add(inside)  # no server yet is not remembered
             except OrangeError:
                 pass
@@ -391,4 +394,7 @@ def make_app(
     poll: bool = True,
 ) -> Dashboard:
     """The dashboard over ``projects`` (the factory `orange dashboard` and tests call)."""
-    return Dashboard(Source(projects), now=now, exit_on_attach=exit_on_attach, poll=poll)
+    tmux = compose.tmux()
+    return Dashboard(
+        Source(projects, tmux), tmux=tmux, now=now, exit_on_attach=exit_on_attach, poll=poll
+    )

@@ -17,7 +17,6 @@ from orange.hosts import reach
 from orange.hosts.registry import by_reported
 from orange.runtime.harness import installed_names
 from orange.runtime.places import agent_window
-from orange.runtime.tmuxclient import TmuxClient
 
 # Task keys (shown only where the selected task's workflow has the move) and views.
 TASK_KEYS = (
@@ -118,7 +117,7 @@ def _attach(app: Host, row: Row, acts: Actions) -> None:
         workflow = app.source.workflow(row)
         state = workflow.states.get(row.status) if workflow is not None else None
         window = agent_window(acts.store.get(row.id), state.agent if state else "worker")
-        tmux = TmuxClient()
+        tmux = app.tmux
         if tmux.is_current():
             tmux.switch_to(session, window)
             app.say(f"switched to {session}; prefix L comes back here")
@@ -195,7 +194,7 @@ def copy_id(app: Host) -> None:
     app.copy_to_clipboard(row.id)
     if os.environ.get("TMUX"):
         try:
-            TmuxClient().set_buffer(row.id)
+            app.tmux.set_buffer(row.id)
         except OrangeError as error:
             app.say(f"copied {row.id} (tmux buffer: {error})")
             return

@@ -1,6 +1,6 @@
 """What the key handlers (`orange.dashboard.commands`) and the views
 (`orange.dashboard.views`) ask of the dashboard: its source, a message line, the
-selected row and the keys offered for it, and the few Textual app calls they make.
+selected row and the keys offered for it, the tmux adapter, and the few Textual app calls they make.
 `orange.dashboard.app.Dashboard` is the one implementation; naming it here, not there,
 keeps the app above the modules it drives (no import runs back up to it)."""
 
@@ -15,6 +15,7 @@ from textual.screen import Screen
 from orange.dashboard.keys import Key
 from orange.dashboard.rows import Row
 from orange.dashboard.source import Source
+from orange.runtime.tmuxclient import TmuxClient
 
 
 class Host(Protocol):
@@ -23,6 +24,10 @@ class Host(Protocol):
 
     @property
     def exit_on_attach(self) -> bool: ...
+
+    @property
+    def tmux(self) -> TmuxClient:
+        """The tmux adapter the composition root built (`orange.compose.tmux`)."""
 
     def say(self, line: str) -> None:
         """Show ``line`` on the message bar."""

@@ -167,10 +167,10 @@ def _task_blobs(tree: pygit2.Tree | None) -> list[tuple[str, str]]:
 class Source:
     """The tasks of one project (or of several), and what this host knows of them."""
 
-    def __init__(self, projects: list[Project], tmux: Tmux | None = None) -> None:
+    def __init__(self, projects: list[Project], tmux: Tmux) -> None:
         self.feeds = [_Feed(project) for project in projects]
         self.here = host_name()
-        self.tmux = tmux or Tmux()
+        self.tmux = tmux
 
     def changed(self) -> bool:
         """Whether any project's tasks ref moved since the last `refresh` (cheap)."""

@@ -89,10 +89,11 @@ class TextView(View):
 class OutputView(TextView):
     """The agent's pane, captured again every `OUTPUT_POLL` seconds while open."""
 
-    def __init__(self, title: str, session: str, window: str) -> None:
+    def __init__(self, title: str, session: str, window: str, tmux: Tmux) -> None:
         super().__init__(title, "")
         self.session = session
         self.window = window
+        self.tmux = tmux
 
     def on_mount(self) -> None:
         self.capture()
@@ -100,7 +101,7 @@ class OutputView(TextView):
 
     def capture(self) -> None:
         try:
-            text = Tmux().capture(self.session, self.window, 200).rstrip()
+            text = self.tmux.capture(self.session, self.window, 200).rstrip()
         except OrangeError as error:
             text = f"error: {error}"
         self.query_one("#body", Static).update(Text(visible_lines(text)))
@@ -267,7 +268,7 @@ def _task_view(app: Host, row: Row, view: str) -> View:
         workflow = app.source.workflow(row)
         state = workflow.states.get(row.status) if workflow is not None else None
         window = agent_window(task, state.agent if state is not None else "worker")
-        return OutputView(f"{title}  agent output ({window})", session, window)
+        return OutputView(f"{title}  agent output ({window})", session, window, app.tmux)
     base = base_of(acts.project, task)  # the task's base (checked: shared data), else default
     text = git("diff", f"{base}...{task.branch}", "--", cwd=acts.project.path)
     return DiffView(f"{title}  diff against {base}", text, row, acts)

@@ -1,24 +1,49 @@
-"""Every hook action a workflow may name, by name: the engine's and the runtime's."""
+"""Every hook action a workflow may name, in one table: the engine's own and those that
+drive the runtime.  The composition root (`orange.compose`) builds it with the runtime's
+adapters and hands it to every engine."""
 
 from __future__ import annotations
 
-from orange.engine.actions import ENGINE_ACTIONS, DeferredRegistry, Registry
+from typing import TYPE_CHECKING
+
+from orange.engine.actions import ENGINE_ACTIONS, Action, DeferredRegistry, Registry
+
+if TYPE_CHECKING:
+    from orange.runtime.tmux import Tmux
 
 
-def full_registry() -> Registry:
-    """The registry the composition root hands every engine; its table is built when
-    a move first runs an action."""
-    return DeferredRegistry(_table)
+def full_registry(tmux: Tmux) -> Registry:
+    """The registry of every action; its table is built when a move first runs one."""
+    return DeferredRegistry(lambda: Registry(table(tmux)))
 
 
-def _table() -> Registry:
-    # The actions that drive tmux, worktrees and gh (and their modules) load when a
-    # move first runs one: a move with no hooks never pays for them.
-    from orange.hooks.actions import RUNTIME_ACTIONS
+def table(tmux: Tmux) -> dict[str, Action]:
+    """Action name → action, the engine's and the runtime's."""
     from orange.hooks.command import RunCommand
     from orange.hooks.notify import Notify
 
     actions = {name: make() for name, make in ENGINE_ACTIONS.items()}
     actions.update({action.name: action for action in (Notify(), RunCommand())})
-    actions.update({cls.name: cls() for cls in RUNTIME_ACTIONS})
-    return Registry(actions)
+    actions.update({action.name: action for action in runtime_actions(tmux)})
+    return actions
+
+
+def runtime_actions(tmux: Tmux) -> tuple[Action, ...]:
+    """The actions that drive worktrees, tmux and remotes."""
+    # Loaded when a move first runs an action: a move with no hooks never pays for the
+    # modules of tmux, worktrees and gh.
+    from orange.hooks import agents, queue, remotes, sessions, workspaces
+
+    return (
+        workspaces.AcquireWorkspace(),
+        workspaces.ReleaseWorkspace(),
+        agents.SpawnAgent(tmux),
+        agents.SpawnReviewer(tmux),
+        agents.NotifyWorker(tmux),
+        sessions.KillSession(tmux),
+        sessions.KillReviewer(tmux),
+        queue.SpawnNext(),
+        remotes.PushBranch(),
+        remotes.DeleteRemoteBranch(),
+        remotes.CreatePr(),
+    )

@@ -34,7 +34,7 @@ import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
-from orange import projects
+from orange import compose, projects
 from orange.compose import build_engine
 from orange.engine.definitions import Definitions
 from orange.engine.engine import Engine
@@ -47,7 +47,7 @@ from orange.hosts.watch import watch as watch_hosts
 from orange.runtime.adopt import ensure_adopted
 from orange.runtime.bindings import session_of
 from orange.runtime.places import agent_window
-from orange.runtime.tmux import PaneInfo, Tmux
+from orange.runtime.tmux import PaneInfo
 from orange.runtime.watcher import lock_path, write_status
 from orange.store import listing
 from orange.store.lock import attempt
@@ -82,7 +82,7 @@ class PassReport:
 def run_pass(task_filter: str | None = None) -> PassReport:
     """One pass over every registered project on this host."""
     report = PassReport()
-    panes = {(p.session, p.window): p for p in Tmux().panes()}
+    panes = {(p.session, p.window): p for p in compose.tmux().panes()}
     polls: list[int] = []
     stores: list[tuple[projects.Project, TaskStore]] = []
     for project in projects.load_all():
@@ -263,7 +263,7 @@ def _wait(report: PassReport, wake_seen: float) -> None:
     tmux's own pane-died hook is immediate, but a server that misses a child's exit
     signal never fires it, and no agent death may wait for the poll."""
     deadline = time.monotonic() + report.poll
-    tmux = Tmux()
+    tmux = compose.tmux()
     previous = {(p.session, p.window) for p in tmux.panes() if not p.dead}
     if report.watch - previous:
         return  # a watched agent died while the pass ran

@@ -23,10 +23,12 @@ def rename_branch(
     task: Task,
     new: str | None,
     *,
+    tmux: Tmux,
     caller: Caller = HUMAN,
 ) -> Task:
     """Rename (``new``) or adopt (None: the branch checked out in the worktree), for
-    ``caller`` (checked before git is touched)."""
+    ``caller`` (checked before git is touched); a session this host started is renamed
+    through ``tmux``."""
     caller.check_own(task.id, "edit")
     worktree = bindings.workspace_of(task)
     live = worktree is not None and worktree.is_dir()
@@ -63,7 +65,6 @@ def rename_branch(
         raise
     if bound and new_session and bound != new_session:
         bindings.record(task.project, task.id, session=new_session)
-        tmux = Tmux()
         if tmux.has_session(bound):
             tmux.rename_session(bound, new_session)
     return updated  # the caller brings the working copy up to date, once

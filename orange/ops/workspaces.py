@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from orange.hooks.actions import start_next
+from orange.hooks.queue import start_next
 from orange.projects import Project
 from orange.runtime import places, ready, settingup, workcopy, workspace
 from orange.runtime.adopt import ensure_adopted

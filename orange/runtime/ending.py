@@ -74,11 +74,13 @@ def _proc_parent(pid: int) -> int:
 
 
 def end(
-    defer: Callable[[Callable[[], None]], None], session: str, window: str | None = None
+    tmux: Tmux,
+    defer: Callable[[Callable[[], None]], None],
+    session: str,
+    window: str | None = None,
 ) -> None:
     """Kill the session (or its window) now, or, when this process runs in it, set it
     aside now and hand its kill to ``defer`` (run after every other effect)."""
-    tmux = Tmux()
     if not runs_inside(tmux, session, window):
         if window is None:
             tmux.kill_session(session)

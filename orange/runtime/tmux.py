@@ -84,22 +84,28 @@ def _int(text: str) -> int | None:
 
 
 class Tmux:
-    """A tmux server: the socket named here, else ``$ORANGE_TMUX_SOCKET``, else the user's
-    default server."""
+    """A tmux server: the socket named here, else ``$ORANGE_TMUX_SOCKET`` as it is at
+    each call, else the user's default server.  One adapter serves a whole process (the
+    composition root builds it, `orange.compose.tmux`)."""
 
     def __init__(self, socket_name: str | None = None, *, submit_delay: float = SUBMIT_DELAY):
-        self.socket_name = socket_name or os.environ.get(SOCKET_ENV) or None
+        self._socket_name = socket_name or None
         self.submit_delay = submit_delay
         self._libtmux_server: Server | None = None
 
     @property
+    def socket_name(self) -> str | None:
+        return self._socket_name or os.environ.get(SOCKET_ENV) or None
+
+    @property
     def _server(self) -> Server:
-        if self._libtmux_server is None:
+        socket = self.socket_name
+        if self._libtmux_server is None or self._libtmux_server.socket_name != socket:
             # libtmux costs more to import than an agent's whole `task update`: only a
             # command that really talks to tmux loads it.
             from libtmux.server import Server
 
-            self._libtmux_server = Server(socket_name=self.socket_name)
+            self._libtmux_server = Server(socket_name=socket)
         return self._libtmux_server
 
     # -- names -----------------------------------------------------------------------

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from orange import projects
 from orange.dashboard.source import Source
+from orange.runtime.tmux import Tmux
 from orange.store import layout, listing
 from orange.store.store import TaskStore
 from tests.conftest import copy_task_folder, damage, git
@@ -17,7 +18,7 @@ def test_copies_and_names_that_are_not_utf8_read_after_a_change_are_broken(
     project: Path,
 ) -> None:
     put_task(project, "good01")
-    source = Source([projects.get("proj")])
+    source = Source([projects.get("proj")], Tmux())
     source.refresh()  # the first read: every row, from the store's cache
     shard = layout.shard("good01").encode()
     copy_task_folder(project, "good01", [(shard, b"go\xffod"), (b"\xfe\xfd", b"good01")])
@@ -40,7 +41,7 @@ def test_a_task_whose_objects_are_damaged_is_a_broken_row_after_a_change(project
     shard) is one broken row when the dashboard reads its shard again, not a dashboard
     that stops; in the words of the listing."""
     put_task(project, "good01")
-    source = Source([projects.get("proj")])
+    source = Source([projects.get("proj")], Tmux())
     source.refresh()
     put_task(project, "file01")
     put_task(project, "fold01")

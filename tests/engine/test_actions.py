@@ -24,8 +24,8 @@ from orange.engine.tasks import create_task
 from orange.engine.workflow import HookSpec
 from orange.errors import HookFailed, WorkflowError
 from orange.home import orange_home
-from orange.hooks.actions import RUNTIME_ACTIONS
-from orange.hooks.registry import full_registry
+from orange.hooks.registry import full_registry, runtime_actions
+from orange.runtime.tmux import Tmux
 from orange.store.history import task_history
 from orange.store.listing import all_tasks
 from orange.store.task import Task
@@ -410,14 +410,16 @@ def test_unknown_action_name_is_a_hook_failure() -> None:
 
 
 def test_the_full_registry_is_the_engines_actions_plus_the_runtimes() -> None:
-    registry = full_registry()
+    tmux = Tmux()
+    registry = full_registry(tmux)
     assert registry.names() == set(ACTION_PARAMS)
-    runtime = {action.name for action in RUNTIME_ACTIONS}
-    assert runtime | set(ENGINE_ACTIONS) | {"notify", "run_command"} == set(ACTION_PARAMS)
+    runtime = runtime_actions(tmux)
+    names = {action.name for action in runtime}
+    assert names | set(ENGINE_ACTIONS) | {"notify", "run_command"} == set(ACTION_PARAMS)
     for name in ENGINE_ACTIONS:
         assert type(registry.get(name)) is ENGINE_ACTIONS[name]
-    for cls in RUNTIME_ACTIONS:
-        assert type(registry.get(cls.name)) is cls
+    for action in runtime:
+        assert type(registry.get(action.name)) is type(action)
 
 
 def test_a_deferred_registry_is_built_only_when_a_move_runs_an_action(env: Env) -> None:

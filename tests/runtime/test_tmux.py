@@ -190,6 +190,20 @@ def test_names_match_exactly_not_by_prefix(tmux: Tmux, tmp_path: Path) -> None:
     assert tmux.has_session("proj/feature-long")
 
 
+def test_one_adapter_follows_the_socket_variable_as_it_changes(
+    tmux: Tmux, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The composition root builds one adapter per process (`orange.compose.tmux`):
+    it must talk to the server ``$ORANGE_TMUX_SOCKET`` names at each call."""
+    tmux.start("p/here", "worker", [PY, "-c", "import time; time.sleep(60)"], tmp_path)
+    assert tmux.has_session("p/here")
+    first = tmux.socket_name
+    monkeypatch.setenv("ORANGE_TMUX_SOCKET", f"orange-test-{uuid.uuid4().hex[:10]}")
+    assert not tmux.has_session("p/here")  # another (absent) server
+    monkeypatch.setenv("ORANGE_TMUX_SOCKET", str(first))
+    assert tmux.has_session("p/here")
+
+
 def test_start_needs_an_existing_directory(tmux: Tmux, tmp_path: Path) -> None:
     with pytest.raises(HookFailed, match="no such directory"):
         tmux.start("p/b", "worker", [PY], tmp_path / "missing")

@@ -1,9 +1,12 @@
-"""The hook actions that touch the world: worktrees, tmux sessions, agents, remotes.
+"""The hook actions that start an agent and talk to it: ``spawn_agent``,
+``spawn_reviewer`` (a process in the task's tmux session, in its bound worktree) and
+``notify_worker`` (a message typed into the worker, or a respawn of a dead one).
 
 Each follows the two phases of `orange.engine.actions`: ``prepare`` (before the status
 is written, under the store lock: check, and prepare what is reversible — any failure
 rejects the move with nothing written) and ``apply`` (after the write: take effect).
-All are idempotent.
+All are idempotent.  The tmux adapter is the composition root's (`orange.compose.tmux`),
+handed to each action when the registry is built.
 """
 
 from __future__ import annotations
@@ -11,28 +14,19 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
-from orange.engine import localqueue
 from orange.engine.actions import Action, HookContext
-from orange.engine.caller import ENGINE, ROLE_VARIABLE, TASK_VARIABLE
+from orange.engine.caller import ROLE_VARIABLE, TASK_VARIABLE
 from orange.engine.decide import worker_spawn_spec
-from orange.errors import HookFailed, OrangeError
+from orange.errors import HookFailed
 from orange.home import orange_home
-from orange.hooks.pool_actions import AcquireWorkspace, ReleaseWorkspace, project_of
-from orange.runtime import bindings, ready, workcopy, workspace
+from orange.runtime import bindings, ready, workcopy
 from orange.runtime import harness as harnesses
 from orange.runtime import watcher as monitor
-from orange.runtime.ending import end
-from orange.runtime.git import git
-from orange.runtime.github import create_pr
 from orange.runtime.places import WORKER, reviewer_window
 from orange.runtime.tmux import Tmux
-from orange.runtime.workspace import PoolFull
 from orange.store.task import Task
-
-if TYPE_CHECKING:
-    from orange.engine.services import Services
 
 
 def _worktree(task: Task) -> Path:
@@ -73,6 +67,10 @@ def agent_env(task: Task, agent_role: str) -> dict[str, str]:
 
 class SpawnAgent(Action):
     name = "spawn_agent"
+
+    def __init__(self, tmux: Tmux) -> None:
+        self.tmux = tmux
+
     role_by_permissions: ClassVar[dict[str, str]] = {"full": "worker", "reduced": "reduced_worker"}
     default_harness = "task"
 
@@ -107,7 +105,7 @@ class SpawnAgent(Action):
 
     def apply(self, ctx: HookContext) -> None:
         task = ctx.task
-        tmux = Tmux()
+        tmux = self.tmux
         session = _session(task)
         window = self.window(ctx)
         pane = tmux.pane(session, window)
@@ -175,38 +173,18 @@ def start_agent(
     monitor.ensure_running()
 
 
-class KillSession(Action):
-    name = "kill_session"
-
-    def prepare(self, ctx: HookContext) -> dict[str, Any]:
-        return {"tmux_session": None} if ctx.before.str_field("tmux_session") else {}
-
-    def apply(self, ctx: HookContext) -> None:
-        session = bindings.session_of(ctx.before)  # a session name from the ref alone: never
-        if session:
-            end(ctx.defer, session)
-        if not ctx.task.str_field("tmux_session"):  # else a later spawn recorded its own
-            bindings.record(ctx.before.project, ctx.before.id, session="", run="")
-
-
-class KillReviewer(Action):
-    name = "kill_reviewer"
-
-    def apply(self, ctx: HookContext) -> None:
-        session = bindings.session_of(ctx.before)
-        if session:
-            end(ctx.defer, session, reviewer_window(ctx.before))
-
-
 class NotifyWorker(Action):
     """Type a message into the worker; if its pane is dead, respawn it instead."""
 
     name = "notify_worker"
 
+    def __init__(self, tmux: Tmux) -> None:
+        self.tmux = tmux
+
     def apply(self, ctx: HookContext) -> None:
         task = ctx.task
         session = _session(task)  # never types into a session named only by the ref
-        tmux = Tmux()
+        tmux = self.tmux
         pane = tmux.pane(session, WORKER)
         if pane is not None and not pane.dead:
             message = ctx.engine.build_prompt(task, str(ctx.spec.get("message")))
@@ -219,96 +197,9 @@ class NotifyWorker(Action):
         # The new worker is told what the old one would have been: the respawn prompt
         # alone never says why the task came back (## Feedback, a review, stuck).
         spec = spec._replace(params={**spec.params, "then": str(ctx.spec.get("message"))})
-        SpawnAgent().apply(
+        SpawnAgent(tmux).apply(
             HookContext(
                 ctx.engine, spec, ctx.workflow, ctx.before, task, ctx.options, messages=ctx.messages
             )
         )
         ctx.say(f"the worker of task {task.id} was not running: respawned it")
-
-
-class SpawnNext(Action):
-    """Start the first task of this host's queue (`orange.engine.localqueue`: created
-    or taken here, in the order it entered this clone's ref, not parked) that waits in
-    its workflow's queue state (``role: queue``, e.g. pending) in this project under a
-    definition trusted here, if a worktree is free.  A teammate's pending task is in
-    no queue of this host: it waits until someone takes it (DESIGN §8)."""
-
-    name = "spawn_next"
-
-    def apply(self, ctx: HookContext) -> None:
-        project_of(ctx)
-        ctx.messages.extend(start_next(ctx.engine, skip=ctx.task.id))
-
-
-def start_next(engine: Services, *, skip: str = "") -> list[str]:
-    """Start the next queued task of ``engine``'s project, if a worktree is free (a
-    release outside a move, `orange workspace gc`, calls it too); what to say."""
-    if engine.project is None:
-        return []
-    said: list[str] = []
-    queue = localqueue.queued(engine.store, engine.store.snapshot(), engine.project.name)
-    for candidate in (task_id for task_id in queue if task_id != skip):
-        try:
-            # The engine starts the next task, whoever's move freed the worktree
-            # (an agent may not move another task; spawn_next may).
-            outcome = engine.spawn(candidate, caller=ENGINE)
-        except PoolFull:
-            break
-        except OrangeError as exc:
-            said.append(f"could not start pending task {candidate}: {exc}")
-            continue
-        said.append(f"started the next pending task {candidate}")
-        said.extend(outcome.messages)
-        break
-    return said
-
-
-class PushBranch(Action):
-    name = "push_branch"
-
-    def apply(self, ctx: HookContext) -> None:
-        project = project_of(ctx)
-        if not workspace.has_origin(project.path):
-            raise HookFailed("no remote named origin to push to")
-        branch = workspace.branch_of(ctx.task)
-        git("push", "--quiet", "origin", f"refs/heads/{branch}", cwd=project.path)
-
-
-class DeleteRemoteBranch(Action):
-    name = "delete_remote_branch"
-
-    def apply(self, ctx: HookContext) -> None:
-        project = project_of(ctx)
-        ref = f"refs/heads/{workspace.branch_of(ctx.task)}"  # a full ref: never a pattern
-        if not workspace.has_origin(project.path):
-            return
-        if not git("ls-remote", "origin", ref, cwd=project.path):
-            return
-        git("push", "--quiet", "origin", "--delete", ref, cwd=project.path)
-
-
-class CreatePr(Action):
-    name = "create_pr"
-
-    def apply(self, ctx: HookContext) -> None:
-
-        url = create_pr(project_of(ctx), ctx.task)
-        ctx.engine.set_fields(ctx.task.id, {"pr_url": url}, "task.updated", "pr_url")
-        ctx.say(f"opened {url}")
-
-
-# The actions that drive worktrees, tmux and remotes.
-RUNTIME_ACTIONS: tuple[type[Action], ...] = (
-    AcquireWorkspace,
-    ReleaseWorkspace,
-    SpawnAgent,
-    SpawnReviewer,
-    KillSession,
-    KillReviewer,
-    NotifyWorker,
-    SpawnNext,
-    PushBranch,
-    DeleteRemoteBranch,
-    CreatePr,
-)

@@ -1,0 +1,43 @@
+"""The hook actions that end an agent: ``kill_session`` (the task's tmux session, and
+its recorded binding) and ``kill_reviewer`` (the reviewer's window).  Only a session
+this host recorded starting is ended (`orange.runtime.bindings`, DESIGN §8); an agent
+ending its own session is set aside and killed last (`orange.runtime.ending`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from orange.engine.actions import Action, HookContext
+from orange.runtime import bindings
+from orange.runtime.ending import end
+from orange.runtime.places import reviewer_window
+from orange.runtime.tmux import Tmux
+
+
+class KillSession(Action):
+    name = "kill_session"
+
+    def __init__(self, tmux: Tmux) -> None:
+        self.tmux = tmux
+
+    def prepare(self, ctx: HookContext) -> dict[str, Any]:
+        return {"tmux_session": None} if ctx.before.str_field("tmux_session") else {}
+
+    def apply(self, ctx: HookContext) -> None:
+        session = bindings.session_of(ctx.before)  # a session name from the ref alone: never
+        if session:
+            end(self.tmux, ctx.defer, session)
+        if not ctx.task.str_field("tmux_session"):  # else a later spawn recorded its own
+            bindings.record(ctx.before.project, ctx.before.id, session="", run="")
+
+
+class KillReviewer(Action):
+    name = "kill_reviewer"
+
+    def __init__(self, tmux: Tmux) -> None:
+        self.tmux = tmux
+
+    def apply(self, ctx: HookContext) -> None:
+        session = bindings.session_of(ctx.before)
+        if session:
+            end(self.tmux, ctx.defer, session, reviewer_window(ctx.before))

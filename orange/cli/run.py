@@ -178,9 +178,11 @@ def _report(found: Project, run: RunFile, json_out: bool) -> None:
         return
     if json_out:
         raise typer.Exit(1)
+    logs = state.log_dir(run.id)
     raise InvalidInput(
         f"run {run.id} failed at {run.fields.get('resume_step')}: {run.fields.get('error')}",
-        hint=f"fix what it says, then `orange run resume {run.id}`",
+        hint=(f"its agents' logs are in {logs}; " if logs.is_dir() else "")
+        + f"fix what it says, then `orange run resume {run.id}`",
     )
 
 
@@ -296,6 +298,9 @@ def run_object(store: Any, run: RunFile, *, full: bool = False) -> dict[str, Any
         "updated_at": f.get("updated_at"),
     }
     if full:
+        # This host's logs of the run's agents (the committed RUN.md names no path).
+        logs = state.log_dir(run.id)
+        obj["logs"] = str(logs) if logs.is_dir() else None
         obj["requirement"] = run.text("Requirement")
         obj["clarification"] = _safe_json(run, "Clarification") or []
         obj["plan"] = planned
@@ -333,6 +338,8 @@ def describe(obj: dict[str, Any]) -> str:
         lines.append(f"PR {obj['pr_url']}")
     if obj.get("error"):
         lines.append(f"error: {obj['error']}")
+    if obj.get("logs"):
+        lines.append(f"logs: {obj['logs']}")
     lines += ["", "request:", *[f"  {line}" for line in obj["request"].splitlines()]]
     for turn in obj.get("clarification") or []:
         lines.append(f"  {turn.get('role')}: {' '.join(str(turn.get('text')).split())}")

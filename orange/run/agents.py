@@ -55,6 +55,11 @@ class AgentTimeout(Exception):
     """The agent gave no answer in time; its process group was stopped."""
 
 
+# What an agent's failure says of its log: these messages go into the committed RUN.md,
+# which never names a local path (the logs are this host's, `orange run show` lists them).
+LOG_HINT = "its log is among this host's run logs"
+
+
 class AgentFailed(Exception):
     """The agent could not start, exited non-zero, or reported an error itself."""
 
@@ -216,7 +221,7 @@ def invoke(
             _stop(proc, tee)
             _write(sink, f"\n=== no answer within {timeout:g} s: its process group was stopped\n")
             raise AgentTimeout(
-                f"{h.name} gave no answer within {timeout:g} s (log: {log})"
+                f"{h.name} gave no answer within {timeout:g} s ({LOG_HINT})"
             ) from None
         except BaseException:
             _stop(proc, tee)  # this runner stops watching it (Ctrl-C, a failing callback)
@@ -255,7 +260,7 @@ def ask(
 
 def _answer(h: ExecHarness, run: Invocation) -> str:
     """The answer of a run that exited 0; an error the envelope reports comes first."""
-    exited = AgentFailed(f"{h.name} exited with code {run.exit_code} (log: {run.log})")
+    exited = AgentFailed(f"{h.name} exited with code {run.exit_code} ({LOG_HINT})")
     try:
         answer = extract_answer(h, run.answer)
     except ContractError:
@@ -318,7 +323,7 @@ def _start(
         if exc.errno == errno.E2BIG:
             longest = max(len(arg.encode()) for arg in argv)
             reason += f" (an argument of {longest} bytes: keep prompts under 100 KB)"
-        raise AgentFailed(f'cannot start {h.name} ("{argv[0]}" in {cwd}): {reason}') from None
+        raise AgentFailed(f"cannot start {h.name}: {reason} ({LOG_HINT})") from None
 
 
 class _Tee:

@@ -38,7 +38,11 @@ _KEYS = {"copy", "setup", "teardown", "ports"}
 
 
 class SetupFailed(OrangeError):
-    """A setup command exited non-zero or ran past its timeout."""
+    """A setup command exited non-zero or ran past its timeout.  ``shared`` says the same
+    without the command or the log's path, for what is committed or pushed (a task's
+    ``attention``): a shared record never names a local command or path."""
+
+    shared = ""
 
 
 class Settings(NamedTuple):  # not a dataclass: built on a move's path (engine.workflow)
@@ -192,7 +196,8 @@ def run_commands(
     """Run ``commands`` in order through ``sh -c``, appending their output to ``log``;
     raises SetupFailed at the first one that fails or runs past ``timeout``."""
     log.parent.mkdir(parents=True, exist_ok=True)
-    for command in commands:
+    for number, command in enumerate(commands, 1):
+        which = f"{what} command {number} of {len(commands)}"
         with open(log, "a", encoding="utf-8") as out:
             out.write(f"$ {command}\n")
             out.flush()
@@ -212,14 +217,18 @@ def run_commands(
                 process.wait()
                 if not isinstance(exc, subprocess.TimeoutExpired):
                     raise
-                raise SetupFailed(
+                failed = SetupFailed(
                     f"{what} command {command!r} ran past {timeout:g} s and was stopped",
                     hint=f"see {log}",
-                ) from None
+                )
+                failed.shared = f"{which} ran past {timeout:g} s and was stopped"
+                raise failed from None
         if status != 0:
-            raise SetupFailed(
+            failed = SetupFailed(
                 f"{what} command {command!r} exited with status {status}", hint=f"see {log}"
             )
+            failed.shared = f"{which} exited with status {status}"
+            raise failed
 
 
 def _command_env(extra: Mapping[str, str]) -> dict[str, str]:

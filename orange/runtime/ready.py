@@ -167,7 +167,8 @@ def undo(project: Project, task_id: str, path: Path) -> None:
 
 
 def tear_down(project: Project, task_id: str, path: Path) -> str | None:
-    """Run the teardown commands in ``path``; the failure, as a line, or None."""
+    """Run the teardown commands in ``path``; the failure, as a line fit for the shared
+    record (no command, no path: those are said here, on stderr), or None."""
     plan = plan_for(project, path.name)
     if not plan.teardown:
         return None
@@ -177,7 +178,9 @@ def tear_down(project: Project, task_id: str, path: Path) -> str | None:
         env = slot_env(task_id, path.name, plan.port)
         run_commands(plan.teardown, path, env, log, what="teardown", timeout=timeout())
     except (OrangeError, OSError) as exc:
-        return str(exc)
+        print(f"orange: task {task_id}: {exc}", file=sys.stderr)
+        shared = exc.shared if isinstance(exc, SetupFailed) else "teardown could not run"
+        return f"{shared} (this host's worktree log has its output)"
     return None
 
 

@@ -67,7 +67,10 @@ def test_two_slots_are_made_ready_with_their_own_ports(world: World, tmp_path: P
     # The failing teardown is reported on the task and does not keep the worktree.
     cancelled = world.task(first)
     assert cancelled.status == "cancelled"
-    assert "teardown command 'exit 4' exited with status 4" in cancelled.str_field("attention")
+    attention = cancelled.str_field("attention")
+    assert "teardown command 1 of 1 exited with status 4" in attention
+    # The shared record names neither the local command nor the log's path.
+    assert "exit 4" not in attention and str(orange_home()) not in attention
     slots = world.ok("workspace", "list", "--json").json()["workspaces"]
     assert [s["task"] for s in slots] == [third, second]
     log = orange_home() / "logs" / "worktrees" / "proj" / f"{first}.log"

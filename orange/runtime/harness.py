@@ -185,6 +185,12 @@ class Harness:
 #           calls in one app-server daemon per HOME, started by the first TUI with that
 #           TUI's environment: a second task's commands ran as the first task's agent
 #           (issue 25).  `codex exec` never uses the daemon (and rejects the flag).
+#           `-c allow_login_shell=false` (a key of codex 0.171's config.toml): codex runs
+#           an agent's commands in a login shell by default, whose profile resets PATH,
+#           so an Orange in an activated venv was `orange: command not found` and the
+#           agent's move to agent-review found no reviewer binary (issue 25).  Seen
+#           with codex-cli 0.171.0 and a scripted model: a directory first on codex's
+#           PATH was gone from its commands' PATH by default and kept with the setting.
 #   demo    Orange's own scripted stand-in (`orange.demo_agent`, run by this Python): no
 #           model, no real edits.  The worker leaves the plan to a person, then commits
 #           a note file, hands off, and its reviewer passes the work.  For trying Orange
@@ -195,7 +201,8 @@ class Harness:
 # against the `--help` text of each tool's release, kept under tests/fixtures.
 _CLAUDE = ("claude", "--dangerously-skip-permissions")
 _NO_GH_POSTS = ("--disallowedTools", "Bash(gh pr review:*)", "Bash(gh pr comment:*)")
-_CODEX = ("codex", "--no-daemon")  # each agent's commands in its own process (see above)
+# Each agent's commands in its own process, with the PATH Orange started it with (above).
+_CODEX = ("codex", "--no-daemon", "-c", "allow_login_shell=false")
 _DEMO = (sys.executable, "-m", "orange.demo_agent")
 DEMO = "demo"  # the stand-in: a built-in, but only ever run when named
 

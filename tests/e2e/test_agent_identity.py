@@ -188,3 +188,8 @@ def test_codex_workers_and_reviewers_run_without_the_shared_daemon(
         options = started[: started.index("--")]  # the prompt follows "--"
         assert "--no-daemon" in options, started
         assert "exec" not in options  # the interactive TUI, not the one-turn mode
+        # Its commands run with Orange's PATH, not a login shell's (issue 25, finding 4:
+        # codex-cli 0.171.0's login shell lost the venv's `orange` and the reviewer's
+        # binary; `allow_login_shell=false` kept them, seen with the real program).
+        at = options.index("allow_login_shell=false")
+        assert options[at - 1] == "-c", started

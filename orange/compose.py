@@ -18,11 +18,11 @@ from orange.engine.actions import LocalRelease, Registry
 from orange.engine.caller import ENGINE, Caller, from_env
 from orange.engine.claims import BranchShare, Claim
 from orange.engine.engine import Engine
-from orange.engine.ports import AgentProbe, Notifier, WorkingCopies
+from orange.engine.ports import AgentProbe, Notifier, UsageSource, WorkingCopies
 from orange.engine.services import Services
 from orange.hooks.registry import full_registry
 from orange.projects import Project, open_store
-from orange.runtime.adapters import LocalCopies, TmuxProbe
+from orange.runtime.adapters import LocalCopies, LocalUsage, TmuxProbe
 from orange.runtime.adopt import ensure_adopted
 from orange.runtime.notices import DetachedNotifier
 from orange.store.store import TaskStore
@@ -43,6 +43,7 @@ class Runtime(NamedTuple):  # not a dataclass: see `orange.engine.workflow`
     notifier: Notifier | None = None
     claim: Claim | None = None  # pushes a new binding before its agent starts
     share: BranchShare | None = None  # pushes the branch of a task that waits for a human
+    usage: UsageSource | None = None  # what the agent programs recorded (the ledger)
 
 
 @cache
@@ -66,6 +67,7 @@ def runtime() -> Runtime:
         DetachedNotifier(),
         _claim,
         _share,
+        LocalUsage(),
     )
 
 
@@ -141,6 +143,7 @@ def build_engine(
         notifier=parts.notifier,
         claim=parts.claim,
         share=parts.share,
+        usage=parts.usage,
     )
 
 

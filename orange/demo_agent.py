@@ -21,7 +21,9 @@ until someone writes ``## Plan`` and moves the task to ``working`` (the README t
 does), then carries on as usual.  ``--edit FILE``: the worker's work goes into FILE
 (default one note file per branch), so two workers can edit the same file;
 ``--hold``: after committing its first work it waits for a line on stdin before its
-handoff.  Sent back to bring its branch up to date with a branch (``orange task
+handoff; ``--spend TOKENS``: a runaway agent that records a model call of TOKENS output
+tokens in Claude Code's session format every second and never moves (the budget's test).
+Sent back to bring its branch up to date with a branch (``orange task
 rebase``: "up to date with BRANCH:" in ``## Feedback``), it merges that branch first,
 keeping both sides' lines where they conflict.
 
@@ -191,6 +193,28 @@ def worker(
             return 0
 
 
+def spend_forever(tokens: int) -> int:
+    """A runaway agent: every `POLL` seconds one model call of ``tokens`` output tokens,
+    recorded as Claude Code records it (a session file under
+    ``~/.claude/projects/<this directory>/``, `orange.runtime.usage`), and no move."""
+    from orange.runtime.usage import claude_dir
+
+    cwd = os.getcwd()
+    folder = Path.home() / ".claude" / "projects" / claude_dir(cwd)
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"demo-{os.getpid()}.jsonl"
+    call = 0
+    while True:
+        call += 1
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime()) + f".{call % 1000:03d}Z"
+        usage = {"input_tokens": 10, "output_tokens": tokens, "cache_read_input_tokens": 0}
+        message = {"id": f"msg_{os.getpid()}_{call}", "model": "claude-sonnet-4-5", "usage": usage}
+        line = {"type": "assistant", "cwd": cwd, "timestamp": stamp, "message": message}
+        with path.open("a") as handle:
+            handle.write(json.dumps(line) + "\n")
+        time.sleep(POLL)
+
+
 def reviewer(cycles: list[list[str]], die: str | None) -> int:
     task = show()
     rounds = int(str(task.get("review_round") or 1))
@@ -219,12 +243,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--plan-by", choices=["agent", "human"], default="agent")
     parser.add_argument("--edit", default=None)
     parser.add_argument("--hold", action="store_true")
+    parser.add_argument("--spend", type=int, default=0)
     parser.add_argument("prompt")
     args = parser.parse_args(argv)
     log_prompt(args.role, args.prompt)
     print(f"demo {args.role} agent for task {os.environ.get('ORANGE_TASK_ID')}", flush=True)
     if args.die == "start":
         return 3
+    if args.spend:
+        return spend_forever(args.spend)
     if args.role == "reviewer":
         cycles = [[r.strip().upper() for r in c.split(",")] for c in args.reviews.split("/")]
         return reviewer(cycles, args.die)

@@ -25,6 +25,7 @@ def create_and_report(
     base: str | None = None,
     offline: bool = False,
     after: list[str] | None = None,
+    budget: str | None = None,
 ) -> None:
     """Create and start a task, then say what happened.  A full pool is not an error
     (exit 0: the task is queued); any other failure to start is (exit 1), and says the
@@ -41,6 +42,7 @@ def create_and_report(
         base=base,
         offline=offline,
         after=after,
+        budget=budget,
     )
     task = launch.created
     lines, result = _describe(launch)

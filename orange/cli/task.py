@@ -90,6 +90,10 @@ def create(
         typer.Option("--base", help="Start the branch from BRANCH and merge it there."),
     ] = None,
     after: AfterOpt = None,
+    budget: Annotated[
+        str | None,
+        typer.Option("--budget", help="Dollars it may cost; past them its agent stops."),
+    ] = None,
     host: Annotated[
         str | None,
         typer.Option("--host", help="Start it on this registered host (auto: the freest)."),
@@ -134,6 +138,7 @@ def create(
         base=base,
         offline=offline,
         after=parse_after(after) if after is not None else None,
+        budget=budget,
     )
 
 

@@ -18,6 +18,7 @@ from orange.engine.actionspec import spawns
 from orange.engine.caller import Caller
 from orange.engine.fields import BASELINE_FIELD, DEAD_FIELD, RUN_FIELD, baseline, run_token
 from orange.engine.gates import archive_section, check_gate, fingerprints
+from orange.engine.ledger import BUDGET_HOOKS, over_budget
 from orange.engine.workflow import HookSpec, Transition, Workflow
 from orange.errors import (
     GateFailed,
@@ -59,8 +60,12 @@ class MovePlan(NamedTuple):  # not a dataclass: see `Outcome`
     after: Task
 
 
-def resolve(workflow: Workflow, task: Task, to: str, *, escalation: bool = False) -> Transition:
-    """The transition ``task.status -> to`` whose ``when`` holds."""
+def resolve(
+    workflow: Workflow, task: Task, to: str, *, escalation: bool = False, budget: bool = False
+) -> Transition:
+    """The transition ``task.status -> to`` whose ``when`` holds.  ``budget``: the
+    budget's stop (`orange.engine.ledger`), from an active state to the escalation's
+    human-waiting state, when the task's recorded cost passed its budget."""
     current = task.status
     if current not in workflow.states:
         raise IllegalTransition(
@@ -73,6 +78,13 @@ def resolve(workflow: Workflow, task: Task, to: str, *, escalation: bool = False
             f"{to!r} is not a status of workflow {workflow.name}",
             hint=f"statuses: {', '.join(workflow.states)}",
         )
+    if budget:
+        esc = workflow.escalation
+        if esc is None or esc.to != to or current == to or current not in workflow.active_states():
+            raise IllegalTransition(f"task {task.id}: no budget stop from {current} to {to}")
+        if over_budget(task.fields) is None:
+            raise GuardFailed(f"task {task.id} is within its budget")
+        return Transition(from_=current, to=to, hooks=BUDGET_HOOKS, by=("engine",))
     if escalation and workflow.escalation and workflow.escalation.to == to:
         # The crash rule's own move: from any active state, whatever the table says.
         return Transition(from_=current, to=to, hooks=workflow.escalation.hooks, by=("engine",))
@@ -101,6 +113,7 @@ def plan_move(
     escalation: bool = False,
     expect_from: str | None = None,
     caller: Caller,
+    budget: bool = False,
 ) -> MovePlan:
     """Check the move ``task -> to`` with ``body`` as the body to commit (the agent's
     working copy merged in), and build the task as it will be written.  ``caller``
@@ -109,7 +122,7 @@ def plan_move(
     if expect_from is not None and task.status != expect_from:
         raise IllegalTransition(f"task {task.id} is already {task.status} (expected {expect_from})")
     before = task.with_body(body)
-    transition = resolve(workflow, before, to, escalation=escalation)
+    transition = resolve(workflow, before, to, escalation=escalation, budget=budget)
     caller.check_move(workflow, before, transition)
     if transition.gate is not None:
         result = check_gate(transition.gate, body, baseline(before))

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from orange.engine import localqueue
 from orange.engine.actions import HookContext, LocalRelease, Registry, commit_when_ready
-from orange.engine.caller import HUMAN, Caller
+from orange.engine.caller import ENGINE, HUMAN, Caller
 from orange.engine.claims import BranchShare, Claim, claimed, share_waiting
 from orange.engine.decide import (
     Outcome,
@@ -41,8 +41,16 @@ from orange.engine.decide import (
 )
 from orange.engine.definitions import require_trusted, trusted, workflow_of
 from orange.engine.edits import BODY_CONFLICT
+from orange.engine.ledger import (
+    Usage,
+    over_budget,
+    usage_messages,
+    usage_trailers,
+    window_start,
+    with_usage,
+)
 from orange.engine.notices import announce
-from orange.engine.ports import AgentProbe, Notifier, WorkingCopies
+from orange.engine.ports import AgentProbe, Notifier, UsageSource, WorkingCopies
 from orange.engine.prompts import build_prompt
 from orange.engine.records import Acted, Written, fields_change, require
 from orange.engine.workflow import HookSpec, Workflow
@@ -78,8 +86,10 @@ class Engine:
         notifier: Notifier | None = None,
         claim: Claim | None = None,
         share: BranchShare | None = None,
+        usage: UsageSource | None = None,
     ) -> None:
         self.store = store
+        self.usage = usage  # what the agent programs recorded (the ledger, issue 30)
         self.claim = claim  # pushes a new binding before its agent starts (`claims`)
         self.share = share  # pushes the branch of a task that waits for a human
         self.notifier = notifier
@@ -146,33 +156,49 @@ class Engine:
         body_edit: Callable[[str], str] | None = None,
         human_cancel: bool = False,
         caller: Caller | None = None,
+        budget: bool = False,
     ) -> Outcome:
         """Move a task to ``to`` (steps 0–6 above), as ``caller`` (default: the engine's).
         ``expect_from``: only if still in that status (else IllegalTransition); ``body_edit``:
-        body → body before the gate; ``human_cancel``: an untrusted task's one move."""
+        body → body before the gate; ``human_cancel``: an untrusted task's one move;
+        ``budget``: the budget's stop (`orange.engine.ledger`).  The usage the agent
+        programs recorded since the last record is committed with the move."""
         opts = dict(options or {})
         who = caller or self.caller
         who.check_own(task_id, "move")
 
         def compute(snap: Snapshot) -> Acted:
-            task = require(snap, task_id)
+            task, usage = self.with_recorded_usage(require(snap, task_id))
             workflow = workflow_of(snap, task)
             is_trusted = trusted(snap, task, refuse=not human_cancel)
             body = self.body_for_write(task)
             if body_edit is not None:
                 body = body_edit(body)
             plan = plan_move(
-                workflow, task, body, to, escalation=escalation, expect_from=expect_from, caller=who
+                workflow,
+                task,
+                body,
+                to,
+                escalation=escalation,
+                expect_from=expect_from,
+                caller=who,
+                budget=budget,
             )
             hooks = plan.transition.hooks if is_trusted else ()
             after, messages = self._prepare(hooks, workflow, plan.before, plan.after, opts, snap)
             after = seal(workflow, after, hooks)
+            if budget:
+                after = after.with_fields(attention=over_budget(after.fields))
+            trailers = move_trailers(task, after, escalation=escalation)
+            if usage is not None:
+                trailers += usage_trailers(usage)
+                messages += usage_messages(usage)
             return Acted(
                 task_id=task.id,
-                event="status.changed",
+                event="budget.spent" if budget else "status.changed",
                 subject=f"task {task.id}: {task.status} -> {to}",
                 writes={task.path: after.render().encode()},
-                trailers=move_trailers(task, after, escalation=escalation),
+                trailers=trailers,
                 actor=actor or self.actor,
                 task=after,
                 before=plan.before,
@@ -183,7 +209,51 @@ class Engine:
             )
 
         with self.busy(task_id):
-            return self._carry_out(commit_when_ready(self.store, compute), opts)
+            outcome = self._carry_out(commit_when_ready(self.store, compute), opts)
+        if not budget:
+            stopped = self.enforce_budget(task_id)
+            if stopped is not None:
+                outcome.messages.append(f"stopped: {stopped.task.str_field('attention')}")
+                outcome.task = stopped.task
+        return outcome
+
+    # The ledger (issue 30) -----------------------------------------------------------
+    def with_recorded_usage(self, task: Task) -> tuple[Task, Usage | None]:
+        """``task`` with the usage its agents recorded since the last record added to
+        its ledger, and that usage (None: nothing to record)."""
+        usage, until = self.unrecorded_usage(task)
+        if usage is None:
+            return task, None
+        return task.with_fields(**with_usage(task.fields, usage, until)), usage
+
+    def unrecorded_usage(self, task: Task) -> tuple[Usage | None, str]:
+        """(the usage not yet recorded, the time it was read up to)."""
+        until = now_iso()
+        since = window_start(task.fields)
+        if self.usage is None or since is None:
+            return None, until
+        usage = self.usage.read(task, since, until)
+        return (None if usage is None or usage.empty else usage), until
+
+    def enforce_budget(self, task_id: str, *, live: bool = False) -> Outcome | None:
+        """The budget's stop when the task's cost passed its budget: its agent's session
+        ended, the task moved to the workflow's human-waiting state (the escalation's
+        target) with the reason in ``attention``.  ``live``: count the usage not yet
+        recorded too (the monitor's pass over a running agent).  None: within budget,
+        no budget, or nowhere to stop (a terminal or waiting status, no escalation)."""
+        try:
+            task = self.store.get(task_id)
+            workflow = self.workflow(task)
+            esc = workflow.escalation
+            if esc is None or task.status == esc.to or workflow.is_terminal(task.status):
+                return None
+            if live:
+                task = self.with_recorded_usage(task)[0]
+            if over_budget(task.fields) is None:
+                return None
+            return self.transition(task_id, esc.to, budget=True, caller=ENGINE)
+        except OrangeError:
+            return None
 
     def spawn(
         self,

@@ -23,7 +23,17 @@ IDENTITY_FIELDS = frozenset(
     {"id", "project", "workflow", "workflow_rev", "base", "created_at", "run", "subtask"}
 )
 # ... and everything the engine alone changes: the status and its bookkeeping.
-ENGINE_FIELDS = IDENTITY_FIELDS | {"status", BASELINE_FIELD, RUN_FIELD, DEAD_FIELD}
+# The ledger's totals (`orange.engine.ledger.LEDGER_FIELDS`, named here as text: this
+# module is on the hot paths, the ledger's Decimal is not).
+ENGINE_FIELDS = IDENTITY_FIELDS | {
+    "status",
+    BASELINE_FIELD,
+    RUN_FIELD,
+    DEAD_FIELD,
+    "tokens",
+    "cost_usd",
+    "usage_through",
+}
 
 
 def baseline(task: Task) -> Mapping[str, str]:

@@ -17,6 +17,7 @@ from orange.engine.definitions import trusted, workflow_of
 from orange.engine.exitrules import Advance, Crash, DeadSessionDecision, MarkDead, Respawn
 from orange.engine.exitrules import decide_dead_session as decide
 from orange.engine.fields import DEAD_FIELD, RUN_FIELD, baseline
+from orange.engine.ledger import usage_trailers
 from orange.engine.notices import announce
 from orange.engine.records import Written, WrittenArgs, require
 from orange.engine.workflow import Workflow
@@ -89,7 +90,11 @@ def handle_dead_session(engine: Engine, task_id: str, *, expect_status: str | No
         body = engine.body_for_write(task)
         decision = decide(workflow, task.fields, body, baseline(task))
         restart = _restart_hint(workflow, task)
-        return record_death(task.with_body(body), decision, run, actor, restart=restart)
+        ledgered, usage = engine.with_recorded_usage(task)  # the dead run's last usage
+        death = record_death(ledgered.with_body(body), decision, run, actor, restart=restart)
+        if usage is not None and death.writes:  # an `Advance` records it with its move
+            death.trailers = (*death.trailers, *usage_trailers(usage))
+        return death
 
     with engine.busy(task_id, wait=False) as free:
         if not free:  # a move of this task is being carried out: look again after it
@@ -97,6 +102,8 @@ def handle_dead_session(engine: Engine, task_id: str, *, expect_status: str | No
         death = engine.store.commit(compute)
         if "attention" in dict(death.trailers).get("Orange-Fields", ""):  # set just now
             announce(engine.notifier, None, None, death.task, death.commit)
+        if death.writes and engine.enforce_budget(task_id) is not None:
+            return f"stopped: {engine.store.get(task_id).str_field('attention')}"
         if death.decision is None:
             return "nothing to do"
         return _carry_out(engine, task_id, death.status, death.decision, actor)

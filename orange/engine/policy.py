@@ -27,6 +27,7 @@ from collections.abc import Callable, Collection, Mapping
 from typing import Any, Literal, NamedTuple
 
 from orange.engine.fields import BASELINE_FIELD, DEAD_FIELD, RUN_FIELD
+from orange.engine.ledger import BUDGET, COST, THROUGH, TOKENS, check_money, check_tokens
 from orange.errors import InvalidInput
 from orange.store.branches import check_branch_name
 from orange.store.layout import valid_task_id
@@ -138,6 +139,9 @@ POLICY: Mapping[str, Field] = {
     BASELINE_FIELD: Field("engine", _baseline),
     RUN_FIELD: Field("engine", _text),
     DEAD_FIELD: Field("engine", _text),
+    TOKENS: Field("engine", check_tokens),  # the ledger (`orange.engine.ledger`)
+    COST: Field("engine", check_money),
+    THROUGH: Field("engine", _stamp),
     "host": Field("host", _text),
     "workspace": Field("host", _text),
     "tmux_session": Field("host", _text),
@@ -151,6 +155,7 @@ POLICY: Mapping[str, Field] = {
     "pr_url": Field("human", _text),
     "updated_at": Field("human", _stamp),
     "after": Field("human", _task_ids),  # the tasks this one waits for (DESIGN §10)
+    BUDGET: Field("human", check_money),  # dollars the ledger's cost may reach
 }
 
 

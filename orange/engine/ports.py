@@ -3,9 +3,12 @@
 
 from __future__ import annotations
 
-from typing import NamedTuple, Protocol
+from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 from orange.store.task import Task
+
+if TYPE_CHECKING:
+    from orange.engine.ledger import Usage
 
 
 class WorkingCopies(Protocol):
@@ -38,3 +41,10 @@ class Notice(NamedTuple):  # not a dataclass: see `orange.engine.workflow`
 class Notifier(Protocol):
     def send(self, notice: Notice) -> None:
         """Tell the human, once per (commit, event), without blocking or failing."""
+
+
+class UsageSource(Protocol):
+    def read(self, task: Task, since: str, until: str) -> Usage | None:
+        """What the agent programs recorded for the task's worktree on this host from
+        ``since`` to ``until`` (`orange.runtime.usage`); None: no worktree here, or no
+        program of the task's harnesses whose usage can be read.  Never raises."""

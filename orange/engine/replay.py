@@ -35,12 +35,13 @@ import pygit2
 
 from orange.engine.definitions import TreeView, committed_workflow_text, parse_committed
 from orange.engine.fields import BASELINE_FIELD, DEAD_FIELD, IDENTITY_FIELDS
+from orange.engine.ledger import Usage, usage_of_trailers
 from orange.engine.merging import plan_merge
 from orange.engine.policy import RUN_POLICY, field_problem
 from orange.engine.steps import GUARDED, check_created, check_step, guarded, move_hooks
 from orange.engine.workflow import HookSpec, Workflow
 from orange.errors import OrangeError
-from orange.store import layout, runfile
+from orange.store import events, layout, runfile
 from orange.store.task import Task
 from orange.store.treediff import Listings, changed_blobs, changed_files
 
@@ -117,11 +118,15 @@ class Checker:
             return
         parent = commit.parents[0] if commit.parents else None
         before = parent.tree if parent else None
+        record = _usage_record(commit)
         for path, old, new in changed_files(self.repo, before, commit.tree, self._listings):
             if path in self.tainted:
                 self._try_repair(path, new)
                 continue
-            reason, untrusted = self.check_change(commit.tree, parent, path, old, new)
+            claimed = record[1] if record and path == layout.task_path(record[0]) else None
+            reason, untrusted = self.check_change(
+                commit.tree, parent, path, old, new, claimed=claimed
+            )
             if reason:
                 task_id = path.split("/")[2] if path.count("/") >= 3 else path
                 violation = Violation(str(commit.id), task_id, reason, path, untrusted)
@@ -138,11 +143,14 @@ class Checker:
         path: str,
         old: bytes | None,
         new: bytes | None,
+        *,
+        claimed: Usage | None = None,
     ) -> tuple[str | None, bool]:
-        """(why ``old -> new`` at ``path`` is not legal, whether only trust is missing)."""
+        """(why ``old -> new`` at ``path`` is not legal, whether only trust is missing).
+        ``claimed``: the usage record of the commit for this task (its trailers)."""
         try:
             if path.startswith("tasks/"):
-                return self._check_task(tree, parent, path, old, new)
+                return self._check_task(tree, parent, path, old, new, claimed)
             if path == layout.SCHEMA_PATH:
                 return _check_schema(old, new), False
             if path.startswith(f"{layout.WORKFLOWS_DIR}/"):
@@ -164,6 +172,7 @@ class Checker:
         path: str,
         old: bytes | None,
         new: bytes | None,
+        claimed: Usage | None = None,
     ) -> tuple[str | None, bool]:
         if not path.endswith("/TASK.md") or path.count("/") != 3:
             return f"{path}: only TASK.md files belong under tasks/", False
@@ -189,7 +198,9 @@ class Checker:
             if changed:
                 return f"{', '.join(changed)} cannot change", False
             workflow, trusted = self.workflow(tree, after)
-            reason = check_step(workflow, before, after, lambda: self.pending(parent, path))
+            reason = check_step(
+                workflow, before, after, lambda: self.pending(parent, path), claimed
+            )
             if reason is None and _bare_start(workflow, before, after):
                 self._starts.add(path)
             elif reason is not None and self._undoes_start(parent, path, new):
@@ -338,6 +349,18 @@ def check_history(
     """What the commits reachable from ``new`` but not from ``old`` leave illegal or
     untrusted at ``new`` (`Checker.open`), first illegal step first."""
     return Checker(repo, trusted).verify(new, old).open
+
+
+def _usage_record(commit: pygit2.Commit) -> tuple[str, Usage] | None:
+    """(task id, usage record) a commit's trailers carry, if any (`orange.engine.ledger`):
+    only the task the commit names (``Orange-Task``) may have its ledger changed by it."""
+    message = commit.message
+    if "Orange-Tokens-In" not in message:
+        return None
+    trailers = events.parse_trailers(message[:65536])
+    usage = usage_of_trailers(trailers)
+    task_id = trailers.get("Orange-Task", "")
+    return None if usage is None or not layout.valid_task_id(task_id) else (task_id, usage)
 
 
 def _run_fields(path: str, old: bytes | None, new: bytes) -> str | None:

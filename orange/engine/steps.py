@@ -40,6 +40,14 @@ from orange.engine.decide import resolve, respawn_spec
 from orange.engine.exitrules import Advance, Crash, Respawn, decide_dead_session
 from orange.engine.fields import BASELINE_FIELD, DEAD_FIELD, RUN_FIELD, baseline
 from orange.engine.gates import check_gate, fingerprints
+from orange.engine.ledger import (
+    BUDGET_HOOKS,
+    LEDGER_FIELDS,
+    Usage,
+    ledger_problem,
+    over_budget,
+    without_ledger,
+)
 from orange.engine.policy import field_problem
 from orange.engine.taking import take_specs
 from orange.engine.workflow import HookSpec, Transition, Workflow
@@ -50,7 +58,15 @@ BINDING_FIELDS = ("workspace", "host", "tmux_session")
 COUNTED = ("crash_count", "review_round")
 # The fields only the engine changes besides the identity: every commit is checked on
 # each of them (plus the fields the workflow's own hooks set, see `guarded`).
-GUARDED = ("status", *COUNTED, BASELINE_FIELD, RUN_FIELD, DEAD_FIELD, *BINDING_FIELDS)
+GUARDED = (
+    "status",
+    *COUNTED,
+    BASELINE_FIELD,
+    RUN_FIELD,
+    DEAD_FIELD,
+    *BINDING_FIELDS,
+    *LEDGER_FIELDS,
+)
 # Fields people and plain commands set (`task update`, `task edit`, `ack`, a PR url): a
 # hook naming one of them does not make it engine-owned.
 _PLAIN = frozenset({"summary", "branch", "pr_url", "attention", "updated_at", "harness"})
@@ -90,30 +106,47 @@ def check_created(workflow: Workflow, task: Task) -> str | None:
     for name in COUNTED:
         if task.int_field(name) != 0:
             return f"created with {name} {task.fields.get(name)!r}"
-    for name in (BASELINE_FIELD, RUN_FIELD, DEAD_FIELD):
+    for name in (BASELINE_FIELD, RUN_FIELD, DEAD_FIELD, *LEDGER_FIELDS):
         if task.fields.get(name) is not None:
             return f"created with {name} set"
     return None
 
 
-def check_step(workflow: Workflow, before: Task, after: Task, pending: PendingHooks) -> str | None:
+def check_step(
+    workflow: Workflow,
+    before: Task,
+    after: Task,
+    pending: PendingHooks,
+    claimed: Usage | None = None,
+) -> str | None:
     """Why ``before -> after`` is not something Orange writes (None: it is).
-    ``pending`` looks up the bare move whose hooks may still be applied."""
+    ``pending`` looks up the bare move whose hooks may still be applied; ``claimed``:
+    the usage record the commit's trailers carry (`orange.engine.ledger`), which the
+    ledger's totals must add up to (the rest of the step is judged without them)."""
     problem = field_problem(before.fields, after.fields, guarded(workflow))
     if problem is not None:
         return problem
+    problem = ledger_problem(before.fields, after.fields, claimed)
+    if problem is not None:
+        return problem
+    spent = over_budget(after.fields) is not None  # the ledger as this commit leaves it
+    after = Task(without_ledger(after.fields, before.fields), after.body, after.blob_id)
     if after.status not in workflow.states:
         return f"{after.status!r} is not a status of workflow {workflow.name}"
     if before.status != after.status:
-        return check_move(workflow, before, after)
+        return check_move(workflow, before, after, spent=spent)
     return _check_in_place(workflow, before, after, pending)
 
 
-def check_move(workflow: Workflow, before: Task, after: Task) -> str | None:
+def check_move(workflow: Workflow, before: Task, after: Task, *, spent: bool = False) -> str | None:
+    """``spent``: the task's recorded cost, with this commit's record, passed its
+    budget (the budget's stop is legal, `orange.engine.decide.resolve`)."""
     src, dst = before.status, after.status
     if workflow.is_terminal(src):
         return f"moved out of terminal status {src}"
     moves, refusal = _legal_moves(workflow, before, after)
+    if spent and workflow.escalation is not None and workflow.escalation.to == dst:
+        moves.append(Transition(from_=src, to=dst, hooks=BUDGET_HOOKS))
     problems = [_bookkeeping(workflow, t, before, after) for t in moves]
     if not moves:
         return refusal
@@ -183,7 +216,7 @@ def _bookkeeping(workflow: Workflow, move: Transition, before: Task, after: Task
 
 
 def _hook_effects(specs: Iterable[HookSpec], origin: Task, expected: dict[str, Any]) -> None:
-    """The fields the actions' ``prepare`` sets (`orange.hooks`,
+    """The fields the actions' ``prepare`` sets (`orange.hooks.actions`,
     `orange.engine.actions`); ``origin`` is the task the actions count from."""
     for spec in specs:
         match spec.action:

@@ -44,6 +44,7 @@ from orange.engine.trust import trusted_here
 from orange.errors import OrangeError
 from orange.home import orange_home
 from orange.hosts.watch import watch as watch_hosts
+from orange.monitor import budget
 from orange.runtime.adopt import ensure_adopted
 from orange.runtime.bindings import session_of
 from orange.runtime.places import agent_window
@@ -136,6 +137,11 @@ def _handle_project(
         why = _why_dead(panes, session, window)
         if why is None:
             report.watch.add((session, window))
+            here = engine
+            spent = budget.look(lambda: here, task)
+            if spent:
+                report.actions.append(spent)
+                log(spent)
             continue
         report.dead += 1
         try:

@@ -15,6 +15,7 @@ from orange.engine import dependencies
 from orange.engine.catalog import load_named
 from orange.engine.decide import Outcome, can_start
 from orange.engine.engine import Engine
+from orange.engine.ledger import BUDGET, budget_text
 from orange.engine.tasks import create_task, initial_status
 from orange.errors import InvalidInput, OrangeError
 from orange.runtime import harness as harnesses
@@ -58,10 +59,12 @@ def create_and_spawn(
     base: str | None = None,
     offline: bool = False,
     after: list[str] | None = None,
+    budget: str | None = None,
 ) -> Launch:
     """Create a task in ``engine``'s project, then start its agent (``spawn``); its
     branch starts from ``base`` (checked to exist, after a fetch) when given; it waits
-    for the tasks ``after`` names (ids or prefixes, refused when unknown)."""
+    for the tasks ``after`` names (ids or prefixes, refused when unknown); ``budget``:
+    the dollars its recorded cost may reach (`orange.engine.ledger`)."""
     if engine.project is None:
         raise InvalidInput("a task is created in a registered project")
     workflow = load_named(engine.project.workflow)
@@ -71,6 +74,7 @@ def create_and_spawn(
         check_base(engine.project, base, [])  # a fetch that fails: the local refs decide
     extra: dict[str, object] = {"effort": agents.effort, "review_effort": agents.review_effort}
     extra |= {"base": base, "after": _dependencies(engine, after)}
+    extra[BUDGET] = budget_text(budget) if budget is not None else None
     task = create_task(
         engine.store,
         engine.project,

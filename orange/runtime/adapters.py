@@ -15,6 +15,7 @@ from orange.runtime.places import agent_window
 from orange.store.task import Task
 
 if TYPE_CHECKING:
+    from orange.engine.ledger import Usage
     from orange.engine.ports import WorkingCopies
 
 
@@ -52,3 +53,15 @@ def _copies() -> WorkingCopies:
     from orange.runtime.workcopy import RuntimeCopies
 
     return RuntimeCopies()
+
+
+class LocalUsage:
+    """`orange.runtime.usage.LocalUsage` for a task with a worktree on this host; no
+    usage to read for any other (the readers load only for a worktree)."""
+
+    def read(self, task: Task, since: str, until: str) -> Usage | None:
+        if workspace_of(task) is None:
+            return None
+        from orange.runtime.usage import LocalUsage as Reader
+
+        return Reader().read(task, since, until)

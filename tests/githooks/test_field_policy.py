@@ -49,6 +49,15 @@ REFUSED = {
     "created_at": Change("created_at", "2000-01-01T00:00:00Z", "created_at cannot change"),
     "unknown": Change("priority", "high", "unknown field 'priority'"),
     "count as text": Change("review_round", "many", "review_round must be a whole number"),
+    # The ledger (`orange.engine.ledger`): totals change only with a usage record.
+    "tokens": Change(
+        "tokens", {"in": 1, "out": 2, "cache": 3}, "tokens changed without a usage record"
+    ),
+    "cost": Change("cost_usd", "0.01", "cost_usd changed without a usage record"),
+    "cost negative": Change("cost_usd", "-5", "cost_usd must be an amount of dollars"),
+    "tokens as text": Change("tokens", "many", "tokens must be a mapping of in, out"),
+    "usage_through": Change("usage_through", "2026-01-01T00:00:00Z", "usage_through changed"),
+    "budget": Change("budget_usd", "lots", "budget_usd must be an amount of dollars"),
 }
 
 
@@ -70,8 +79,8 @@ def test_the_server_refuses_a_change_the_policy_forbids(
 
 @pytest.mark.parametrize(
     "change",
-    [REFUSED["branch option"], REFUSED["created_at"], REFUSED["unknown"]],
-    ids=["branch", "created_at", "unknown"],
+    [REFUSED["branch option"], REFUSED["created_at"], REFUSED["unknown"], REFUSED["cost"]],
+    ids=["branch", "created_at", "unknown", "cost"],
 )
 def test_a_clone_that_fetched_it_restores_the_field(
     engine: Engine, repo: Path, change: Change
@@ -100,6 +109,7 @@ ACCEPTED = {
     "branch": Change("branch", "feature/login-form", ""),
     "harness": Change("harness", "codex", ""),
     "summary": Change("summary", "a better summary", ""),
+    "budget": Change("budget_usd", "20.00", ""),
 }
 
 

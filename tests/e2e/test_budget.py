@@ -1,0 +1,61 @@
+"""Budgets with a real tmux agent: a scripted agent that keeps spending (it records
+model calls in Claude Code's session format) is stopped once its task's cost passes
+the budget given at `task create --budget`; its worktree, and so its work, stays."""
+
+from __future__ import annotations
+
+import json
+from decimal import Decimal
+from pathlib import Path
+
+import yaml
+
+from orange.engine.ledger import cost_of
+from orange.home import orange_home
+from orange.monitor import loop as monitor_loop
+from orange.runtime.bindings import workspace_of
+from orange.runtime.usage import claude_dir
+from tests.e2e.conftest import AGENT, World, wait_for
+
+
+def _spender(world: World, tokens: int) -> None:
+    # A user's harness naming the built-in reader of the format its program writes.
+    world.harnesses["spender"] = {
+        "command": [*AGENT, "--spend", str(tokens), "{prompt}"],
+        "usage": "claude",
+    }
+    (orange_home() / "config.yml").write_text(yaml.safe_dump({"harnesses": world.harnesses}))
+
+
+def _calls(worktree: Path) -> int:
+    folder = Path.home() / ".claude" / "projects" / claude_dir(str(worktree))
+    return sum(len(p.read_text().splitlines()) for p in folder.glob("*.jsonl"))
+
+
+def test_a_runaway_agent_is_stopped_at_its_budget(world: World) -> None:
+    _spender(world, 100_000)  # claude-sonnet-4-5: $1.50 a call
+    task_id = world.create("spend", "Spend without end", "--harness", "spender", "--budget", "5")
+    task = world.task(task_id)
+    assert task.fields["budget_usd"] == "5.00"
+    worktree = wait_for(lambda: workspace_of(world.task(task_id)), 20, "a worktree")
+    wait_for(lambda: _calls(worktree) >= 4, 30, "four model calls ($6.00)")
+    session = world.task(task_id).str_field("tmux_session")
+    assert session and world.tmux("has-session", "-t", session) == ""
+
+    monitor_loop.run_pass()  # the monitor's look at a live agent's spending
+    stopped = world.wait_status(task_id, "stuck", timeout=20)
+    assert stopped.str_field("attention").startswith("budget of $5.00 spent ($")
+    assert cost_of(stopped.fields) > Decimal(5)
+    assert stopped.fields["tokens"]["out"] >= 400_000
+    wait_for(lambda: session not in world.tmux("list-sessions", "-F", "#S").split(), 10, "stop")
+    assert worktree.is_dir() and stopped.str_field("workspace")  # the work is kept
+    calls = _calls(worktree)
+    monitor_loop.run_pass()
+    assert _calls(worktree) == calls  # no agent spends any more
+
+
+def test_a_budget_that_is_no_amount_is_refused(world: World) -> None:
+    result = world.orange("task", "create", "x", "Anything", "--budget", "lots")
+    assert result.code == 1
+    assert "budget 'lots' is not an amount of dollars" in result.err
+    assert json.loads(world.ok("task", "list", "--json").out) == {"tasks": []}

@@ -98,6 +98,7 @@ class Dashboard(App[None]):
         self.now = now or (lambda: datetime.now(UTC))
         self.exit_on_attach = exit_on_attach
         self.poll = poll
+        self.pools: dict[str, int] = {}
         self.view = VIEWS[0]
         self.filter_text = ""
         self.agents: dict[str, str] = {}
@@ -158,8 +159,9 @@ class Dashboard(App[None]):
 
     def watch_agents(self) -> None:
         agents = self.source.agents()
-        if agents != self.agents:
-            self.agents = agents
+        pools = self.source.pool_sizes()  # a pool resized while we run shows at once
+        if agents != self.agents or pools != self.pools:
+            self.agents, self.pools = agents, pools
             self.redraw()
 
     def watch_branches(self) -> None:

@@ -17,7 +17,7 @@ from orange.engine.definitions import Definitions
 from orange.engine.workflow import Workflow
 from orange.errors import BrokenTaskFile, OrangeError
 from orange.home import host_name
-from orange.projects import Project, open_store
+from orange.projects import Project, load_all, open_store
 from orange.runtime import settingup
 from orange.runtime.bindings import session_of
 from orange.runtime.places import agent_window
@@ -229,9 +229,18 @@ class Source:
             out.update((row.key, "setting up") for row in feed.rows.values() if row.id in busy)
         return out
 
+    def pool_sizes(self) -> dict[str, int]:
+        """Each project's pool size as the registry says now (`project update
+        --pool-size` while the dashboard runs), else as it was when the feed was made."""
+        try:
+            now = {project.name: project.pool_size for project in load_all()}
+        except OrangeError:
+            now = {}
+        return {f.project.name: now.get(f.project.name, f.project.pool_size) for f in self.feeds}
+
     def header(self) -> Header:
         names = ", ".join(feed.project.name for feed in self.feeds) or "no project"
-        pool = sum(feed.project.pool_size for feed in self.feeds)
+        pool = sum(self.pool_sizes().values())
         used = sum(1 for row in self.rows() if row.bound and row.active)
         running = read_status().get("running")
         synced = [

@@ -177,8 +177,10 @@ class DiffView(View):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("c", "comment", "comment"),
         Binding("s", "send", "send"),
+        Binding("j", "line(1)", show=False),  # j/k move as everywhere in the dashboard
+        Binding("k", "line(-1)", show=False),
     ]
-    KEYS = "c comment on line/hunk   s send comments as request-changes   Esc back"
+    KEYS = "j/k line   c comment on line/hunk   s send comments as request-changes   Esc back"
 
     def __init__(self, title: str, text: str, row: Row, acts: Actions) -> None:
         super().__init__(title)
@@ -196,6 +198,13 @@ class DiffView(View):
             code = Text(visible(line.text), style=_STYLES.get(line.kind, ""))
             table.add_row(Text(visible(where)), code, key=str(index))  # a str: markup
         yield table
+
+    def action_line(self, step: int) -> None:
+        table = self.query_one("#diff", DataTable)
+        if step > 0:
+            table.action_cursor_down()
+        else:
+            table.action_cursor_up()
 
     def action_comment(self) -> None:
         index = self.query_one("#diff", DataTable).cursor_row

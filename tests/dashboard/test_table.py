@@ -28,7 +28,7 @@ def _three(repo: Path) -> None:
              updated_at="2026-01-02T11:58:00+00:00", review_round=2, crash_count=1)  # fmt: skip
 
 
-def test_active_tasks_newest_first_with_their_fields(project: Path) -> None:
+def test_active_tasks_newest_first_with_their_fields(project: Path, cli: Cli) -> None:
     _three(project)
     app = app_for(project)
 
@@ -48,6 +48,10 @@ def test_active_tasks_newest_first_with_their_fields(project: Path) -> None:
         ]
         header = str(app.query_one("#header", Static).render())
         assert "proj  pool 0/2" in header and "synced" not in header  # no remote: no sync
+        # Resized while the dashboard runs (no ref moves): the next look says so.
+        cli.ok("project", "update", "--pool-size", "5", cwd=project)
+        app.watch_agents()
+        assert "proj  pool 0/5" in str(app.query_one("#header", Static).render())
 
     drive(app, script)
 

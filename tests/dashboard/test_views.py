@@ -131,9 +131,11 @@ def test_diff_comments_on_two_hunks_go_as_one_request_changes(project: Path) -> 
         view = app.screen
         assert isinstance(view, DiffView)
         table = view.query_one("#diff", DataTable)
-        table.move_cursor(row=1)  # the hunk header: the whole hunk
+        await pilot.press("j")  # j/k move here as in every dashboard view
+        assert table.cursor_row == 1  # the hunk header: the whole hunk
         await pilot.press("c", *"split this", "enter")
-        table.move_cursor(row=4)  # a line: "+line 3"
+        await pilot.press("j", "j", "j", "j", "k")
+        assert table.cursor_row == 4  # a line: "+line 3"
         await pilot.press("c", *"rename", "enter", "s")
         await pilot.pause()
         assert "reviewing -> working" in str(view.query_one("#message", Static).render())

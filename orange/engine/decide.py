@@ -19,6 +19,7 @@ from orange.engine.caller import Caller
 from orange.engine.fields import BASELINE_FIELD, DEAD_FIELD, RUN_FIELD, baseline, run_token
 from orange.engine.gates import archive_section, check_gate, fingerprints
 from orange.engine.ledger import BUDGET_HOOKS, over_budget
+from orange.engine.when import number_value
 from orange.engine.workflow import HookSpec, Transition, Workflow
 from orange.errors import (
     GateFailed,
@@ -97,7 +98,7 @@ def resolve(
     if not passing:
         conditions = " or ".join(str(t.when) for t in candidates if t.when is not None)
         fields = sorted({t.when.field for t in candidates if t.when is not None})
-        values = ", ".join(f"{f} is {task.int_field(f)}" for f in fields)
+        values = ", ".join(f"{f} is {number_value(task.fields, f)}" for f in fields)
         raise GuardFailed(f"transition {current} -> {to} not allowed: needs {conditions}, {values}")
     if len(passing) > 1:
         raise WorkflowError(f"workflow {workflow.name}: {current} -> {to} is ambiguous")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from decimal import Decimal
 from typing import NamedTuple
 
 import pytest
@@ -23,7 +24,7 @@ class Parsed(NamedTuple):
     text: str
     field: str
     op: str
-    value: int
+    value: int | Decimal
 
 
 PARSED = [
@@ -33,6 +34,7 @@ PARSED = [
     Parsed("_n != 10", "_n", "!=", 10),
     Parsed("a <= 3", "a", "<=", 3),
     Parsed("a > -20", "a", ">", -20),
+    Parsed("cost_usd < 20.50", "cost_usd", "<", Decimal("20.50")),
 ]
 
 
@@ -55,9 +57,10 @@ BAD = [
     Bad("review_round =< 2", 'unknown operator "=<"'),
     Bad("1 < 2", "is not a field name"),
     Bad("review-round < 2", "is not a field name"),
-    Bad("review_round < two", '"two" is not an integer literal'),
-    Bad("review_round < 2.5", '"2.5" is not an integer literal'),
-    Bad("review_round < 2 and x > 1", "is not an integer literal"),
+    Bad("review_round < two", '"two" is not an integer or decimal literal'),
+    Bad("cost_usd < 2.", '"2." is not an integer or decimal literal'),
+    Bad("cost_usd < 1e3", '"1e3" is not an integer or decimal literal'),
+    Bad("review_round < 2 and x > 1", "is not an integer or decimal literal"),
 ]
 
 
@@ -85,6 +88,10 @@ HOLDS = [
     Holds("non-numeric string is 0", "x == 0", {"x": "many"}, True),
     Holds("list is 0", "x != 0", {"x": [1]}, False),
     Holds("negative literal", "x > -1", {"x": 0}, True),
+    Holds("ledger cost below", "cost_usd < 20", {"cost_usd": "19.999999"}, True),
+    Holds("ledger cost at", "cost_usd < 20.00", {"cost_usd": "20.000000"}, False),
+    Holds("decimal literal", "cost_usd >= 0.5", {"cost_usd": "0.75"}, True),
+    Holds("no cost is 0", "cost_usd < 0.01", {}, True),
 ]
 
 
@@ -121,6 +128,10 @@ SETS = [
     Set("empty", [], False, False),
     Set("two fields", ["a < 1", "b < 1"], True, False),
     Set("negative bound", ["x < -5", "x >= -5"], False, True),
+    Set("decimal split", ["c < 20.5", "c >= 20.5"], False, True),
+    Set("decimals overlap between", ["c < 20.5", "c > 20.4"], True, True),
+    Set("decimal gap between", ["c <= 1.5", "c >= 2"], False, False),
+    Set("decimal gap at", ["c < 1.5", "c > 1.5"], False, False),
 ]
 
 
@@ -149,6 +160,21 @@ _EXPR = st.builds(
 @given(st.lists(st.one_of(st.none(), _EXPR), max_size=4))
 def test_critical_points_agree_with_brute_force(whens: list[When | None]) -> None:
     grid = [{"a": a, "b": b} for a in range(-8, 9) for b in range(-8, 9)]
+    counts = [sum(w is None or w.holds(point) for w in whens) for point in grid]
+    assert overlapping(whens) is any(count >= 2 for count in counts)
+    assert exhaustive(whens) is all(count >= 1 for count in counts)
+
+
+_DECIMAL_EXPR = st.builds(
+    lambda op, value: parse_when(f"c {op} {value / 2:.1f}"),
+    st.sampled_from(["<", ">", "<=", ">=", "==", "!="]),
+    st.integers(min_value=-6, max_value=6),
+)
+
+
+@given(st.lists(st.one_of(st.none(), _DECIMAL_EXPR), max_size=4))
+def test_decimal_critical_points_agree_with_brute_force(whens: list[When | None]) -> None:
+    grid = [{"c": Decimal(n) / 4} for n in range(-30, 31)]  # quarters: between any halves
     counts = [sum(w is None or w.holds(point) for w in whens) for point in grid]
     assert overlapping(whens) is any(count >= 2 for count in counts)
     assert exhaustive(whens) is all(count >= 1 for count in counts)

@@ -63,6 +63,7 @@ def agents(
     if os.geteuid() == 0:
         monkeypatch.setenv("IS_SANDBOX", "1")
     point_at_model(Path.home(), model.url)
+    onboarded(Path.home())
     yield world
     # What the model was asked and did, for a failure's report.
     log = world.repo.parent / "model-requests.jsonl"
@@ -126,16 +127,25 @@ def point_at_model(home: Path, url: str) -> None:
     )
 
 
+def onboarded(home: Path) -> None:
+    """Claude Code's own onboarding done, as for anyone who has used it: a fresh HOME
+    starts with a login that calls api.anthropic.com, which a test machine cannot reach
+    (it exits 1, "Unable to connect to Anthropic services")."""
+    path = home / ".claude.json"
+    data = json.loads(path.read_text()) if path.is_file() else {}
+    data["hasCompletedOnboarding"] = True
+    path.write_text(json.dumps(data))
+
+
 def settle(repo: Path, pool: int = 2) -> None:
     """What a user who answered the first-use screens once has in HOME (HARNESSES.md):
-    Claude Code's onboarding, folder trust for the project's main checkout, the
+    Claude Code's folder trust for the project's main checkout, the
     bypass-permissions warning and the API key approval; codex's folder trust (for the
     checkout and the pool's worktrees)."""
     home = Path.home()
     worktrees = [orange_home() / "workspaces" / f"{repo.name}--{n}" for n in range(1, pool + 1)]
     claude_json = home / ".claude.json"
     data = json.loads(claude_json.read_text()) if claude_json.is_file() else {}
-    data["hasCompletedOnboarding"] = True
     data.setdefault("customApiKeyResponses", {"approved": [API_KEY[-20:]], "rejected": []})
     projects = data.setdefault("projects", {})
     for place in [repo, *worktrees]:
@@ -151,3 +161,9 @@ def settle(repo: Path, pool: int = 2) -> None:
     for place in [repo, *worktrees]:
         text += f'\n[projects."{place}"]\ntrust_level = "trusted"\n'
     config.write_text(text)
+
+
+def screens(of: World) -> str:
+    """What every pane of the test's tmux server shows, for a failure's message."""
+    panes = of.tmux("list-panes", "-a", "-F", "#{session_name}:#{window_name}").split()
+    return "".join(f"--- {pane}:\n{of.tmux('capture-pane', '-p', '-t', pane)}" for pane in panes)

@@ -56,12 +56,12 @@ class Script:
 
     ``verdicts[branch]`` lists the reviewer's verdict per review round of that task
     (default PASS); ``nested_reviews`` the answers of a nested review session, in turn;
-    a worker of a branch in ``hold`` answers its first prompt and does nothing.
+    a reviewer of a branch in ``hold_reviews`` answers and does nothing.
     """
 
     verdicts: dict[str, list[str]] = field(default_factory=dict)
     nested_reviews: list[str] = field(default_factory=list)
-    hold: set[str] = field(default_factory=set)  # branches whose first prompt gets no action
+    hold_reviews: set[str] = field(default_factory=set)  # branches whose reviewer idles
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def decide(self, turns: list[Turn], has_shell: bool) -> Reply:
@@ -94,14 +94,14 @@ class Script:
         branch = _field(prompt, "Branch")
         if prompt.startswith("# Task:") and "Task id:" in prompt:  # self-review worker
             return self.self_review(_field(prompt, "Task id"))
-        if prompt.startswith("# Task:") and branch in self.hold:
-            return []
         if prompt.startswith("# Task:") or _resuming(prompt, "planning"):
             return [plan(o), implement(o, fixing=False)]
         if _resuming(prompt, "working"):
             return [implement(o, fixing=False)]
         if re.match(r"Review round \d+ failed", prompt) or prompt.startswith("A human"):
             return [implement(o, fixing=True)]
+        if prompt.startswith("# Review:") and branch in self.hold_reviews:
+            return []
         if prompt.startswith("# Review:"):
             round_ = int(_field(prompt, "Review round").split()[0])
             wanted = self.verdicts.get(branch, [])

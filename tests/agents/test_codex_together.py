@@ -9,7 +9,7 @@ from tests.agents.modelserver import ModelServer
 from tests.conftest import git
 from tests.e2e.conftest import World
 
-WAIT = 180.0
+WAIT = 300.0
 
 
 def test_two_codex_tasks_each_act_as_themselves(agents: World, model: ModelServer) -> None:

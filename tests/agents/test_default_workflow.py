@@ -11,7 +11,7 @@ from tests.agents.modelserver import ModelServer
 from tests.conftest import git
 from tests.e2e.conftest import World, commits_on
 
-WAIT = 120.0  # a real program's start, a few model turns and Orange's moves
+WAIT = 240.0  # a real program's start (opencode takes minutes on a loaded machine)
 
 
 def run_to_done(agents: World, model: ModelServer, harness: str, review: str | None) -> None:

@@ -9,7 +9,7 @@ from tests.agents.conftest import settle
 from tests.agents.modelserver import ModelServer
 from tests.e2e.conftest import World
 
-WAIT = 150.0
+WAIT = 240.0
 
 
 def test_self_review_with_a_nested_review_reaches_reviewing(

@@ -310,7 +310,12 @@ class Dashboard(App[None]):
         row = self.selected()
         if row is None:
             return []
-        return task_keys(self.source.workflow(row), row, self.agents.get(row.key, ""))
+        return task_keys(
+            self.source.workflow(row),
+            row,
+            self.agents.get(row.key, ""),
+            has_branch=self.source.has_branch(row),
+        )
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         if event.data_table.is_attached:  # not a late message of a table taken down

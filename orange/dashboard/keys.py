@@ -24,9 +24,12 @@ def _human_move(workflow: Workflow, status: str, to: str | None) -> bool:
     return to is not None and "human" in workflow.movers(status, to)
 
 
-def task_keys(workflow: Workflow | None, row: Row, agent: str) -> list[Key]:
+def task_keys(
+    workflow: Workflow | None, row: Row, agent: str, *, has_branch: bool = True
+) -> list[Key]:
     """The keys for ``row`` (its agent's state ``agent``: ``alive``, ``exited ...``,
-    ``no agent`` or '' when this host runs none)."""
+    ``no agent`` or '' when this host runs none; ``has_branch``: its branch exists
+    here, so a PR can be made of it)."""
     if workflow is None or row.task is None:
         return []  # broken or unreadable: only looked at here
     if row.host:  # bound on another host: attached to over SSH where it is registered
@@ -45,8 +48,10 @@ def task_keys(workflow: Workflow | None, row: Row, agent: str) -> list[Key]:
         keys.append(Key("x", "cancel", "cancel"))
     if row.attention:
         keys.append(Key("a", "ack", "acknowledge"))
-    if not workflow.is_terminal(status):
-        keys.append(Key("p", "pr", "open PR" if row.task.str_field("pr_url") else "create PR"))
+    if row.task.str_field("pr_url") and not workflow.is_terminal(status):
+        keys.append(Key("p", "pr", "open PR"))
+    elif has_branch and not workflow.is_terminal(status):  # no branch yet: nothing to push
+        keys.append(Key("p", "pr", "create PR"))
     if workflow.is_terminal(status):
         keys.append(Key("d", "delete", "delete"))
     return keys

@@ -321,3 +321,19 @@ def test_p_creates_a_pr_for_a_task_without_one_and_keeps_its_url(
     task = TaskStore.open(project).get("aaaa0001")
     assert task.str_field("pr_url") == "https://github.com/example/proj/pull/42"
     assert git(origin, "rev-parse", "feature/aaaa0001") == git(project, "rev-parse", "main")
+
+
+def test_no_pr_is_offered_for_a_task_whose_branch_does_not_exist(project: Path) -> None:
+    put_task(project, "aaaa0001", status="pending")  # never started: no branch yet
+    app = app_for(project)
+
+    async def script(pilot: Any) -> None:
+        assert "PR" not in _keys(app)
+        await pilot.press("p")  # not a key of this task: nothing happens
+        await pilot.pause()
+        assert "PR" not in _message(app)
+        git(project, "branch", "feature/aaaa0001")  # once it exists, it can become a PR
+        app.show_keys()
+        assert "p create PR" in _keys(app)
+
+    drive(app, script)

@@ -60,6 +60,8 @@ from orange.store.store import Snapshot, TaskStore, now_iso
 from orange.store.task import Task
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from orange.projects import Project
 
 
@@ -113,9 +115,7 @@ class Engine:
         if task_id in self._busy:
             yield True
             return
-        folder = self.store.repo.orange_dir() / "busy"
-        folder.mkdir(exist_ok=True)
-        path = folder / f"{task_id}.lock"
+        path = busy_lock(self.store, task_id)
         with exclusive(path) if wait else attempt(path) as held:
             if held is False:
                 yield False
@@ -469,3 +469,12 @@ class Engine:
                 effect()
             except Exception:
                 pass
+
+
+def busy_lock(store: TaskStore, task_id: str) -> Path:
+    """The file of this host's lock on one task (`Engine.busy`), held by whatever
+    changes a task's binding in several steps the monitor must not judge between
+    (a move and its effects; a live branch's rename: `orange.ops.rename`)."""
+    folder = store.repo.orange_dir() / "busy"
+    folder.mkdir(exist_ok=True)
+    return folder / f"{task_id}.lock"

@@ -1,4 +1,12 @@
-"""Renaming a task's branch while its worktree and tmux session are live."""
+"""Renaming a task's branch while its worktree and tmux session are live.
+
+A rename changes the task's binding in several steps: git's branch, the commit naming
+the new branch and session, this host's record of the session, tmux's session name.
+The monitor must never judge the agent between them (it would find the recorded
+session gone and count a crash, issue 29), so they run under this host's lock on the
+task (`Engine.busy`), which the monitor's death handling tries first and, finding it
+held, looks again a tick later.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +14,7 @@ from pathlib import Path
 
 from orange.engine.caller import HUMAN, Caller
 from orange.engine.edits import update_fields
+from orange.engine.engine import busy_lock
 from orange.engine.ports import WorkingCopies
 from orange.errors import InvalidInput
 from orange.runtime import bindings
@@ -13,6 +22,7 @@ from orange.runtime.git import git, git_ok
 from orange.runtime.tmux import Tmux
 from orange.store.branches import check_branch_name
 from orange.store.listing import check_branch_unique
+from orange.store.lock import exclusive
 from orange.store.store import TaskStore
 from orange.store.task import Task
 
@@ -30,6 +40,19 @@ def rename_branch(
     ``caller`` (checked before git is touched); a session this host started is renamed
     through ``tmux``."""
     caller.check_own(task.id, "edit")
+    with exclusive(busy_lock(store, task.id)):
+        return _rename(store, copies, store.get(task.id), new, tmux=tmux, caller=caller)
+
+
+def _rename(
+    store: TaskStore,
+    copies: WorkingCopies | None,
+    task: Task,
+    new: str | None,
+    *,
+    tmux: Tmux,
+    caller: Caller,
+) -> Task:
     worktree = bindings.workspace_of(task)
     live = worktree is not None and worktree.is_dir()
     new = new if new is not None else _checked_out(worktree if live else None)

@@ -1,0 +1,161 @@
+"""What ``orange task log`` costs on a long history, with and without its index.
+
+A task's history is found by looking at every commit of the tasks ref (which tasks it
+changed, against its first parent) and kept in an index (`orange.store.history`).  A
+fresh clone, a rewritten ref or a deleted cache has no index, and the first ``task log``
+builds it.  For each size: a registered project of ``TASKS`` tasks, then that many
+commits each changing one task's summary as ``orange task update --summary`` would
+(written with ``git fast-import``, then packed as a clone receives them).  Printed:
+
+- ``git log refs/orange/tasks -- tasks/<shard>/<id>`` for one task (the reference: what
+  git pays to find one path's commits), wall time;
+- ``orange task log ID`` without an index (``history.sqlite3`` deleted): wall, CPU
+  (user + system) and peak memory of the whole process;
+- the same with the index built (warm), and after ``EXTRA`` more commits (the index
+  extended by what is new).
+
+Target (issue 27): at 100,000 commits, the cold ``task log`` <= 2 s wall and <= 150 MiB.
+
+    .venv/bin/python bench/history_bench.py [--sizes 10000 100000] [--runs N] [--code DIR]
+
+``--code DIR`` runs the ``orange`` processes on the Orange package in DIR (an export of
+another commit: ``git archive COMMIT orange | tar -x -C DIR``), for a before/after.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from store_bench import QUICK, Bench, machine
+
+SIZES = (10_000, 100_000)
+TASKS = 1_000
+RUNS = 3
+EXTRA = 100
+
+
+def fast_import(bench: Bench, repo: Path, ids: list[str], count: int, start: int = 0) -> None:
+    """``count`` commits on the tasks ref, commit ``n`` a new summary of one task."""
+    from orange.store import layout
+    from orange.store.store import TaskStore
+
+    store = TaskStore.open(repo)
+    tip = str(store.pygit.references[layout.TASKS_REF].target)
+    texts = {task_id: store.body_of(store.get(task_id)) for task_id in ids[:200]}
+    chunks: list[bytes] = []
+    stamp = 1_780_000_000
+    for number in range(start, start + count):
+        task_id = ids[(number * 7919) % len(texts)]
+        text = texts[task_id]
+        head, _, rest = text.partition("\nsummary: ")
+        body = f"{head}\nsummary: edited {number}\n{rest.partition(chr(10))[2]}".encode()
+        message = (
+            f"task {task_id}: summary\n\nOrange-Task: {task_id}\nOrange-Event: task.updated\n"
+            f"Orange-Actor: bench\nOrange-Fields: summary\n"
+        ).encode()
+        when = f"{stamp + number} +0000".encode()
+        chunks += [
+            f"commit {layout.TASKS_REF}\n".encode(),
+            b"committer Orange Bench <bench@example.com> " + when + b"\n",
+            f"data {len(message)}\n".encode() + message,
+            f"from {tip}\n".encode() if number == start else b"",
+            f"M 100644 inline {layout.task_path(task_id)}\n".encode(),
+            f"data {len(body)}\n".encode() + body + b"\n",
+        ]
+    subprocess.run(
+        ["git", "fast-import", "--quiet", "--force"],
+        cwd=repo,
+        env=bench.env,
+        input=b"".join(chunks),
+        check=True,
+    )
+
+
+def timed_process(bench: Bench, args: Sequence[str], cwd: Path) -> tuple[float, float, float]:
+    """(wall s, CPU s, peak MiB) of one process."""
+    start = time.perf_counter()
+    process = subprocess.Popen(
+        list(args), cwd=cwd, env=bench.env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
+    _pid, status, usage = os.wait4(process.pid, 0)
+    wall = time.perf_counter() - start
+    if status != 0:
+        assert process.stderr is not None
+        raise SystemExit(f"bench: {' '.join(args)} failed: {process.stderr.read().decode()}")
+    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
+
+
+def one_size(bench: Bench, commits: int, runs: int) -> list[str]:
+    from orange.store import layout
+
+    repo, ids = bench.project(f"history{commits}", TASKS)
+    fast_import(bench, repo, ids, commits)
+    bench.git(repo, "repack", "-a", "-d", "-q")  # as a clone receives it: one pack
+    task_id = ids[(7 * 7919) % 200]
+    index = repo / ".git" / "orange" / "history.sqlite3"
+    git_log = ["git", "log", "--format=%H", layout.TASKS_REF, "--", layout.task_dir(task_id)]
+    log = [bench.orange, "task", "log", task_id]
+    reference, cold, warm = [], [], []
+    for _ in range(runs):
+        reference.append(timed_process(bench, git_log, repo))
+        for suffix in ("", "-wal", "-shm", "-journal"):
+            Path(f"{index}{suffix}").unlink(missing_ok=True)
+        cold.append(timed_process(bench, log, repo))
+        warm.append(timed_process(bench, log, repo))
+    fast_import(bench, repo, ids, EXTRA, start=commits)
+    extended = timed_process(bench, log, repo)
+    shown = bench.run(log, repo, out=True).count("\n")
+    listed = len(bench.git(repo, *git_log[1:]).splitlines())
+
+    def med(samples: list[tuple[float, float, float]], at: int) -> float:
+        return statistics.median(sample[at] for sample in samples)
+
+    ok = med(cold, 0) <= 2.0 and med(cold, 2) <= 150
+    verdict = "PASS" if ok else "MISS"
+    return [
+        f"{commits:,} commits, {TASKS:,} tasks; task {task_id}: {shown} entries"
+        f" (git log: {listed})",
+        f"  git log -- <path>           wall {med(reference, 0):6.2f} s",
+        f"  task log, no index (cold)   wall {med(cold, 0):6.2f} s  CPU {med(cold, 1):6.2f} s"
+        f"  peak {med(cold, 2):5.0f} MiB   target <= 2 s, <= 150 MiB: {verdict}",
+        f"  task log, index built       wall {med(warm, 0):6.2f} s  CPU {med(warm, 1):6.2f} s"
+        f"  peak {med(warm, 2):5.0f} MiB",
+        f"  after {EXTRA} more commits     wall {extended[0]:6.2f} s  CPU {extended[1]:6.2f} s"
+        f"  peak {extended[2]:5.0f} MiB",
+    ]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=list(SIZES))
+    parser.add_argument("--runs", type=int, default=RUNS)
+    parser.add_argument("--code", type=Path, help="run the orange processes on this copy")
+    options = parser.parse_args(argv)
+    root = Path(tempfile.mkdtemp(prefix="orange-history-bench-"))
+    try:
+        bench = Bench(root, QUICK)
+        if options.code is not None:
+            bench.env["PYTHONPATH"] = str(options.code.resolve())
+        print(f"history bench: {machine()}" + (f", code {options.code}" if options.code else ""))
+        for size in options.sizes:
+            for line in one_size(bench, size, options.runs):
+                print(line, flush=True)
+        print(f"load average after: {os.getloadavg()[0]:.1f}")
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -130,6 +130,9 @@ class Dashboard(App[None]):
         with collector_paused():
             self.source.refresh()
             self.agents = self.source.agents()
+            rows = self.source.rows()
+            if rows and not any(row.active for row in rows):
+                self.view = "all"  # nothing active (a finished demo): not an empty page
             self.redraw()
         table.focus()
         if self.poll:

@@ -235,3 +235,16 @@ def test_task_text_that_looks_like_markup_is_shown_as_it_is(project: Path) -> No
         assert "filter: [/]" in str(app.query_one("#header", Static).render())
 
     drive(app, script)
+
+
+def test_with_nothing_active_the_dashboard_opens_on_every_task(project: Path) -> None:
+    # As after `make demo`: every task finished; "active: 0 tasks" would show nothing.
+    put_task(project, "aaaa0001", status="done")
+    app = app_for(project)
+
+    async def script(pilot: Any) -> None:
+        header = str(app.query_one("#header", Static).render())
+        assert header.endswith("all: 1 task")
+        assert [row[2] for row in table_text(app)] == ["feature/aaaa0001"]
+
+    drive(app, script)

@@ -210,9 +210,7 @@ def show(task: TaskArg = None, project: ProjectOpt = None, json_out: JsonOpt = F
         )
 
 
-def log(
-    task: Annotated[str, typer.Argument()], project: ProjectOpt = None, json_out: JsonOpt = False
-) -> None:
+def log(task: TaskArg = None, project: ProjectOpt = None, json_out: JsonOpt = False) -> None:
     """A task's history, from the commits of the tasks ref."""
 
     ref = locate(task, project)

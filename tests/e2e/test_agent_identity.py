@@ -144,6 +144,8 @@ def test_a_command_whose_task_is_not_its_worktrees_is_refused(world: World) -> N
     shown = run_orange("task", "show", "--json", cwd=in_second)  # a person, no task variable
     assert shown.code == 0, shown.err
     assert json.loads(shown.out)["id"] == second
+    logged = run_orange("task", "log", "--json", cwd=in_second)  # and its history
+    assert (logged.code, json.loads(logged.out)["id"]) == (0, second), logged.err
     assert "from the worktree" in world.task(first).body
 
 

@@ -16,7 +16,7 @@ from orange.errors import BrokenTaskFile, InvalidInput
 from orange.home import host_name, orange_home
 from orange.hosts.listing import where
 from orange.projects import open_store
-from orange.runtime import settingup
+from orange.runtime import settingup, waiting
 from orange.runtime.conflicts import Clash, predicted
 from orange.store import listing
 from orange.store.task import BrokenTask, Task
@@ -49,8 +49,10 @@ def list_tasks(
     busy: set[str] = set()
     queue: dict[str, Standing] = {}  # this host's: queued, parked
     clashes: dict[str, tuple[Clash, ...]] = {}  # this clone's: predicted conflicts
+    waits: dict[str, str] = {}  # this host's: agents waiting on a known screen
     for proj in scope:
         busy |= setting_up(proj.name)
+        waits |= waiting.waiting(proj.name)
         store = open_store(proj)
         snap = store.snapshot()
         queue |= standings(store, snap, proj.name)
@@ -72,6 +74,8 @@ def list_tasks(
     if not rows and status is not None:
         _check_status(scope, status)
     rows.sort(key=lambda row: _activity(row[0]), reverse=True)
+    for task_id, screen in waits.items():
+        notes[task_id] = f"(waiting: {screen})"
     local = _Local(untrusted, notes, busy, queue, clashes)
     _emit(rows, local, json_out=json_out, show_project=len(scope) > 1)
 
@@ -167,6 +171,9 @@ def _object(
     out = task_object(task, body=body)
     if task.id in busy:
         out["setting_up"] = True  # this host's mark: its worktree's setup is running
+    look = waiting.read(task.project, task.id) if task.str_field("tmux_session") else None
+    if look is not None and look.screen:
+        out["waiting"] = look.screen  # this host's mark: its agent waits on that screen
     if task.id in untrusted:
         out["trusted"] = False  # this host's mark: its definition is not trusted here
     return out
@@ -186,6 +193,7 @@ def _list_json_fast(scope: list[Project], *, status: str | None, all_: bool) -> 
         snap = store.snapshot()
         shown = _Filter(Definitions(snap), proj.name, status, all_)
         busy = setting_up(proj.name)
+        waits = waiting.waiting(proj.name)
         queue = _queue_of(store, snap, proj.name, shown.known)
         clashes = predicted(store, snap, proj)
         for entry in listing.entries(snap):
@@ -210,6 +218,9 @@ def _list_json_fast(scope: list[Project], *, status: str | None, all_: bool) -> 
                 text = f'{text[:-1]}, "trusted": false}}'  # this host's mark, as `_object`
             if busy and text != "{}" and entry.task_dir.rsplit("/", 1)[-1] in busy:
                 text = f'{text[:-1]}, "setting_up": true}}'
+            if waits and text != "{}" and entry.task_dir.rsplit("/", 1)[-1] in waits:
+                screen = json.dumps(waits[entry.task_dir.rsplit("/", 1)[-1]])
+                text = f'{text[:-1]}, "waiting": {screen}}}'  # this host's mark, as `_object`
             task_id = entry.task_dir.rsplit("/", 1)[-1]
             for mark in (_queue(task_id, queue), _clashes(task_id, clashes)):
                 if mark and text != "{}":

@@ -15,16 +15,15 @@ import pygit2
 from orange.dashboard.rows import Row, build_row, make_row
 from orange.engine.definitions import Definitions
 from orange.engine.workflow import Workflow
-from orange.errors import BrokenTaskFile, InvalidInput, OrangeError
+from orange.errors import BrokenTaskFile, OrangeError
 from orange.home import host_name
 from orange.projects import Project, load_all, open_store
-from orange.runtime import settingup
+from orange.runtime import settingup, waiting
 from orange.runtime.bindings import session_of
 from orange.runtime.places import agent_window
 from orange.runtime.tmux import Tmux
 from orange.runtime.watcher import read_status
 from orange.store import cache, listing
-from orange.store.branches import check_branch_name
 from orange.store.layout import TASKS_REF
 from orange.store.layout import task_dir as task_dir_of
 from orange.store.store import Snapshot, TaskStore
@@ -198,20 +197,12 @@ class Source:
         known = self.feed_of(row).known
         return None if known is None or row.task is None else known.of(row.task)
 
-    def has_branch(self, row: Row) -> bool:
-        """Whether the task's branch exists in its project's repository (a lookup of one
-        reference; the name comes from the ref, so it is checked before use)."""
-        try:
-            branch = check_branch_name(row.branch)
-            refs = self.feed_of(row).store.pygit.references
-            return refs.get(f"refs/heads/{branch}") is not None
-        except (InvalidInput, pygit2.GitError, ValueError):
-            return False
-
     def agents(self) -> dict[str, str]:
-        """Agent state by row key, for active tasks this host runs (one tmux call), and
-        ``setting up`` for those whose worktree is being made ready here."""
+        """Agent state by row key, for active tasks this host runs (one tmux call),
+        ``setting up`` for those whose worktree is being made ready here, and
+        ``waiting: SCREEN`` for a live agent on a screen that waits for a person."""
         out = self._setting_up()
+        waits = {feed.project.name: waiting.waiting(feed.project.name) for feed in self.feeds}
         panes: Mapping[tuple[str, str], tuple[bool, int | None]] = {
             (p.session, p.window): (p.dead, p.dead_status) for p in self.tmux.panes()
         }
@@ -230,6 +221,9 @@ class Source:
             else:
                 dead, status = pane
                 out[row.key] = "alive" if not dead else f"exited {status}" if status else "exited"
+                screen = waits.get(row.key.split(":", 1)[0], {}).get(row.id)
+                if screen and not dead:
+                    out[row.key] = f"waiting: {screen}"
         return out
 
     def _setting_up(self) -> dict[str, str]:

@@ -162,7 +162,7 @@ def start_agent(
     effort_key = "review_effort" if role == "reviewer" else "effort"
     effort = task.str_field(effort_key) or None
     argv = harness.command(prompt, role=role, effort=effort)  # type: ignore[arg-type]
-    env = agent_env(task, agent_role)
+    env = {**harnesses.harness_env(harness.name), **agent_env(task, agent_role)}
     project = ctx.engine.project
     port = None if project is None else ready.port_of(project, worktree.name)
     if port is not None:

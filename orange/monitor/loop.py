@@ -44,11 +44,11 @@ from orange.engine.trust import trusted_here
 from orange.errors import OrangeError
 from orange.home import orange_home
 from orange.hosts.watch import watch as watch_hosts
-from orange.monitor import budget
+from orange.monitor import budget, screens
 from orange.runtime.adopt import ensure_adopted
 from orange.runtime.bindings import session_of
 from orange.runtime.places import agent_window
-from orange.runtime.tmux import PaneInfo
+from orange.runtime.tmux import PaneInfo, Tmux
 from orange.runtime.watcher import lock_path, write_status
 from orange.store import listing
 from orange.store.lock import attempt
@@ -78,12 +78,17 @@ class PassReport:
     watch: set[tuple[str, str]] = field(default_factory=set)  # live agent windows
     busy: bool = False  # a dead agent's task was being moved: look again in a tick
     unverified: dict[str, int] = field(default_factory=dict)  # project → commits left
+    # Watched agent windows → the (pane, output stamp) last read for a waiting screen,
+    # and the windows that showed one (`orange.monitor.screens`).
+    looked: dict[tuple[str, str], tuple[str, int]] = field(default_factory=dict)
+    marked: set[tuple[str, str]] = field(default_factory=set)
 
 
 def run_pass(task_filter: str | None = None) -> PassReport:
     """One pass over every registered project on this host."""
     report = PassReport()
-    panes = {(p.session, p.window): p for p in compose.tmux().panes()}
+    tmux = compose.tmux()
+    panes = {(p.session, p.window): p for p in tmux.panes()}
     polls: list[int] = []
     stores: list[tuple[projects.Project, TaskStore]] = []
     for project in projects.load_all():
@@ -92,7 +97,7 @@ def run_pass(task_filter: str | None = None) -> PassReport:
         except OrangeError:
             continue
     for project, store in stores:  # dead agents first, in every project
-        _handle_project(project, store, panes, task_filter, report, polls)
+        _handle_project(project, store, panes, tmux, task_filter, report, polls)
     for project, store in stores:  # then new commits, a slice a project
         left = verify_forgeries(project.name, store)
         if project.sync_interval:
@@ -110,13 +115,23 @@ def _handle_project(
     project: projects.Project,
     store: TaskStore,
     panes: Mapping[tuple[str, str], PaneInfo],
+    tmux: Tmux,
     task_filter: str | None,
     report: PassReport,
     polls: list[int],
 ) -> None:
-    """Apply the exit rules to the project's dead agents (``report`` and ``polls``
-    gather what was done and the poll intervals the workflows ask for)."""
+    """Apply the exit rules to the project's dead agents, and look for live ones that
+    wait for a person (``report`` and ``polls`` gather what was done and the poll
+    intervals the workflows ask for)."""
     engine: Engine | None = None
+
+    def engine_here() -> Engine:
+        nonlocal engine
+        engine = engine or build_engine(project, actor="monitor", store=store)
+        return engine
+
+    setter = screens.Setter(engine_here)
+    live: set[str] = set()
     snap = store.snapshot()
     ensure_adopted(project, snap)
     known = Definitions(snap)
@@ -137,23 +152,43 @@ def _handle_project(
         why = _why_dead(panes, session, window)
         if why is None:
             report.watch.add((session, window))
-            here = engine
-            spent = budget.look(lambda: here, task)
+            live.add(task.id)
+            said, look = screens.look_at(
+                project.name, task, window, panes[(session, window)], tmux, setter
+            )
+            if look is not None and look.window == window:
+                report.looked[(session, window)] = (look.pane, look.activity)
+                if look.screen:
+                    report.marked.add((session, window))
+            if said:
+                report.actions.append(said)
+                log(said)
+            spent = budget.look(engine_here, task)
             if spent:
                 report.actions.append(spent)
                 log(spent)
             continue
         report.dead += 1
+        refusal = screens.exit_reason(task, window, panes.get((session, window)), tmux)
         try:
             done = handle_dead_session(engine, task.id, expect_status=task.status)
         except OrangeError as exc:
             done = f"failed: {exc}"
         if done == BUSY:
             report.busy = True
-        elif done != "nothing to do":
+            continue
+        if refusal is not None:  # why it died, and what to do, instead of a bare crash
+            try:
+                engine.set_attention(task.id, refusal, event="agent.refused")
+            except OrangeError:
+                pass
+            done = f"{done}; {refusal}"
+        if done != "nothing to do":
             line = f"task {task.id} ({project.name}, {task.status}): {why}: {done}"
             report.actions.append(line)
             log(line)
+    if task_filter is None:
+        screens.prune(project.name, live)
 
 
 def verify_forgeries(name: str, store: TaskStore) -> int:
@@ -277,7 +312,21 @@ def _wait(report: PassReport, wake_seen: float) -> None:
         time.sleep(TICK)
         if _wake_stamp() > wake_seen:
             return
-        live = {(p.session, p.window) for p in tmux.panes() if not p.dead}
+        panes = [p for p in tmux.panes() if not p.dead]
+        live = {(p.session, p.window) for p in panes}
         if live != previous:
             return  # an agent died or started (maybe while the last pass ran): look now
+        if any(_to_read(report, p) for p in panes):
+            return  # a watched agent went quiet, or a waiting one moved: read its pane
         previous = live
+
+
+def _to_read(report: PassReport, pane: PaneInfo) -> bool:
+    """Whether a watched agent's pane is due to be read for a waiting screen (the
+    pass's rule, `screens.due`, from what the pass saw)."""
+    key = (pane.session, pane.window)
+    if key not in report.watch or pane.activity is None:
+        return False
+    if report.looked.get(key) == (pane.pane_id, pane.activity):
+        return False
+    return key in report.marked or time.time() - pane.activity >= screens.QUIET

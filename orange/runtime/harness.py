@@ -48,7 +48,7 @@ import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from orange.engine.caller import AGENT_COMMANDS
 from orange.errors import InvalidInput
@@ -254,6 +254,118 @@ BUILTINS: dict[str, Harness] = {
         reduced_worker=(*_DEMO, "--role", "worker", "--plan-by", "human", "--", PROMPT),
     ),
 }
+
+
+class Screen(NamedTuple):  # not a dataclass: read by every monitor pass
+    """A screen on which an agent program waits for a person (a first-use question, a
+    login), known by ``text``: words it shows, matched with runs of white space taken
+    as one space (a TUI wraps its lines where the pane's width says).  ``fix`` is what
+    to do, for the task's ``attention``; ``exits``: the program shows it as it exits,
+    so it is read from the dead pane (the agent waits for nobody, but will not start)."""
+
+    name: str
+    text: str
+    fix: str
+    exits: bool = False
+
+
+_INSTALL = "run `orange install --harness {h}` (it settles this for every task), or attach"
+# The screens of each built-in, as the programs showed them in a pane (each release
+# named).  Claude Code 2.1.197, run with a fresh HOME: the theme picker on first start
+# (before onboarding), the folder trust question (per main checkout), the API-key
+# approval (ANTHROPIC_API_KEY users), the bypass-permissions warning (once per HOME,
+# default "1. No, exit"), the login choice; as root without IS_SANDBOX=1 it prints the
+# refusal and exits 1 (its source: `process.getuid()===0&&process.env.IS_SANDBOX!=="1"`).
+# codex-cli 0.171.0 with a fresh HOME: the sign-in choice, "Trust this folder?" (per
+# repository root), "Hooks need review" (a hook it does not know yet, e.g. Orange's stop
+# hook).  opencode 1.18.33 and pi 0.73.1 showed no blocking screen with a provider set.
+SCREENS: dict[str, tuple[Screen, ...]] = {
+    "claude": (
+        Screen(
+            "theme picker",
+            "Choose the text style that looks best with your terminal",
+            _INSTALL.format(h="claude") + " and pick a style",
+        ),
+        Screen(
+            "folder trust question",
+            "Is this a project you created or one you trust?",
+            _INSTALL.format(h="claude") + " and answer 1",
+        ),
+        Screen(
+            "API key approval",
+            "Do you want to use this API key?",
+            "attach and answer 1. Yes (once per key)",
+        ),
+        Screen(
+            "bypass-permissions warning",
+            "Claude Code running in Bypass Permissions mode",
+            _INSTALL.format(h="claude") + " and answer 2 (its default, 1, exits)",
+        ),
+        Screen(
+            "login choice",
+            "Select login method:",
+            "run `claude` once in a terminal and log in",
+        ),
+        Screen(
+            "root refusal",
+            "--dangerously-skip-permissions cannot be used with root/sudo privileges",
+            "Claude Code refuses to run as root unless IS_SANDBOX=1: where you accept "
+            'that, set `harness_env: {claude: {IS_SANDBOX: "1"}}` in config.yml, then '
+            "`orange task respawn`",
+            exits=True,
+        ),
+    ),
+    "codex": (
+        Screen(
+            "sign-in choice",
+            "Choose how you want to use Codex",
+            "run `codex login` once in a terminal",
+        ),
+        Screen(
+            "folder trust question",
+            "Trust this folder?",
+            _INSTALL.format(h="codex") + " and answer 1",
+        ),
+        Screen(
+            "hooks review",
+            "Hooks need review",
+            _INSTALL.format(h="codex") + " and trust Orange's stop hook",
+        ),
+    ),
+}
+
+
+def _squeezed(text: str) -> str:
+    return " ".join(text.split())
+
+
+def waiting_screen(harness: str, pane_text: str, *, dead: bool = False) -> Screen | None:
+    """The known screen of ``harness`` that ``pane_text`` shows (``dead``: the last
+    output of an agent that exited), or None."""
+    shown = _squeezed(pane_text)
+    for screen in SCREENS.get(harness, ()):
+        if screen.exits == dead and _squeezed(screen.text) in shown:
+            return screen
+    return None
+
+
+def harness_env(name: str) -> dict[str, str]:
+    """What the user adds to the environment of ``name``'s agents: ``harness_env:`` in
+    config.yml, a mapping of harness name to variables (``IS_SANDBOX: "1"`` for Claude
+    Code as root, where the user accepts it)."""
+    path, config = _config()
+    table = config.get("harness_env") or {}
+    if not isinstance(table, Mapping):
+        raise InvalidInput(f"{path}: harness_env: must map a harness name to variables")
+    env = table.get(name) or {}
+    if not isinstance(env, Mapping) or not all(
+        isinstance(k, str) and k and "=" not in k and isinstance(v, str | int)
+        for k, v in env.items()
+    ):
+        raise InvalidInput(
+            f'{path}: harness_env.{name}: must map variable names to strings (IS_SANDBOX: "1")'
+        )
+    return {k: str(v) for k, v in env.items()}
 
 
 def _config() -> tuple[Path, dict[str, Any]]:

@@ -51,6 +51,7 @@ _FIELDS = (
     "pane_dead_status",
     "pane_dead_signal",
     "pane_pid",
+    "window_activity",  # when the window last had output (seconds since the epoch)
     "window_name",
     "session_name",  # last: a foreign session's name may hold anything but a newline
 )
@@ -68,7 +69,9 @@ _NO_SERVER = (
 
 class PaneInfo(NamedTuple):  # not a dataclass: see `orange.engine.workflow`
     """One pane as `list-panes` saw it.  ``dead_status`` is set once tmux has reaped the
-    process and it exited normally; ``dead_signal`` when a signal killed it."""
+    process and it exited normally; ``dead_signal`` when a signal killed it.
+    ``activity``: when the pane's window (one agent each) last printed anything, in
+    seconds since the epoch (tmux's ``window_activity``)."""
 
     session: str
     window: str
@@ -77,6 +80,7 @@ class PaneInfo(NamedTuple):  # not a dataclass: see `orange.engine.workflow`
     dead_status: int | None
     dead_signal: int | None
     pid: int | None
+    activity: int | None = None
 
 
 def _int(text: str) -> int | None:
@@ -156,7 +160,7 @@ class Tmux:
             parts = line.split(_SEP, len(_FIELDS) - 1)
             if len(parts) != len(_FIELDS):
                 continue
-            pane_id, dead, status, signal, pid, window, session = parts
+            pane_id, dead, status, signal, pid, activity, window, session = parts
             found.append(
                 PaneInfo(
                     session=session,
@@ -166,6 +170,7 @@ class Tmux:
                     dead_status=_int(status),
                     dead_signal=_int(signal),
                     pid=_int(pid),
+                    activity=_int(activity),
                 )
             )
         return found
@@ -182,6 +187,14 @@ class Tmux:
         pane = self._require(session, window)
         result = self._run("capture-pane", "-p", "-J", "-t", pane.pane_id, "-S", f"-{lines}")
         return "\n".join(result[-lines:]) if lines > 0 else ""
+
+    def visible(self, pane_id: str, history: int = 0) -> str:
+        """What pane ``pane_id`` (``%N``) shows now, its visible lines and the last
+        ``history`` lines scrolled off above them, wrapped lines joined; "" when the
+        pane is gone."""
+        since = ["-S", f"-{history}"] if history > 0 else []
+        result = self._call("capture-pane", "-p", "-J", "-t", pane_id, *since)
+        return "\n".join(result.stdout) if result.returncode == 0 else ""
 
     # -- agents ----------------------------------------------------------------------
 

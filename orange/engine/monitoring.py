@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Unpack
 
+from orange.engine.actionspec import spawns
 from orange.engine.caller import ENGINE
 from orange.engine.decide import respawn_spec
 from orange.engine.definitions import trusted, workflow_of
@@ -89,6 +90,10 @@ def handle_dead_session(engine: Engine, task_id: str, *, expect_status: str | No
             return _nothing(task)  # respawned meanwhile by a racing monitor
         body = engine.body_for_write(task)
         decision = decide(workflow, task.fields, body, baseline(task))
+        if isinstance(decision, Crash | Respawn):
+            left = _moved_here_by_its_death(engine, workflow, task)
+            if left is not None:
+                decision = _uncounted(decision, left)
         restart = _restart_hint(workflow, task)
         ledgered, usage = engine.with_recorded_usage(task)  # the dead run's last usage
         death = record_death(ledgered.with_body(body), decision, run, actor, restart=restart)
@@ -155,6 +160,46 @@ def _nothing(task: Task, decision: DeadSessionDecision | None = None) -> Death:
         decision=decision,
         status=task.status,
     )
+
+
+def _moved_here_by_its_death(engine: Engine, workflow: Workflow, task: Task) -> str | None:
+    """The status an exit rule's move brought the task from, when the agent found dead
+    now is the one whose death made that move: the task's last status change was the
+    monitor's (not an escalation), it started no agent, the two states have the same
+    agent (a worker's death in planning, not a reviewer's in agent-review) and no agent
+    was started since.  That death was handled by the move (issue 25: one worker death
+    was advanced planning -> working and then counted as a crash in working)."""
+    from orange.store.history import task_history  # the index: only on a death
+
+    for entry in reversed(task_history(engine.store, task.id)):
+        if entry.event in ("agent.respawned", "agent.spawned"):
+            return None
+        if entry.to_status is None or entry.from_status is None:
+            continue
+        left, came = workflow.states.get(entry.from_status), workflow.states.get(task.status)
+        moves = workflow.transitions_between(entry.from_status, task.status)
+        if (
+            entry.actor != "monitor"
+            or "Orange-Escalation" in entry.trailers
+            or entry.to_status != task.status
+            or left is None
+            or came is None
+            or left.agent != came.agent
+            or not moves
+            or any(spawns(move.hooks) for move in moves)
+        ):
+            return None
+        return entry.from_status
+    return None
+
+
+def _uncounted(decision: Crash | Respawn, left: str) -> DeadSessionDecision:
+    """``decision`` for a death already answered by the move out of ``left``: a respawn
+    still respawns, but neither counts a crash nor escalates; a crash becomes a mark."""
+    why = f"it died in {left}, and that death moved the task here: not counted again"
+    if isinstance(decision, Respawn):
+        return Respawn(False, decision.crash_count - int(decision.count_crash), None, None, why)
+    return MarkDead(why)
 
 
 def _carry_out(

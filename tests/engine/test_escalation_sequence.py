@@ -165,7 +165,36 @@ def test_a_death_is_looked_at_again_after_the_task_comes_back(env: Env) -> None:
     assert handle_dead_session(env.engine, task_id).startswith("advanced planning -> working")
     result = handle_dead_session(env.engine, task_id)
     assert result.startswith("marked dead in working"), result
-    assert env.get(task_id).int_field("crash_count") == 1
+    assert env.get(task_id).str_field("attention")
+    # Marked, not counted: the plan's move already answered this death (issue 25).
+    assert env.get(task_id).int_field("crash_count") == 0
+
+
+def test_a_death_that_moved_the_task_on_is_not_counted_again(env: Env) -> None:
+    """Issue 25, finding 6: one worker death was advanced planning -> working (its plan
+    present) and then counted as a crash in working.  It is marked there, with why, and
+    the next agent run's death counts as ever."""
+    task = create_task(env.store, env.project, load_named("default"), summary="do it")
+    env.engine.spawn(task.id)
+    _write(env, task.id, "## Plan", "APPROACH: small steps\nTOUCHING: src/app.py")
+    assert handle_dead_session(env.engine, task.id).startswith("advanced planning -> working")
+    result = handle_dead_session(env.engine, task.id)
+    assert result.startswith("marked dead in working (it died in planning, "), result
+    marked = env.get(task.id)
+    assert (marked.status, marked.int_field("crash_count")) == ("working", 0)
+    assert "it died in planning, and that death moved the task here" in marked.str_field(
+        "attention"
+    )
+    assert handle_dead_session(env.engine, task.id) == "nothing to do"  # handled once
+    env.engine.respawn(task.id)
+    assert handle_dead_session(env.engine, task.id).startswith("marked dead in working")
+    assert env.get(task.id).int_field("crash_count") == 1  # a new run: counted
+    assert _log(env)[-4:] == [
+        ("status.changed", "planning", "working", ""),
+        ("agent.dead", "", "", ""),
+        ("agent.respawned", "", "", ""),
+        ("agent.crashed", "", "", ""),
+    ]
 
 
 def test_the_monitor_leaves_a_task_alone_while_a_move_of_it_is_carried_out(env: Env) -> None:

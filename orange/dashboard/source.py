@@ -15,7 +15,7 @@ import pygit2
 from orange.dashboard.rows import Row, build_row, make_row
 from orange.engine.definitions import Definitions
 from orange.engine.workflow import Workflow
-from orange.errors import BrokenTaskFile, OrangeError
+from orange.errors import BrokenTaskFile, InvalidInput, OrangeError
 from orange.home import host_name
 from orange.projects import Project, load_all, open_store
 from orange.runtime import settingup, waiting
@@ -24,6 +24,7 @@ from orange.runtime.places import agent_window
 from orange.runtime.tmux import Tmux
 from orange.runtime.watcher import read_status
 from orange.store import cache, listing
+from orange.store.branches import check_branch_name
 from orange.store.layout import TASKS_REF
 from orange.store.layout import task_dir as task_dir_of
 from orange.store.store import Snapshot, TaskStore
@@ -196,6 +197,16 @@ class Source:
     def workflow(self, row: Row) -> Workflow | None:
         known = self.feed_of(row).known
         return None if known is None or row.task is None else known.of(row.task)
+
+    def has_branch(self, row: Row) -> bool:
+        """Whether the task's branch exists in its project's repository (a lookup of one
+        reference; the name comes from the ref, so it is checked before use)."""
+        try:
+            branch = check_branch_name(row.branch)
+            refs = self.feed_of(row).store.pygit.references
+            return refs.get(f"refs/heads/{branch}") is not None
+        except (InvalidInput, pygit2.GitError, ValueError):
+            return False
 
     def agents(self) -> dict[str, str]:
         """Agent state by row key, for active tasks this host runs (one tmux call),

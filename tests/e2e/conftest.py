@@ -26,6 +26,7 @@ from orange.store.lock import exclusive
 from orange.store.store import Snapshot, TaskStore
 from orange.store.task import Task
 from tests.conftest import Result, git, make_repo, run_orange
+from tests.helpers import retry_until
 from tests.processes import wait_gone
 
 T = TypeVar("T")
@@ -36,15 +37,8 @@ AGENT = [sys.executable, "-m", "orange.demo_agent"]
 def wait_for(
     check: Callable[[], T | Literal[False] | None], timeout: float = 30.0, what: str = "condition"
 ) -> T:
-    """Poll ``check`` until it returns something truthy."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = check()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.1)
+    """`retry_until` with the end-to-end tests' longer default wait."""
+    return retry_until(check, timeout, interval=0.1, what=what)
 
 
 def commit_behind_engine(repo: Path, compute: Callable[[Snapshot], C]) -> C:

@@ -8,7 +8,6 @@ import os
 import subprocess
 import sys
 import threading
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -29,6 +28,7 @@ from orange.run.agents import (
     stop_group,
 )
 from orange.run.contracts import ContractError, Review, parse_review, parse_tests
+from tests.helpers import retry_until
 
 SAMPLES = Path(__file__).parents[1] / "fixtures" / "agent-output"
 PROMPT = 'Review this:\n  say "hi"; $(rm -rf /) `id` {prompt} 🍊\n-- end'
@@ -60,10 +60,7 @@ def prompts(record: Path) -> list[list[str]]:
 
 
 def wait_for(condition: Callable[[], bool], timeout: float = 10.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, "condition not met in time"
-        time.sleep(0.02)
+    retry_until(condition, timeout, interval=0.02)
 
 
 def test_the_prompt_is_one_argument_and_the_log_holds_prompt_then_output(

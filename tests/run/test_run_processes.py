@@ -7,7 +7,6 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -15,6 +14,7 @@ from typing import Any
 
 from orange.run.agents import alive
 from tests.conftest import git, orange_bin
+from tests.helpers import retry_until
 from tests.run.conftest import RunWorld, plan
 
 WAVES = [["a", "b"], ["c"]]
@@ -25,10 +25,7 @@ def edits(*ids: str) -> dict[str, dict[str, str]]:
 
 
 def wait_for(what: str, ready: Callable[[], bool], timeout: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not ready():
-        assert time.monotonic() < deadline, f"still waiting for {what}"
-        time.sleep(0.05)
+    retry_until(ready, timeout, what=what)
 
 
 @contextmanager

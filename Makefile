@@ -44,6 +44,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/monitor_bench.py
 	$(BIN)/python bench/startup_bench.py
 	$(BIN)/python bench/dashboard_bench.py
+	$(BIN)/python bench/conflicts_bench.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info

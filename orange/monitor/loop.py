@@ -47,6 +47,7 @@ from orange.hosts.watch import watch as watch_hosts
 from orange.monitor import budget, screens
 from orange.runtime.adopt import ensure_adopted
 from orange.runtime.bindings import session_of
+from orange.runtime.conflicts import predicted
 from orange.runtime.places import agent_window
 from orange.runtime.tmux import PaneInfo, Tmux
 from orange.runtime.watcher import lock_path, write_status
@@ -105,6 +106,9 @@ def run_pass(task_filter: str | None = None) -> PassReport:
             left = verify_forgeries(project.name, store)  # what a sync brought in
         if left:
             report.unverified[project.name] = left
+        # The conflict scan (git only for pairs with a moved tip), so that listings and
+        # the dashboard read its answers from the cache.
+        predicted(store, store.snapshot(), project)
     polls.append(max(1, int(watch_hosts(log))))  # hosts holding tasks: still answering?
     busy = report.busy or bool(report.unverified)
     report.poll = TICK if busy else min(polls, default=DEFAULT_POLL)

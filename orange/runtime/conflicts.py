@@ -78,6 +78,12 @@ def scan(store: TaskStore, snap: Snapshot, project: Project) -> dict[str, tuple[
     """Each active task of ``project`` with a predicted conflict, and its clashes (the
     branch it merges into first, then the other tasks by id).  A task without commits
     of its own, without a branch here, or with a bad branch name is not in it."""
+    # Nothing moved since the last scan (the tasks ref, so the tasks and their branch
+    # names, and every tip it read): its answer, without reading the listing.
+    at = f"{snap.commit.id if snap.commit is not None else ''} {project.default_branch}"
+    cache = _Cache(store)
+    if cache.at == at and cache.key is not None and _unmoved(store.repo.pygit, cache.key):
+        return cache.result
     known = Definitions(snap)
     active = [
         task
@@ -86,7 +92,7 @@ def scan(store: TaskStore, snap: Snapshot, project: Project) -> dict[str, tuple[
         and task.project == project.name
         and known.is_active(task.workflow, task.str_field("workflow_rev"), task.status)
     ]
-    return clashes(store, project, active)
+    return clashes(store, project, active, at=at)
 
 
 def predicted(store: TaskStore, snap: Snapshot, project: Project) -> dict[str, tuple[Clash, ...]]:
@@ -99,14 +105,17 @@ def predicted(store: TaskStore, snap: Snapshot, project: Project) -> dict[str, t
 
 
 def clashes(
-    store: TaskStore, project: Project, active: Iterable[Task]
+    store: TaskStore, project: Project, active: Iterable[Task], *, at: str = ""
 ) -> dict[str, tuple[Clash, ...]]:
-    """`scan` over the tasks ``active`` (the caller's list of active tasks)."""
+    """`scan` over the tasks ``active`` (the caller's list of active tasks); ``at``
+    names the state of the tasks ref they were read from (kept with the answer)."""
     repo = store.repo.pygit
     sides = _sides(repo, project, active)
     key = [[s.task.id, s.branch, s.tip, s.base, s.base_tip] for s in sides]
     cache = _Cache(store)
     if cache.key == key:
+        if cache.at != at:
+            cache.save(key, cache.result, cache.pairs, at)
         return cache.result
     with_commits = [s for s in sides if s.tip != s.base_tip and not _contains(repo, s)]
     pairs = _Pairs(repo, store, cache.pairs)
@@ -127,7 +136,7 @@ def clashes(
         task_id: tuple(sorted(items, key=lambda c: (c.other != "", c.other)))
         for task_id, items in sorted(found.items())
     }
-    cache.save(key, result, pairs.used)
+    cache.save(key, result, pairs.used, at)
     return result
 
 
@@ -157,6 +166,18 @@ def _sides(repo: pygit2.Repository, project: Project, active: Iterable[Task]) ->
             sides.append(_Side(task, branch, base, tip, base_tip))
     sides.sort(key=lambda s: s.task.id)
     return sides
+
+
+def _unmoved(repo: pygit2.Repository, key: list[list[str]]) -> bool:
+    """Whether every branch and base tip named in a scan's key is where it was."""
+    seen: dict[str, str] = {}
+    for _task, branch, tip, base, base_tip in key:
+        for name, was in ((branch, tip), (base, base_tip)):
+            if name not in seen:
+                seen[name] = _tip(repo, name)
+            if seen[name] != was:
+                return False
+    return True
 
 
 def _tip(repo: pygit2.Repository, branch: str) -> str:
@@ -274,6 +295,7 @@ class _Cache:
     def __init__(self, store: TaskStore):
         self.path = store.repo.orange_dir() / CACHE
         self.key: list[list[str]] | None = None
+        self.at = ""
         self.result: dict[str, tuple[Clash, ...]] = {}
         self.pairs: dict[str, tuple[str, ...]] = {}
         try:
@@ -285,18 +307,23 @@ class _Cache:
                 task_id: tuple(Clash(c[0], c[1], tuple(c[2])) for c in items)
                 for task_id, items in data["result"].items()
             }
-            self.key = data["key"]
+            self.key = [[str(part) for part in side] for side in data["key"]]
+            if any(len(side) != 5 for side in self.key):
+                raise ValueError("a side of five")
+            self.at = str(data.get("at", ""))
         except (OSError, ValueError, KeyError, TypeError, AttributeError, IndexError):
-            self.key, self.result, self.pairs = None, {}, {}
+            self.key, self.at, self.result, self.pairs = None, "", {}, {}
 
     def save(
         self,
         key: list[list[str]],
         result: Mapping[str, tuple[Clash, ...]],
         pairs: Mapping[str, tuple[str, ...]],
+        at: str,
     ) -> None:
         data = {
             "version": VERSION,
+            "at": at,
             "key": key,
             "result": {
                 task_id: [[c.other, c.branch, list(c.files)] for c in items]

@@ -25,10 +25,12 @@ from orange.runtime.bindings import session_of, workspace_of
 from orange.runtime.github import create_pr as open_pr
 from orange.runtime.places import agent_window
 from orange.runtime.snapshots import restore as restore_snapshot
+from orange.store.branches import check_branch_name
 from orange.store.store import TaskStore
 from orange.store.task import Task
 
 if TYPE_CHECKING:
+    from orange.engine.engine import Engine
     from orange.hosts.registry import Host
 
 
@@ -205,10 +207,22 @@ def merge(
         return
     ref = locate(task, project)
     engine = engine_for(ref)
-    outcome = merge_task(
-        engine, ref.project, ref.store.get(ref.task_id), strategy=strategy, local=local, force=force
-    )
+    current = ref.store.get(ref.task_id)
+    fetched = _fetch_from_host(engine, ref.store, current)
+    outcome = merge_task(engine, ref.project, current, strategy=strategy, local=local, force=force)
+    outcome.messages[:0] = fetched
     report_outcome(outcome, json_out)
+
+
+def _fetch_from_host(engine: Engine, store: TaskStore, task: Task) -> list[str]:
+    """A task running on another host: its branch, pushed there when it entered review,
+    fetched from the sync remote first (never forced); a warning when it was not."""
+    if running_elsewhere(task, active=is_active(store.snapshot(), task), here=host_name()) is None:
+        return []
+    from orange.sync.take import fetch_branch  # the sync remote: for such a task only
+
+    warning = fetch_branch(engine, check_branch_name(task.branch))
+    return [warning] if warning else []
 
 
 def rebase(task: TaskArg = None, project: ProjectOpt = None, json_out: JsonOpt = False) -> None:

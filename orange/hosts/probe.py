@@ -162,6 +162,11 @@ def missing(host: Host, project: Project, data: dict[str, Any]) -> Checked:
         if free == 0:
             lines.append(f"its pool for {theirs.get('name')!s:.64} is full ({pool} in use)")
     name = str(theirs["name"]) if theirs is not None else ""
+    if name and name != project.name:  # a task names its project: it must match there
+        lines.append(
+            f"the project is registered there as {name!r:.66}, not {project.name}: there, "
+            f"`orange project remove {name:.64}`, then `orange project add --name {project.name}`"
+        )
     updated = host._replace(
         reports_as=str(data.get("host") or ""),
         projects=_put(host.projects, project.name, name),

@@ -25,7 +25,7 @@ import yaml
 from orange.home import orange_home
 from tests.conftest import git, orange_bin
 from tests.e2e.conftest import World, add_hub, sessions_on, wait_for
-from tests.hosts.conftest import FAKE, Other, make_other
+from tests.hosts.conftest import CLAIM_TIMEOUT, FAKE, Other, make_other
 from tests.ssh import SshServer, ssh_server
 
 __all__ = ["ssh_server"]
@@ -35,7 +35,8 @@ HOLD = {"command": ["sh", "-c", f"echo {HELLO}; sleep 600", "{prompt}"]}
 
 
 def _harnesses(home: Path) -> None:
-    (home / "config.yml").write_text(yaml.safe_dump({"harnesses": {"fake": FAKE, "hold": HOLD}}))
+    config = {"harnesses": {"fake": FAKE, "hold": HOLD}, "claim_timeout": CLAIM_TIMEOUT}
+    (home / "config.yml").write_text(yaml.safe_dump(config))
 
 
 def _attach_in_a_terminal(task_id: str, cwd: Path) -> tuple[int, str]:
@@ -122,8 +123,8 @@ def _story(world: World, other: Other, server: SshServer, tmp_path: Path) -> Non
     worked = world.create("--host", "auto", "--harness", "fake", "b2", "Add feature B")
     assert world.task(worked).str_field("host") == "otherbox"
     _synced_until(world, worked, "reviewing", "the other host's review to arrive")
-    git(world.repo, "fetch", "-q", "origin", "b2:b2")
-    world.ok("task", "merge", worked, "--local")
+    world.ok("task", "merge", worked, "--local")  # its branch fetched from the hub first
+    assert "Add feature" in git(world.repo, "log", "--format=%s", "main")
     assert world.status(worked) == "done"
     world.ok("sync")
     wait_for(lambda: len(sessions_on(other.socket)) == 1, 40, "the other host to end b2")

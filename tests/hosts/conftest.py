@@ -20,6 +20,9 @@ from tests.ssh import SshServer, ssh_server
 __all__ = ["ssh_server"]
 
 AGENT = [sys.executable, "-m", "orange.demo_agent"]
+# A claim pushes through a hub whose hook replays the push: on a loaded machine that
+# can outlast Orange's default 10 s, and the start would be refused as unreachable.
+CLAIM_TIMEOUT = 120
 FAKE = {
     "command": [*AGENT, "--role", "worker", "{prompt}"],
     "review_command": [*AGENT, "--role", "reviewer", "--reviews", "PASS", "{prompt}"],
@@ -63,7 +66,8 @@ def make_other(tmp_path: Path, hub: Path, *, register: bool = True, monitor: str
     orange_home = home / "orange"
     orange_home.mkdir(parents=True)
     (home / ".gitconfig").write_text("[user]\n\tname = Other\n\temail = other@example.com\n")
-    (orange_home / "config.yml").write_text(yaml.safe_dump({"harnesses": {"fake": FAKE}}))
+    config = {"harnesses": {"fake": FAKE}, "claim_timeout": CLAIM_TIMEOUT}
+    (orange_home / "config.yml").write_text(yaml.safe_dump(config))
     socket = f"orange-other-{uuid.uuid4().hex[:10]}"
     env = {
         "HOME": str(home),

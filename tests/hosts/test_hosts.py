@@ -109,3 +109,16 @@ def test_a_task_for_an_unreachable_host_stays_parked_here(
     assert [(t["branch"], t["status"], t.get("workspace") or "") for t in tasks] == [
         ("b1", "pending", "")
     ]
+
+
+def test_a_project_registered_there_under_another_name_is_told(
+    cli: Cli, repo: Path, hub: Path, tmp_path: Path, ssh_server: SshServer
+) -> None:
+    other = make_other(tmp_path, hub, register=False)
+    assert other.orange("project", "add", "--name", "proj-b").code == 0
+    added = cli(*other.add_args(ssh_server), cwd=repo)
+    assert added.code == 1
+    assert (
+        "host box: missing: the project is registered there as 'proj-b', not proj: there, "
+        "`orange project remove proj-b`, then `orange project add --name proj`"
+    ) in added.out

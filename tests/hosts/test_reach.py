@@ -19,7 +19,7 @@ from orange.store.listing import tasks
 from orange.store.store import TaskStore
 from tests.conftest import Cli
 from tests.dashboard.conftest import app_for, drive
-from tests.hosts.conftest import make_other
+from tests.hosts.conftest import CLAIM_TIMEOUT, make_other
 from tests.ssh import SshServer
 
 HELLO = "hello from the other host"
@@ -29,7 +29,7 @@ HOLD = {"command": ["sh", "-c", f"echo {HELLO}; sleep 600", "{prompt}"]}
 def test_a_task_on_another_host_is_peeked_and_shown_through_ssh(
     cli: Cli, repo: Path, hub: Path, tmp_path: Path, ssh_server: SshServer
 ) -> None:
-    config = yaml.safe_dump({"harnesses": {"hold": HOLD}})
+    config = yaml.safe_dump({"harnesses": {"hold": HOLD}, "claim_timeout": CLAIM_TIMEOUT})
     (orange_home() / "config.yml").write_text(config)
     other = make_other(tmp_path, hub)
     (Path(other.env["ORANGE_HOME"]) / "config.yml").write_text(config)
@@ -51,6 +51,10 @@ def test_a_task_on_another_host_is_peeked_and_shown_through_ssh(
         ).json()
         assert made["on_host"] == "box"
         assert made["host"] == "otherbox"
+        listed = cli.ok("host", "list", "--json", cwd=repo).json()["hosts"]
+        assert [h["pools"] for h in listed] == [
+            [{"project": "proj", "size": 1, "used": 1, "running": {"hold": 1}}]
+        ]
         _peeks(cli, repo, made["id"])
         _dashboard(repo, made["id"])
 

@@ -15,6 +15,11 @@ drawn row for as long as the cursor stays off it or on it.  Anything else (the
 header, a cell with spans, control characters or several lines, fixed columns, row
 labels, a cell or column cursor) is drawn by DataTable.  `add_rows_at_once` adds rows
 as `add_row` does, its bookkeeping done once.
+
+All of this reads and overrides private names of DataTable (`PRIVATE`), checked against
+the Textual release pyproject.toml pins exactly.  A table built where one of them is
+missing (another Textual) does neither: DataTable draws every row and `add_row` adds
+them, slower and the same.
 """
 
 from __future__ import annotations
@@ -35,6 +40,25 @@ from textual.widgets.data_table import DuplicateKey, Row, RowKey
 
 _AWAY = Coordinate(-2, 0)  # no row's (the header row is -1): the cursor is elsewhere
 
+# The private names of DataTable the table's own drawing and bulk adding use.
+PRIVATE = (
+    "_data",
+    "_get_row_style",
+    "_get_styles_to_render_cell",
+    "_highlight_cursor",
+    "_new_rows",
+    "_pseudo_class_state",
+    "_render_cell",
+    "_render_line_in_row",
+    "_require_update_dimensions",
+    "_row_locations",
+    "_row_render_cache",
+    "_should_render_row_labels",
+    "_show_hover_cursor",
+    "_update_count",
+    "_update_dimensions",
+)
+
 
 class RowTable(DataTable[Text]):
     """A DataTable of `Text` cells, quicker to draw with ``cursor_type="row"``."""
@@ -42,12 +66,19 @@ class RowTable(DataTable[Text]):
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
         self._row_styles: dict[tuple[int, Style, PseudoClasses], Style] = {}
+        # Every private name there (this Textual is the one the drawing was checked
+        # against): else DataTable's own drawing and add_row, the public way.
+        self.own_drawing = all(hasattr(DataTable, name) or name in vars(self) for name in PRIVATE)
 
     def add_rows_at_once(self, rows: Iterable[tuple[str, Sequence[Text]]]) -> None:
         """``rows`` (key, cells) added at the bottom as `add_row` adds them one at a
         time (one line high, no label), its bookkeeping done once for them all: at
         10,000 rows, add_row's own work (the cursor set again, the columns listed
         twice, for each row) was a quarter of the first paint."""
+        if not self.own_drawing:
+            for key, cells in rows:
+                self.add_row(*cells, key=key)
+            return
         added = [(RowKey(key), cells) for key, cells in rows]
         keys = {key for key, _ in added}
         if len(keys) < len(added) or any(key in self._row_locations for key in keys):
@@ -76,7 +107,7 @@ class RowTable(DataTable[Text]):
         cursor_location: Coordinate,
         hover_location: Coordinate,
     ) -> tuple[SegmentLines, SegmentLines]:
-        if self.cursor_type != "row":
+        if self.cursor_type != "row" or not self.own_drawing:
             return super()._render_line_in_row(
                 row_key, line_no, base_style, cursor_location, hover_location
             )

@@ -49,6 +49,9 @@ class TaskTable(RowTable):
         self.post_message(self.Chosen())
 
     def _update_dimensions(self, new_rows: Iterable[RowKey]) -> None:
+        if not self.own_drawing:  # another Textual: DataTable measures every row
+            super()._update_dimensions(new_rows)
+            return
         index = self._row_locations.get
         sample = [key for key in new_rows if (at := index(key)) is not None and at < WIDTH_SAMPLE]
         super()._update_dimensions(sample)

@@ -19,6 +19,7 @@ from textual.coordinate import Coordinate
 from textual.widgets import DataTable
 from textual.widgets.data_table import ColumnKey, DuplicateKey
 
+from orange.dashboard import drawing
 from orange.dashboard.table import TaskTable
 
 CELLS = [
@@ -156,5 +157,40 @@ def test_rows_added_at_once_are_the_rows_add_row_adds() -> None:
             await pilot.pause()
             assert _state(one) == _state(other)  # refused batches left nothing behind
             assert len(app.highlighted) == 2  # rows added below: no new highlight
+
+    asyncio.run(main())
+
+
+def test_without_an_expected_internal_datatable_draws_and_adds_every_row(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Another Textual without one of the private names the table's own drawing uses:
+    the table draws and adds rows the public way, and shows the same rows."""
+    monkeypatch.setattr(drawing, "PRIVATE", (*drawing.PRIVATE, "_gone_in_another_release"))
+
+    async def main() -> None:
+        app = _Two()
+        async with app.run_test(size=(120, 30)) as pilot:
+            one, other = app.query_one("#one", TaskTable), app.query_one("#other", TaskTable)
+            assert not one.own_drawing and not other.own_drawing
+            for table in (one, other):
+                table.add_column("a", key="a")
+                table.add_column("b", key="b")
+            rows = [(str(n), [cell, cell]) for n, cell in enumerate(CELLS)]
+            for key, cells in rows:
+                one.add_row(*cells, key=key)
+            other.add_rows_at_once(rows)
+            await pilot.pause()
+            assert _state(one) == _state(other)
+            row_key = other._row_locations.get_key(1)
+            assert row_key is not None
+            where = (Coordinate(0, 0), Coordinate(3, 1))
+            other._clear_caches()
+            drawn = other._render_line_in_row(row_key, 0, other.rich_style, *where)
+            other._clear_caches()
+            assert drawn == DataTable._render_line_in_row(
+                other, row_key, 0, other.rich_style, *where
+            )
+            assert [seg.text for seg in chain(*drawn[1])] != []
 
     asyncio.run(main())

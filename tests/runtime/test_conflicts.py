@@ -146,3 +146,24 @@ def test_the_answer_is_gits(proj: Path, shape: Shape) -> None:
     found = scan(proj, task("aaaa0001", "ours"), task("bbbb0002", "theirs"))
     got = found.get("aaaa0001", ())
     assert [c.files for c in got if c.other] == ([expected] if expected else [])
+
+
+def test_a_scan_sees_a_branch_move_while_the_tasks_ref_stands_still(proj: Path) -> None:
+    from orange.engine.catalog import load_named
+    from orange.engine.tasks import create_task
+    from orange.runtime.conflicts import scan as scan_project
+
+    store = TaskStore.open(proj)
+    project = PROJECT._replace(path=str(proj))
+    on_branch(proj, "a", {"shared.py": "one\nTWO by a\nthree\n"})
+    on_branch(proj, "b", {"other.py": "b\n"})
+    made = [
+        create_task(store, project, load_named("default"), summary=b, branch=b, park=True).id
+        for b in ("a", "b")
+    ]
+    assert scan_project(store, store.snapshot(), project) == {}
+    on_branch(proj, "b", {"shared.py": "one\nTWO by b\nthree\n"})  # the tasks ref stays
+    assert set(scan_project(store, store.snapshot(), project)) == set(made)
+    on_branch(proj, "main", {"shared.py": "one\nTWO by a\nthree\n"})  # a's work lands
+    found = scan_project(store, store.snapshot(), project)
+    assert [c.other for c in found[made[1]]] == ["", made[0]]

@@ -1,0 +1,255 @@
+"""``orange demo --hosts 2``: one task here and one on a second host, over real SSH.
+
+The second host is a second Orange home and clone on this machine, reached only through
+a private OpenSSH server this demo starts on 127.0.0.1 (a generated host key and user
+key, an sshd_config of its own; this user logs in with the generated key) — so it needs
+OpenSSH's ``sshd`` installed.  Both clones share a bare hub with Orange's server hook;
+scripted agents (`orange.demo_agent`) plan, work and pass review on each host; both
+tasks are merged here, the second host ending its copy at its next automatic sync.
+Everything lives in a temporary directory and is stopped and removed at the end.
+"""
+
+from __future__ import annotations
+
+import getpass
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import yaml
+from rich.console import Console
+
+from orange.githooks import shims as githooks
+from orange.runtime.git import git
+
+SSHD = Path("/usr/sbin/sshd")
+TIMEOUT = 120.0
+HOST_B = "demo-b"
+
+
+class DemoFailed(SystemExit):
+    pass
+
+
+def run_hosts_demo() -> None:
+    if not SSHD.exists():
+        raise SystemExit(
+            "orange: the two-host demo needs OpenSSH's sshd (e.g. apt-get install "
+            "openssh-server); `orange demo` runs on one host without it"
+        )
+    console = Console(highlight=False)
+    root = Path(tempfile.mkdtemp(prefix="orange-demo-hosts-"))
+    started = time.monotonic()
+    sshd: subprocess.Popen[bytes] | None = None
+    env_a, env_b = _homes(root)
+    here, there = root / "coffee", root / "coffee-b"
+    try:
+        console.rule("[bold orange3]Orange demo: two hosts")
+        _projects(root, here, there, env_a, env_b)
+        sshd, config = _sshd(root / "ssh")
+        add = ["host", "add", "b", HOST_B, "--ssh-config", str(config)]
+        add += ["--orange", _orange_program()]
+        add += [arg for key, value in env_b.items() for arg in ("--env", f"{key}={value}")]
+        create = ["task", "create", "--harness", "demo"]
+        for args, env in (
+            (add, env_a),
+            ([*create, "dark-mode", "Add a dark mode"], env_a),
+            ([*create, "--host", "b", "fix-login", "Fix the login"], env_a),
+        ):
+            shown = args if args is not add else [*add[:4], "--ssh-config", "…", "--env", "…"]
+            console.print(f"$ orange {' '.join(shown)}", style="dim", markup=False)
+            console.print(_ok(args, here, env).strip(), markup=False)
+        _until_reviewing(console, here, env_a)
+        for task in _tasks(here, env_a):
+            console.print(f"$ orange task merge {task['id']} --local", style="dim", markup=False)
+            console.print(_ok(["task", "merge", task["id"], "--local"], here, env_a).strip())
+        _ok(["sync"], here, env_a)
+        _until(lambda: not _sessions(env_b), "host b to end its task after the merge")
+        console.print("host b ended fix-login at its next sync (no session left there)")
+        console.rule("git log --oneline main (the merged work of both hosts)")
+        console.print(git("log", "--oneline", "main", cwd=here).rstrip(), markup=False)
+        console.print(f"\ndone in {time.monotonic() - started:.1f} s")
+    finally:
+        for env in (env_a, env_b):
+            _orange(["monitor", "stop"], here if env is env_a else there, env)
+            subprocess.run(
+                ["tmux", "-L", env["ORANGE_TMUX_SOCKET"], "kill-server"],
+                capture_output=True,
+                check=False,
+            )
+        if sshd is not None:
+            sshd.terminate()
+            sshd.wait(10)
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def _homes(root: Path) -> tuple[dict[str, str], dict[str, str]]:
+    agent = [sys.executable, "-m", "orange.demo_agent"]
+    config = {
+        "harnesses": {
+            "demo": {
+                "command": [*agent, "--role", "worker", "{prompt}"],
+                "review_command": [*agent, "--role", "reviewer", "--reviews", "PASS", "{prompt}"],
+            }
+        },
+        "claim_timeout": 60,
+    }
+    identity = {
+        "GIT_AUTHOR_NAME": "Orange Demo",
+        "GIT_AUTHOR_EMAIL": "demo@orange.invalid",
+        "GIT_COMMITTER_NAME": "Orange Demo",
+        "GIT_COMMITTER_EMAIL": "demo@orange.invalid",
+    }
+    path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
+    envs = []
+    for name, host in (("home-a", "demo-a"), ("home-b", HOST_B)):
+        home = root / name
+        home.mkdir()
+        (home / "config.yml").write_text(yaml.safe_dump(config))
+        envs.append(
+            {
+                "ORANGE_HOME": str(home),
+                "ORANGE_HOST": host,
+                "ORANGE_TMUX_SOCKET": f"orange-demo-{host}-{os.getpid()}",
+                "PATH": path,
+                **identity,
+            }
+        )
+    return envs[0], envs[1]
+
+
+def _projects(
+    root: Path, here: Path, there: Path, env_a: dict[str, str], env_b: dict[str, str]
+) -> None:
+    hub = root / "hub.git"
+    git("init", "-q", "--bare", "-b", "main", str(hub), cwd=root)
+    githooks.install_server_hook(hub)
+    here.mkdir()
+    git("init", "-q", "-b", "main", cwd=here)
+    (here / "README.md").write_text("# coffee\n")
+    git("add", "README.md", cwd=here)
+    git("commit", "-q", "-m", "initial commit", cwd=here, env={**os.environ, **env_a})
+    git("remote", "add", "origin", str(hub), cwd=here)
+    git("push", "-q", "origin", "main", cwd=here)
+    git("clone", "-q", str(hub), str(there), cwd=root)
+    _ok(["project", "add", "--pool-size", "2"], here, env_a)
+    _ok(["sync", "--setup"], here, env_a)
+    _ok(["project", "add", "--pool-size", "2", "--name", "coffee"], there, env_b)
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _sshd(folder: Path) -> tuple[subprocess.Popen[bytes], Path]:
+    """A private sshd on 127.0.0.1 and an ssh_config whose alias reaches it."""
+    folder.mkdir(mode=0o700)
+    for key in ("host_key", "user_key"):
+        subprocess.run(
+            ["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(folder / key)], check=True
+        )
+    (folder / "authorized_keys").write_text((folder / "user_key.pub").read_text())
+    port = _free_port()
+    if os.geteuid() == 0:
+        Path("/run/sshd").mkdir(mode=0o755, exist_ok=True)  # its privilege separation
+    config = folder / "sshd_config"
+    config.write_text(
+        f"Port {port}\nListenAddress 127.0.0.1\nHostKey {folder / 'host_key'}\n"
+        f"PidFile {folder / 'sshd.pid'}\nAuthorizedKeysFile {folder / 'authorized_keys'}\n"
+        "StrictModes no\nPasswordAuthentication no\nKbdInteractiveAuthentication no\n"
+        "PubkeyAuthentication yes\nPermitRootLogin prohibit-password\nUsePAM no\n"
+        "LogLevel ERROR\n"
+    )
+    process = subprocess.Popen(
+        [str(SSHD), "-D", "-e", "-f", str(config)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    _until(lambda: _listening(port), "the demo's SSH server to listen")
+    kind, key = (folder / "host_key.pub").read_text().split()[:2]
+    (folder / "known_hosts").write_text(f"[127.0.0.1]:{port} {kind} {key}\n")
+    client = folder / "ssh_config"
+    client.write_text(
+        f"Host {HOST_B}\n  HostName 127.0.0.1\n  Port {port}\n  User {getpass.getuser()}\n"
+        f"  IdentityFile {folder / 'user_key'}\n  IdentitiesOnly yes\n"
+        f"  UserKnownHostsFile {folder / 'known_hosts'}\n  StrictHostKeyChecking yes\n"
+        "  LogLevel ERROR\n"
+    )
+    return process, client
+
+
+def _listening(port: int) -> bool:
+    with socket.socket() as sock:
+        return sock.connect_ex(("127.0.0.1", port)) == 0
+
+
+def _orange_program() -> str:
+    found = Path(sys.executable).with_name("orange")
+    return str(found) if found.exists() else "orange"
+
+
+def _orange(args: list[str], cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "orange", *args],
+        cwd=cwd,
+        env={**os.environ, **env},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+
+def _ok(args: list[str], cwd: Path, env: dict[str, str]) -> str:
+    done = _orange(args, cwd, env)
+    if done.returncode != 0:
+        raise DemoFailed(f"demo failed: orange {' '.join(args[:3])}: {done.stderr.strip()}")
+    return done.stdout
+
+
+def _tasks(cwd: Path, env: dict[str, str]) -> list[dict[str, str]]:
+    listed = json.loads(_ok(["task", "list", "--json"], cwd, env))["tasks"]
+    return sorted(listed, key=lambda t: t["created_at"])
+
+
+def _until_reviewing(console: Console, here: Path, env: dict[str, str]) -> None:
+    seen: dict[str, str] = {}
+
+    def both() -> bool:
+        _orange(["sync"], here, env)
+        tasks = _tasks(here, env)
+        for task in tasks:
+            now = f"{task['branch']} on {task.get('host') or '?'}: {task['status']}"
+            if seen.get(task["id"]) != now:
+                seen[task["id"]] = now
+                console.print(f"  {now}", markup=False)
+        return len(tasks) == 2 and all(t["status"] == "reviewing" for t in tasks)
+
+    _until(both, "both tasks to reach review")
+
+
+def _sessions(env: dict[str, str]) -> list[str]:
+    listed = subprocess.run(
+        ["tmux", "-L", env["ORANGE_TMUX_SOCKET"], "list-sessions", "-F", "#{session_name}"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    return listed.stdout.split()
+
+
+def _until(check: Callable[[], object], what: str) -> None:
+    deadline = time.monotonic() + TIMEOUT
+    while not check():
+        if time.monotonic() > deadline:
+            raise DemoFailed(f"demo failed: timed out waiting for {what}")
+        time.sleep(0.5)

@@ -77,3 +77,17 @@ def test_a_pushed_after_passes_the_hubs_field_policy(world: World, tmp_path: Pat
     world.ok("sync")
     assert world.task(their_task).fields["after"] == [mine]
     assert world.task(their_task).str_field("attention") == ""
+
+
+def test_a_cancelled_dependency_sets_attention_on_the_tasks_waiting_for_it(world: World) -> None:
+    first = world.create("first", "First task", "--no-spawn")
+    second = world.create("second", "Second task", "--no-spawn", "--after", first)
+    unrelated = world.create("unrelated", "Unrelated", "--no-spawn")
+
+    cancelled = world.ok("task", "cancel", first, "--yes")
+    assert f"task {second} waited for {first}: it needs attention" in cancelled.out
+    attention = world.task(second).str_field("attention")
+    assert attention.startswith(f"waits for task {first}, which was cancelled")
+    assert f"orange task update {second} --no-after" in attention
+    assert world.task(unrelated).str_field("attention") == ""
+    assert world.status(second) == "pending"  # a person decides: nothing else moved

@@ -49,8 +49,10 @@ or pi session.
 
 from __future__ import annotations
 
+import io
 import json
 import os
+import select
 import subprocess
 import sys
 from pathlib import Path
@@ -66,6 +68,7 @@ AWAITING_STATUS = "working"
 MAX_REFUSALS = 3
 AGENT_PID = "ORANGE_AGENT_PID"  # set by orange.runtime.launcher (not imported: see above)
 STREAK_FILE = "orange-stop-refusals.json"
+INPUT_WAIT = 1.0  # seconds: Claude Code and codex write the hook input at once
 # Process names of shells: a harness runs its hooks in one (Claude Code `sh -c`, codex
 # `$SHELL -lc`), and an agent's tools run commands in one.
 SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "fish", "busybox"})
@@ -255,6 +258,12 @@ def read_event(stream: TextIO) -> dict[str, Any]:
     try:
         if stream.isatty():
             return {}
+        try:
+            ready, _, _ = select.select([stream], [], [], INPUT_WAIT)
+        except (OSError, ValueError, io.UnsupportedOperation):
+            ready = [stream]  # no file descriptor (a test's text stream): read it
+        if not ready:
+            return {}  # an open input nobody writes to never holds the agent
         data = json.loads(stream.read(1 << 20) or "{}")
     except (OSError, ValueError):
         return {}

@@ -252,6 +252,39 @@ def test_codex_stop_hook_keeps_codex_going_until_the_outcome_is_written(
     assert json.loads(calls.read_text()) == ["task", "complete", "abc"]
 
 
+def test_a_hook_input_left_open_never_holds_the_agent(
+    hermetic: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A harness that leaves the hook's standard input open and writes nothing still
+    gets the check's answer: the hook reads its input only if some arrives at once."""
+    fake_orange = tmp_path / "fake-orange"
+    fake_orange.write_text(
+        FAKE_ORANGE.replace("__PYTHON__", sys.executable).replace(
+            "__CALLS__", repr(str(tmp_path / "calls.json"))
+        )
+    )
+    fake_orange.chmod(0o755)
+    monkeypatch.setattr(install_module, "_orange_bin", lambda: str(fake_orange))
+    install("claude")
+    worktree = tmp_path / "worktree"
+    subprocess.run(["git", "init", "-q", str(worktree)], check=True)
+    env = {**os.environ, "ORANGE_TASK_ID": "abc", "ORANGE_AGENT_ROLE": "worker"}
+    script = hermetic / ".claude" / "hooks" / "orange-stop.sh"
+    hook = subprocess.Popen(
+        [str(script)], cwd=worktree, env=env, stdin=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    try:
+        assert hook.wait(timeout=60) == 2  # its input still open
+        assert hook.stderr is not None
+        assert hook.stderr.read().decode().startswith("Orange: task abc has no outcome: ")
+    finally:
+        hook.kill()
+        hook.wait()
+        for stream in (hook.stdin, hook.stderr):
+            if stream is not None:
+                stream.close()
+
+
 def test_cli_says_codex_must_trust_its_new_hook(
     agents: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -140,7 +140,7 @@ def missing(host: Host, project: Project, data: dict[str, Any]) -> Checked:
             f"origin URL`) and run `orange sync --setup`"
         )
     else:
-        for entry in data.get("projects") or []:
+        for entry in _list(data.get("projects")):
             found = entry.get("url") if isinstance(entry, dict) else None
             if isinstance(found, str) and same_url(found, url):
                 theirs = entry
@@ -150,7 +150,7 @@ def missing(host: Host, project: Project, data: dict[str, Any]) -> Checked:
                 f"project {project.name} is not cloned and registered there with the "
                 f"sync remote {url}: `git clone {url}` there, then `orange project add`"
             )
-    agents = {str(a) for a in data.get("agents") or []}
+    agents = {str(a) for a in _list(data.get("agents"))}
     for name in needed_agents(project):
         if name not in agents:
             lines.append(f"agent {name} is not installed there (or not on its PATH)")
@@ -200,6 +200,11 @@ def needed_agents(project: Project) -> list[str]:
 def _put(pairs: tuple[tuple[str, Any], ...], key: str, value: Any) -> tuple[Any, ...]:
     kept = [(k, v) for k, v in pairs if k != key]
     return tuple(sorted([*kept, (key, value)])) if value else tuple(kept)
+
+
+def _list(value: object) -> list[Any]:
+    """A list from the host's answer, or none (its answer is data, never trusted)."""
+    return value if isinstance(value, list) else []
 
 
 def _int(value: object) -> int:

@@ -6,7 +6,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from orange import projects
 from orange.home import orange_home
+from orange.hosts.probe import missing
+from orange.hosts.registry import Host
 from tests.conftest import Cli, orange_bin
 from tests.hosts.conftest import make_other
 from tests.ssh import SshServer
@@ -122,3 +125,13 @@ def test_a_project_registered_there_under_another_name_is_told(
         "host box: missing: the project is registered there as 'proj-b', not proj: there, "
         "`orange project remove proj-b`, then `orange project add --name proj`"
     ) in added.out
+
+
+def test_a_malformed_answer_is_data_not_a_crash(repo: Path, hub: Path) -> None:
+    answer = {"protocol": 1, "host": ["x"], "projects": 5, "agents": 7, "tmux": True}
+    checked = missing(Host("box", "other"), projects.get("proj"), answer)
+    assert checked.missing == (
+        f"project proj is not cloned and registered there with the sync remote {hub}: "
+        f"`git clone {hub}` there, then `orange project add`",
+    )
+    assert checked.free == 0

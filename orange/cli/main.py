@@ -43,6 +43,7 @@ _ENTRIES: tuple[tuple[str, str], ...] = (
     ("sync", "sync:sync_command"),
     ("host", "host"),
     ("run", "run:group"),
+    ("stats", "stats:stats"),
     ("hooks", "githooks"),
     ("tasks", "tasks_checkout"),
     ("hook-impl", "githooks:hook_impl"),

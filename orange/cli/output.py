@@ -92,6 +92,11 @@ def task_table(
     table.add_column("STATUS")
     table.add_column("BRANCH")
     table.add_column("SUMMARY", overflow="fold")
+    tasks = list(tasks)
+    costs = {t.id: cost_cell(t) for t in tasks if isinstance(t, Task)}
+    priced = any(costs.values())  # a COST column when a listed task has a ledger
+    if priced:
+        table.add_column("COST", justify="right")
     if conflicts:
         table.add_column("CONFLICTS", style="red", overflow="fold")
     count = 0
@@ -100,6 +105,7 @@ def task_table(
         if isinstance(task, BrokenTask):
             cells = [cell(task.id), "?"] if show_project else [cell(task.id)]
             cells += ["[red]broken[/red]", cell(task.path), cell(task.error)]
+            cells += [""] if priced else []
             table.add_row(*cells, *([""] if conflicts else []))
             continue
         status = cell(task.status)
@@ -115,12 +121,29 @@ def task_table(
             summary += f"\n[red]{cell(untrusted_note(task))}[/red]"
         cells = [cell(task.id)] + ([cell(task.project)] if show_project else [])
         clash = "\n".join(cell(text) for text in (conflicts or {}).get(task.id, []))
-        table.add_row(*cells, status, cell(task.branch), summary, *([clash] if conflicts else []))
+        cells += [status, cell(task.branch), summary, *([costs[task.id]] if priced else [])]
+        table.add_row(*cells, *([clash] if conflicts else []))
     console = Console(highlight=False)
     if count == 0:
         console.print("no tasks")
     else:
         console.print(table)
+
+
+def cost_cell(task: Task) -> str:
+    """The ledger's cost of a task as a list shows it (``$1.23``, ``$1.23/5.00`` with a
+    budget; empty without a record)."""
+    from decimal import Decimal  # only a table of people's reading shows a cost
+
+    cost = task.fields.get("cost_usd")
+    if not isinstance(cost, str) or not cost:
+        return ""
+    text = f"${Decimal(cost):.2f}" if re.fullmatch(_MONEY, cost) else "?"
+    budget = task.fields.get("budget_usd")
+    return f"{text}/{budget}" if isinstance(budget, str) and budget else text
+
+
+_MONEY = r"\d{1,10}(\.\d{1,6})?"  # the ledger's text (`orange.engine.ledger`)
 
 
 def print_task(
@@ -159,8 +182,27 @@ def print_task(
     if body.strip():
         console.print()
         console.print(shown(body.rstrip("\n")))
+    runs = [entry for entry in history if "Orange-Tokens-In" in entry.trailers]
+    if runs:  # the ledger's records (`orange.engine.ledger`), one per agent run or move
+        console.print()
+        console.print("[bold]usage[/bold]  (when, model, tokens in/out/cache, cost, agent time)")
+        for entry in runs:
+            console.print(f"  {entry.at}  {shown(usage_line(entry.trailers))}")
     if history:
         console.print()
         console.print("[bold]history[/bold]")
         for entry in history:
             console.print(f"  {entry.at}  {shown(entry.actor):<8} {shown(entry.subject)}")
+
+
+def usage_line(trailers: Mapping[str, str]) -> str:
+    """One usage record as `task show` lists it."""
+    cost = trailers.get("Orange-Cost-USD", "")
+    shown_cost = f"${cost}" if cost and cost != "unknown" else "cost unknown"
+    seconds = trailers.get("Orange-Agent-Seconds", "0")
+    minutes = int(seconds) // 60 if seconds.isdigit() and len(seconds) < 12 else 0
+    return (
+        f"{trailers.get('Orange-Model', '?')[:40]}  {trailers.get('Orange-Tokens-In', '?')}/"
+        f"{trailers.get('Orange-Tokens-Out', '?')}/{trailers.get('Orange-Tokens-Cache', '?')}"
+        f"  {shown_cost}  {minutes} min"
+    )

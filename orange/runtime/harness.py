@@ -69,6 +69,10 @@ EXCLUDES: tuple[str, ...] = (
     ".orange-task",
 )
 
+# The usage readers a harness may name (`orange.runtime.usage.READERS`, not imported:
+# every agent start loads this module, the readers only a record does).
+USAGE_READERS: tuple[str, ...] = ("claude", "codex", "pi", "opencode")
+
 # Preference order when no harness is named (HARNESSES.md); user-defined ones follow.
 DEFAULT_ORDER: tuple[str, ...] = ("claude", "pi", "opencode", "codex")
 
@@ -86,6 +90,7 @@ _KEYS = {
     "effort_flag",
     "effort_levels",
     "exec_command",
+    "usage",
 }
 # Config keys renamed, old name -> new name: the old one is read with a warning.
 RENAMED_KEYS: Mapping[str, str] = {"respawn_command": "reduced_worker_command"}
@@ -106,6 +111,7 @@ class Harness:
     excludes: tuple[str, ...] = ()
     builtin: bool = True
     exec_command: tuple[str, ...] = ()  # a user harness's non-interactive argv (`orange run`)
+    usage: str = ""  # whose session files hold its token use (`orange.runtime.usage`)
 
     def command(
         self, prompt: str, *, role: Role = "worker", effort: str | None = None
@@ -216,6 +222,7 @@ BUILTINS: dict[str, Harness] = {
         effort_flag="--effort",
         effort_levels=("low", "medium", "high", "xhigh", "max"),
         excludes=(".claude/",),
+        usage="claude",
     ),
     "pi": Harness(
         name="pi",
@@ -226,6 +233,7 @@ BUILTINS: dict[str, Harness] = {
         effort_flag="--thinking",
         effort_levels=("off", "minimal", "low", "medium", "high", "xhigh"),
         excludes=(".pi/",),
+        usage="pi",
     ),
     "opencode": Harness(
         name="opencode",
@@ -234,6 +242,7 @@ BUILTINS: dict[str, Harness] = {
         reviewer=("opencode", f"--prompt={PROMPT}"),
         reduced_worker=("opencode", f"--prompt={PROMPT}"),
         excludes=(".opencode/", "opencode.json"),
+        usage="opencode",
     ),
     "codex": Harness(
         name="codex",
@@ -245,6 +254,7 @@ BUILTINS: dict[str, Harness] = {
         effort_value="model_reasoning_effort={effort}",
         effort_levels=("minimal", "low", "medium", "high", "xhigh"),
         excludes=(".codex/",),
+        usage="codex",
     ),
     DEMO: Harness(
         name=DEMO,
@@ -252,6 +262,7 @@ BUILTINS: dict[str, Harness] = {
         worker=(*_DEMO, "--role", "worker", "--plan-by", "human", "--", PROMPT),
         reviewer=(*_DEMO, "--role", "reviewer", "--", PROMPT),
         reduced_worker=(*_DEMO, "--role", "worker", "--plan-by", "human", "--", PROMPT),
+        usage="claude",  # the stand-in writes Claude Code's session format when told to
     ),
 }
 
@@ -409,6 +420,11 @@ def _parse(path: Path, name: object, entry: object) -> Harness:
     exec_command = () if run is None else _argv(where, "exec_command", run)
     if run is not None and not any(PROMPT in arg for arg in exec_command):
         raise InvalidInput(f'{where}.exec_command: must contain "{PROMPT}" where the prompt goes')
+    usage = entry.get("usage") or ""
+    if usage not in ("", *USAGE_READERS):
+        raise InvalidInput(
+            f"{where}.usage: must name a built-in usage reader: {', '.join(USAGE_READERS)}"
+        )
     levels = entry.get("effort_levels") or []
     if not isinstance(levels, list) or not all(isinstance(x, str) for x in levels):
         raise InvalidInput(f"{where}.effort_levels: must be a list of strings")
@@ -424,6 +440,7 @@ def _parse(path: Path, name: object, entry: object) -> Harness:
         effort_levels=tuple(levels),
         builtin=False,
         exec_command=exec_command,
+        usage=str(usage),
     )
 
 

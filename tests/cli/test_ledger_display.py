@@ -1,0 +1,46 @@
+"""The ledger where people look: a COST column in `task list`, tokens and cost in
+`--json`, the usage records in `task show`."""
+
+from __future__ import annotations
+
+import json
+from decimal import Decimal
+from pathlib import Path
+
+from orange import projects
+from orange.engine.catalog import load_named
+from orange.engine.engine import Engine
+from orange.engine.ledger import Usage
+from orange.engine.tasks import create_task
+from orange.store.store import TaskStore
+from orange.store.task import Task
+from tests.conftest import run_orange
+from tests.recording import recording_registry
+
+
+class Spent:
+    """The agent programs' side (their session files), one record: the readers are
+    tested on real files in tests/runtime/test_usage.py."""
+
+    def read(self, task: Task, since: str, until: str) -> Usage | None:
+        return Usage(1200, 80, 1200, "claude-opus-4-8", Decimal("0.010325"), 125)
+
+
+def test_cost_in_list_json_and_show(repo: Path) -> None:
+    project = projects.add(repo)
+    store = TaskStore.open(repo)
+    task = create_task(store, project, load_named("default"), summary="Priced work")
+    engine = Engine(store, project, registry=recording_registry()[0])
+    engine.transition(task.id, "planning")
+    engine.usage = Spent()
+    engine.transition(task.id, "clarification")
+
+    listed = run_orange("task", "list", cwd=repo)
+    assert listed.code == 0, listed.err
+    assert "COST" in listed.out and "$0.01" in listed.out
+    as_json = json.loads(run_orange("task", "list", "--json", cwd=repo).out)["tasks"][0]
+    assert as_json["tokens"] == {"in": 1200, "out": 80, "cache": 1200}
+    assert as_json["cost_usd"] == "0.010325"
+    shown = run_orange("task", "show", task.id, cwd=repo).out
+    assert "usage" in shown
+    assert "claude-opus-4-8  1200/80/1200  $0.010325  2 min" in shown

@@ -8,7 +8,8 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from orange import projects
 from orange.cli.context import current_project
-from orange.cli.output import broken_object, emit_json, task_object, task_table
+from orange.cli.output import broken_object, emit_json, task_object, task_table, visible
+from orange.engine import dependencies
 from orange.engine.definitions import Definitions
 from orange.engine.elsewhere import running_elsewhere
 from orange.engine.localqueue import Standing, standings
@@ -35,9 +36,16 @@ def list_tasks(
     body: bool,
     project: str | None,
     json_out: bool,
+    tree: bool = False,
 ) -> None:
-    """``task list``: this project's tasks (or every project's), newest activity first."""
+    """``task list``: this project's tasks (or every project's), newest activity first;
+    ``tree``: in the order they can be merged, each under the tasks it waits for."""
 
+    if tree and json_out:
+        raise InvalidInput(
+            "--tree draws the order for people; --json lists each task's after: instead",
+            hint="`orange task list --tree`, or `orange task list --json`",
+        )
     here = None if all_projects else current_project(project)
     scope = [here] if here is not None else projects.load_all()
     if json_out and not body:
@@ -77,6 +85,9 @@ def list_tasks(
     for task_id, screen in waits.items():
         notes[task_id] = f"(waiting: {screen})"
     local = _Local(untrusted, notes, busy, queue, clashes)
+    if tree:
+        _tree([task for task, _ in rows], local)
+        return
     _emit(rows, local, json_out=json_out, show_project=len(scope) > 1)
 
 
@@ -119,6 +130,48 @@ def _emit(
             for task_id, found in local.clashes.items()
         },
     )
+
+
+def _tree(tasks: list[Task | BrokenTask], local: _Local) -> None:
+    """The listed tasks as a forest of ``after:`` links: each task under the listed
+    tasks it waits for (under the first, marked ``^`` under the others), roots oldest
+    first; a task's line says its status, this host's word on it and its branch."""
+    shown = {task.id: task for task in tasks if isinstance(task, Task)}
+    below: dict[str, list[str]] = {}
+    for task in shown.values():
+        for dep in dependencies.listed(task):
+            if dep in shown:
+                below.setdefault(dep, []).append(task.id)
+    oldest = sorted(shown.values(), key=lambda t: (t.str_field("created_at"), t.id))
+    roots = [t.id for t in oldest if not any(d in shown for d in dependencies.listed(t))]
+    placed: set[str] = set()
+    lines: list[str] = []
+
+    def draw(task_id: str, depth: int) -> None:
+        task = shown[task_id]
+        lead = "  " * (depth - 1) + "└─ " if depth else ""
+        if task_id in placed:  # waits for several listed tasks: drawn in full once
+            lines.append(f"{lead}^ {task_id}")
+            return
+        placed.add(task_id)
+        note = local.notes.get(task_id) or (
+            _queue_note(local.queue[task_id]) if task_id in local.queue else ""
+        )
+        status = f"{task.status} {note}".strip()
+        lines.append(visible(f"{lead}{task_id}  {status}  {task.branch}  {task.summary}"))
+        for child in sorted(below.get(task_id, []), key=lambda i: (
+                shown[i].str_field("created_at"), i)):  # fmt: skip
+            draw(child, depth + 1)
+
+    for root in roots:
+        draw(root, 0)
+    for task in oldest:  # a cycle pushed by someone: no root reaches it
+        if task.id not in placed:
+            draw(task.id, 0)
+    for broken in tasks:
+        if isinstance(broken, BrokenTask):
+            lines.append(visible(f"{broken.id}  broken  {broken.error}"))
+    print("\n".join(lines) if lines else "no tasks")
 
 
 def _queue(task_id: str, queue: dict[str, Standing]) -> dict[str, object]:

@@ -156,6 +156,9 @@ def list_(
         bool, typer.Option("--all-projects", help="Tasks of every registered project.")
     ] = False,
     body: Annotated[bool, typer.Option("--body", help="Add bodies to --json.")] = False,
+    tree: Annotated[
+        bool, typer.Option("--tree", help="Each task under the tasks it waits for (--after).")
+    ] = False,
     project: ProjectOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
@@ -169,6 +172,7 @@ def list_(
         body=body,
         project=project,
         json_out=json_out,
+        tree=tree,
     )
 
 

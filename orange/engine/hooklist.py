@@ -14,6 +14,7 @@ from types import MappingProxyType
 
 from orange.engine.actionspec import ACTION_PARAMS, Param
 from orange.engine.fields import ENGINE_FIELDS
+from orange.engine.policy import POLICY
 from orange.engine.workflow import HookSpec
 from orange.engine.yamldoc import Doc, describe, did_you_mean, join, known
 
@@ -58,7 +59,29 @@ def parse_hook(doc: Doc, prompts: Mapping[str, str], value: object, path: str) -
                 doc.fail(join(path, key), f"{action} needs this parameter")
             if param.default is not None:
                 params[key] = param.default
+    if action in ("set_field", "increment", "reset"):
+        _check_policy_field(doc, action, params, path)
     return HookSpec(action, MappingProxyType(params))
+
+
+def _check_policy_field(doc: Doc, action: str, params: Mapping[str, object], path: str) -> None:
+    """A field of the field policy keeps its rule when a workflow changes it: the host's
+    own fields are never a workflow's, a count stays a count, and a value set must be one
+    the field accepts (a workflow file may come from a teammate's push)."""
+    name = str(params.get("field"))
+    rule = POLICY.get(name)
+    if rule is None:
+        return
+    if rule.owner == "host":
+        doc.fail(join(path, "field"), f'"{name}" is set by the host that runs the task')
+    if action == "set_field":
+        problem = rule.check(params.get("value"))
+        where, what = join(path, "value"), f"{name} {problem}"
+    else:
+        problem = rule.check(1)
+        where, what = join(path, "field"), f'"{name}" is not a count ({action} counts)'
+    if problem:
+        doc.fail(where, what)
 
 
 def _param(doc: Doc, prompts: Mapping[str, str], param: Param, value: object, path: str) -> object:

@@ -234,6 +234,29 @@ OTHERS = [
         "non-empty list of strings",
     ),
     Broken(
+        "set_field of a branch to what git would read as an option",
+        _set(
+            "transitions[4].hooks[0]",
+            {"action": "set_field", "field": "branch", "value": "--receive-pack=/x"},
+        ),
+        "transitions[4].hooks[0].value",
+        "branch ",
+    ),
+    Broken(
+        "set_field of a field the host owns",
+        _set(
+            "transitions[4].hooks[0]", {"action": "set_field", "field": "workspace", "value": "x"}
+        ),
+        "transitions[4].hooks[0].field",
+        '"workspace" is set by the host that runs the task',
+    ),
+    Broken(
+        "increment of a text field",
+        _set("transitions[4].hooks[0]", {"action": "increment", "field": "summary"}),
+        "transitions[4].hooks[0].field",
+        '"summary" is not a count (increment counts)',
+    ),
+    Broken(
         "increment of a protected field",
         _set("transitions[4].hooks[0]", {"action": "increment", "field": "status"}),
         "transitions[4].hooks[0].field",

@@ -5,7 +5,9 @@ changed, against its first parent) and kept in an index (`orange.store.history`)
 fresh clone, a rewritten ref or a deleted cache has no index, and the first ``task log``
 builds it.  For each size: a registered project of ``TASKS`` tasks, then that many
 commits each changing one task's summary as ``orange task update --summary`` would
-(written with ``git fast-import``, then packed as a clone receives them).  Printed:
+(written with ``git fast-import``, then packed as a clone receives them, and recorded
+as verified, as ``orange project add`` records a clone's tip: the forgery check's
+catch-up is not what is measured here).  Printed:
 
 - ``git log refs/orange/tasks -- tasks/<shard>/<id>`` for one task (the reference: what
   git pays to find one path's commits), wall time;
@@ -80,6 +82,8 @@ def fast_import(bench: Bench, repo: Path, ids: list[str], count: int, start: int
         input=b"".join(chunks),
         check=True,
     )
+    tip = bench.git(repo, "rev-parse", layout.TASKS_REF)
+    (repo / ".git" / "orange" / "verified").write_text(f"{tip}\n")  # (the catch-up: not here)
 
 
 def timed_process(bench: Bench, args: Sequence[str], cwd: Path) -> tuple[float, float, float]:

@@ -163,19 +163,20 @@ def _dead_agent(root: Path, socket: str, backlog: int) -> None:
     verify, handled = monitor.verify_forgeries, []
 
     def timed_verify(*args: object, **kwargs: object) -> int:
-        handled.append(time.perf_counter())
+        handled.append((time.perf_counter(), time.process_time()))
         return verify(*args, **kwargs)  # type: ignore[arg-type]
 
     monitor.verify_forgeries = timed_verify
-    started = time.perf_counter()
+    started, used = time.perf_counter(), time.process_time()
     report = monitor.run_pass()
     whole = time.perf_counter() - started
-    took = handled[0] - started
+    took, cpu = handled[0][0] - started, handled[0][1] - used
     dead = TaskStore.open(root / "proj").get("t0000000")
     recorded = bool(dead.str_field("attention")) or dead.status != "working"
     verdict = "PASS" if recorded and took <= 1 else "MISS"
     print(f"one agent dead, {backlog:,} unverified commits in another project:")
-    print(f"  recorded after       {took * 1000:8.1f} ms  (recorded: {recorded})"
+    print(f"  recorded after       {took * 1000:8.1f} ms, CPU {cpu * 1000:.1f} ms"
+          f"  (recorded: {recorded})"
           f"   target <= 1 s: {verdict}")  # fmt: skip
     print(f"  the whole pass       {whole * 1000:8.1f} ms  (a slice verified after it)")
     print(f"  left for later passes {report.unverified.get(project.name, 0):7,d} commits")

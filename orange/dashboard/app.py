@@ -1,7 +1,7 @@
 """The dashboard application: the task table, live, with keys from the workflow.
 
 `make_app` is the factory the CLI and the tests call (STYLE §11).  Task actions run
-through `orange.dashboard.actions`; the keys shown for the selected task come from
+through `orange.dashboard.operations`; the keys shown for the selected task come from
 `orange.dashboard.keys`; views of a task live in `orange.dashboard.views`.
 """
 

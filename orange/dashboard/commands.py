@@ -1,14 +1,14 @@
 """What the dashboard's keys do: ask when a move deserves it, then act through
-`orange.dashboard.actions`; a refusal is one line in the app and changes nothing."""
+`orange.dashboard.operations`; a refusal is one line in the app and changes nothing."""
 
 from __future__ import annotations
 
 import os
 from collections.abc import Callable
 
-from orange.dashboard.actions import Actions
 from orange.dashboard.host import Host
 from orange.dashboard.keys import passed_review
+from orange.dashboard.operations import Actions
 from orange.dashboard.rows import Row
 from orange.dashboard.screens import ConfirmScreen, CreateScreen, HelpScreen, NewTask, TextPrompt
 from orange.engine.catalog import load_named

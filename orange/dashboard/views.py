@@ -14,9 +14,9 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Markdown, Static
 
 from orange.dashboard import diff
-from orange.dashboard.actions import Actions
 from orange.dashboard.commands import actions_for
 from orange.dashboard.host import Host
+from orange.dashboard.operations import Actions
 from orange.dashboard.rows import Row
 from orange.dashboard.screens import TextPrompt
 from orange.dashboard.table import visible

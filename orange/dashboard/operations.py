@@ -1,4 +1,4 @@
-"""The dashboard's actions: every one through the same engine and ops as the CLI.
+"""The dashboard's operations: every one through the same engine and ops as the CLI.
 
 Each returns the line to show; a refused one raises `OrangeError` (one line, shown in
 the app) and changes nothing.

@@ -39,6 +39,7 @@ _ENTRIES: tuple[tuple[str, str], ...] = (
     ("dashboard", "dashboard:dashboard"),
     ("demo", "demo:demo"),
     ("install", "install:install"),
+    ("doctor", "doctor:doctor"),
     ("notify", "notify:notify"),
     ("sync", "sync:sync_command"),
     ("host", "host"),

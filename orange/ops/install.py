@@ -116,10 +116,8 @@ def stop_hook_script(harness: str = "claude") -> str:
     )
 
 
-def install(harness: str | None = None, *, home: Path | None = None) -> list[tuple[Path, Outcome]]:
-    """Install Orange's skills (and Claude Code's settings) for ``harness``, or for every
-    built-in harness found on PATH.  Returns each file with what happened to it."""
-    home = Path.home() if home is None else home
+def targets(harness: str | None) -> list[str]:
+    """The harnesses `install` writes for: ``harness``, or every built-in on PATH."""
     if harness:
         if harness not in load_harnesses():
             raise InvalidInput(f'unknown harness "{harness}" (known: {", ".join(BUILTINS)})')
@@ -132,16 +130,22 @@ def install(harness: str | None = None, *, home: Path | None = None) -> list[tup
                 f'harness "{harness}" is user-defined: Orange does not know where it reads skills',
                 hint="give it the task protocol in its own instructions",
             )
-        targets = [harness]
-    else:
-        targets = [name for name in SKILL_DIRS if BUILTINS[name].installed()]
-        if not targets:
-            raise InvalidInput(
-                "no coding agent found on PATH (looked for " + ", ".join(SKILL_DIRS) + ")",
-                hint="install one, or name it: orange install --harness claude",
-            )
+        return [harness]
+    found = [name for name in SKILL_DIRS if BUILTINS[name].installed()]
+    if not found:
+        raise InvalidInput(
+            "no coding agent found on PATH (looked for " + ", ".join(SKILL_DIRS) + ")",
+            hint="install one, or name it: orange install --harness claude",
+        )
+    return found
+
+
+def install(harness: str | None = None, *, home: Path | None = None) -> list[tuple[Path, Outcome]]:
+    """Install Orange's skills (and Claude Code's settings) for ``harness``, or for every
+    built-in harness found on PATH.  Returns each file with what happened to it."""
+    home = Path.home() if home is None else home
     results: list[tuple[Path, Outcome]] = []
-    for name in targets:
+    for name in targets(harness):
         skills = home / SKILL_DIRS[name]
         for skill in SKILLS:
             results.append(_write_skill(skills / skill.name / "SKILL.md", skill))

@@ -52,7 +52,7 @@ def _agent(tmp_path: Path, world: World, first: str) -> Path:
     )
     script.chmod(0o755)
     world.set_harness("claude", [str(script), "{prompt}"])  # plays Claude Code
-    world.ok("install", "--harness", "claude")
+    world.ok("install", "--harness", "claude", "--yes")
     world.ok("project", "update", "proj", "--workflow", "self-review")
     return record
 
@@ -133,7 +133,7 @@ def test_a_nested_session_is_never_refused_and_the_agent_at_most_three_times_in_
     )
     script.chmod(0o755)
     world.set_harness("claude", [str(script), "top", "{prompt}"])
-    world.ok("install", "--harness", "claude")
+    world.ok("install", "--harness", "claude", "--yes")
     world.ok("project", "update", "proj", "--workflow", "self-review")
     task_id = world.create("nested", "Review yourself", "--harness", "claude")
     # Each stop runs `orange task show`: a loaded machine needs more than the default.

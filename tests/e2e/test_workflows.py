@@ -157,7 +157,7 @@ def test_self_review_stuck_outcome_then_a_human_sends_it_back(world: World, tmp_
     )
     script.chmod(0o755)
     world.set_harness("claude", [str(script), "{prompt}"])
-    world.ok("install", "--harness", "claude")
+    world.ok("install", "--harness", "claude", "--yes")
     world.ok("project", "update", "proj", "--workflow", "self-review")
     task_id = world.create("self-s", "Add feature S", "--harness", "claude")
     stuck = world.wait_status(task_id, "stuck")

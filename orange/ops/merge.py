@@ -84,7 +84,7 @@ def rebase_task(engine: Engine, project: Project, task: Task) -> Outcome:
         )
     base = workspace.base_of(project, task)
     clash = against_base(engine.store, project, task)
-    where = f" on {', '.join(clash.files)}" if clash else ""
+    where = f" on {clash.file_list(most=50)}" if clash else ""
     message = (
         f"Bring branch {task.branch} up to date with {base}: in your worktree run "
         f"`git merge {base}` (or rebase onto it), resolve the conflicts{where}, run the "

@@ -57,13 +57,25 @@ class Clash(NamedTuple):  # not a dataclass: see `orange.engine.workflow`
         return self.branch if not self.other else f"task {self.other} ({self.branch})"
 
     def text(self, most: int = 5) -> str:
-        """``LABEL on FILE, FILE (and N more)``."""
-        shown = ", ".join(self.files[:most])
+        """``LABEL on FILE, FILE and N more``."""
+        return f"{self.label()} on {self.file_list(most)}"
+
+    def file_list(self, most: int = 5) -> str:
+        """``FILE, FILE and N more``, control characters in a file's name written as
+        escapes (the names are the branches' content; this text reaches terminals and
+        agents' prompts)."""
+        shown = ", ".join(_printable(name) for name in self.files[:most])
         more = len(self.files) - most
-        return f"{self.label()} on {shown}" + (f" and {more} more" if more > 0 else "")
+        return shown + (f" and {more} more" if more > 0 else "")
 
     def as_json(self) -> dict[str, object]:
         return {"task": self.other or None, "branch": self.branch, "files": list(self.files)}
+
+
+def _printable(name: str) -> str:
+    if name.isprintable():
+        return name
+    return "".join(c if c.isprintable() else f"\\x{ord(c):02x}" for c in name)
 
 
 class _Side(NamedTuple):

@@ -167,3 +167,24 @@ def test_a_scan_sees_a_branch_move_while_the_tasks_ref_stands_still(proj: Path) 
     on_branch(proj, "main", {"shared.py": "one\nTWO by a\nthree\n"})  # a's work lands
     found = scan_project(store, store.snapshot(), project)
     assert [c.other for c in found[made[1]]] == ["", made[0]]
+
+
+def test_a_file_name_with_control_characters_is_shown_escaped(proj: Path) -> None:
+    name = "evil\x1b[31m.txt"
+    on_branch(proj, "a", {name: "a\n"})
+    on_branch(proj, "b", {name: "b\n"})
+    found = scan(proj, task("aaaa0001", "a"), task("bbbb0002", "b"))
+    clash = found["aaaa0001"][0]
+    assert clash.files == (name,)  # as git names it, for --json
+    assert clash.text() == "task bbbb0002 (b) on evil\\x1b[31m.txt"
+
+
+def test_an_unreadable_answer_file_is_asked_again(proj: Path) -> None:
+    on_branch(proj, "a", {"shared.py": "one\nTWO by a\nthree\n"})
+    on_branch(proj, "b", {"shared.py": "one\nTWO by b\nthree\n"})
+    tasks = (task("aaaa0001", "a"), task("bbbb0002", "b"))
+    expected = scan(proj, *tasks)
+    kept = TaskStore.open(proj).repo.orange_dir() / "conflicts.json"
+    for damage in ('{"version": 1, "key": [["x"]], "result": 3}', "\x00not json", "[]"):
+        kept.write_text(damage)
+        assert scan(proj, *tasks) == expected

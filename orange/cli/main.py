@@ -12,7 +12,7 @@ from orange.cli.coercion import plain
 from orange.cli.errors import EXIT_USAGE, report_bug, report_usage_error, report_user_error
 from orange.cli.fast import fast_command
 from orange.engine.caller import from_env
-from orange.errors import EnvironmentProblem, OrangeError
+from orange.errors import EnvironmentProblem, InvalidInput, OrangeError
 
 if TYPE_CHECKING:
     import typer
@@ -165,6 +165,7 @@ def run(argv: list[str] | None = None) -> int:
         _print_version("--json" in args)  # anyone may ask; nothing else is loaded
         return 0
     try:
+        _check_text(args)
         _confine(args)
         command = fast_command(args)
         if command is None:
@@ -181,6 +182,20 @@ def run(argv: list[str] | None = None) -> int:
         return report_user_error(EnvironmentProblem.of(exc), args)
     except Exception as exc:
         return report_bug(exc, args)
+
+
+def _check_text(args: list[str]) -> None:
+    """Every argument is text Orange can write: bytes that are not UTF-8 (a shell's
+    ``$'\xed...'``, a file name in another encoding) arrive as lone surrogates, which no
+    commit, file or terminal can take."""
+    for number, arg in enumerate(args, 1):
+        try:
+            arg.encode("utf-8")
+        except UnicodeEncodeError:
+            raise InvalidInput(
+                f"argument {number} is not valid UTF-8 text",
+                hint="pass it as UTF-8 text, as a terminal types it",
+            ) from None
 
 
 def _confine(args: list[str]) -> None:

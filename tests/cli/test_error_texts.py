@@ -8,7 +8,7 @@ from typing import NamedTuple
 import pytest
 
 from orange.errors import InvalidInput
-from tests.conftest import Cli, make_repo
+from tests.conftest import Cli, make_repo, run_orange
 
 
 def _nesting(text: str) -> int:
@@ -67,3 +67,14 @@ def test_a_plain_hint_stays_in_parentheses() -> None:
     assert str(InvalidInput("bad", hint="do this")) == "bad (do this)"
     assert str(InvalidInput("bad (x)", hint="do this")) == "bad (x); do this"
     assert str(InvalidInput("bad", hint="do (this)")) == "bad; do (this)"
+
+
+def test_an_argument_that_is_not_utf8_is_one_line_not_a_crash(tmp_path: Path) -> None:
+    # Bytes 0xed 0xb2 0x80 (no UTF-8) reach Python as a lone surrogate.
+    broken = b"s\xed\xb2\x80x".decode("utf-8", "surrogateescape")
+    result = run_orange("task", "create", broken, "--no-spawn", cwd=tmp_path)
+    assert (result.code, result.out) == (1, "")
+    assert result.err == (
+        "orange: argument 3 is not valid UTF-8 text (pass it as UTF-8 text, as a terminal "
+        "types it)\n"
+    )

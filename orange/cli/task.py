@@ -244,10 +244,13 @@ def update(
     no_after: Annotated[
         bool, typer.Option("--no-after", help="Wait for no other task any more.")
     ] = False,
+    budget: Annotated[
+        str | None, typer.Option("--budget", help="Dollars it may cost (the ledger).")
+    ] = None,
     json_out: JsonOpt = False,
 ) -> None:
-    """Change a task's summary, branch or dependencies (--after), or move it (--status)
-    through its workflow."""
+    """Change a task's summary, branch, dependencies (--after) or budget, or move it
+    (--status) through its workflow."""
 
     update_task(
         task=task,
@@ -259,6 +262,7 @@ def update(
         offline=offline,
         after=None if after is None else parse_after(after),
         no_after=no_after,
+        budget=budget,
     )
 
 

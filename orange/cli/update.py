@@ -34,11 +34,13 @@ def update_task(
     offline: bool = False,
     after: list[str] | None = None,
     no_after: bool = False,
+    budget: str | None = None,
 ) -> None:
-    """``task update``: a move (--status), or a new summary / branch / dependencies."""
+    """``task update``: a move (--status), or a new summary / branch / dependencies /
+    budget."""
     ref = locate(task, project)
     if status is not None:
-        if summary is not None or branch is not None or after is not None or no_after:
+        if summary is not None or branch is not None or after is not None or no_after or budget:
             raise InvalidInput(
                 "--status cannot be combined with other changes", hint="run two commands"
             )
@@ -55,9 +57,15 @@ def update_task(
         if from_env(os.environ).kind == "agent":
             raise NotPermitted("an agent may not change a task's dependencies (--after)")
         changes["after"], check = _dependencies(ref, after, no_after)
+    if budget is not None:
+        if from_env(os.environ).kind == "agent":
+            raise NotPermitted("an agent may not change a task's budget")
+        from orange.engine.ledger import BUDGET, budget_text  # Decimal: for a budget only
+
+        changes[BUDGET] = budget_text(budget)
     if not changes and branch is None:
         raise InvalidInput(
-            "nothing to update", hint="pass --summary, --branch, --after or --status"
+            "nothing to update", hint="pass --summary, --branch, --after, --budget or --status"
         )
     # Who this process is, as `orange.compose.process_caller` says (not imported here:
     # the composition root loads every hook action).

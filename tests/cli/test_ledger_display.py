@@ -44,3 +44,19 @@ def test_cost_in_list_json_and_show(repo: Path) -> None:
     shown = run_orange("task", "show", task.id, cwd=repo).out
     assert "usage" in shown
     assert "claude-opus-4-8  1200/80/1200  $0.010325  2 min" in shown
+
+
+def test_a_budget_set_later_shows_beside_the_cost(repo: Path) -> None:
+    project = projects.add(repo)
+    store = TaskStore.open(repo)
+    task = create_task(store, project, load_named("default"), summary="Budgeted")
+    engine = Engine(store, project, registry=recording_registry()[0])
+    engine.transition(task.id, "planning")
+    engine.usage = Spent()
+    engine.transition(task.id, "clarification")
+    bad = run_orange("task", "update", task.id, "--budget", "-3", cwd=repo)
+    assert bad.code == 1 and "budget '-3' is not an amount of dollars" in bad.err
+    ok = run_orange("task", "update", task.id, "--budget", "$5", cwd=repo)
+    assert ok.code == 0, ok.err
+    assert store.get(task.id).fields["budget_usd"] == "5.00"
+    assert "$0.01/5.00" in run_orange("task", "list", cwd=repo).out

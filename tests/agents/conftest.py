@@ -101,6 +101,7 @@ def point_at_model(home: Path, url: str) -> None:
                 "$schema": "https://opencode.ai/config.json",
                 "autoupdate": False,
                 "share": "disabled",
+                "snapshot": False,  # no git snapshot of the worktree at each step (slow)
                 "model": "scripted/scripted-model",
                 "provider": {"scripted": provider},
             }

@@ -49,11 +49,14 @@ def _session(task: Task) -> str:
 
 def agent_env(task: Task, agent_role: str) -> dict[str, str]:
     """What an agent process gets: its task and role (which moves its commands may take,
-    `orange.engine.caller`), Orange's home, and `orange` on PATH."""
+    `orange.engine.caller`), Orange's home, `orange` on PATH, and ``ORANGE_BIN``, the
+    absolute path of this `orange` (a shell whose PATH is its profile's, as codex's
+    login shell, finds it there; the skill says so)."""
     env = {
         TASK_VARIABLE: task.id,
         ROLE_VARIABLE: agent_role,
         "ORANGE_HOME": str(orange_home()),
+        "ORANGE_BIN": harnesses.orange_executable(),
     }
     socket = os.environ.get("ORANGE_TMUX_SOCKET")
     if socket:
@@ -162,6 +165,8 @@ def start_agent(
     effort_key = "review_effort" if role == "reviewer" else "effort"
     effort = task.str_field(effort_key) or None
     argv = harness.command(prompt, role=role, effort=effort)  # type: ignore[arg-type]
+    if argv and argv[0] == harness.binary:  # resolved here, never from PATH later
+        argv[0] = harness.path() or argv[0]
     env = {**harnesses.harness_env(harness.name), **agent_env(task, agent_role)}
     project = ctx.engine.project
     port = None if project is None else ready.port_of(project, worktree.name)

@@ -47,7 +47,8 @@ root of the worktree (`ORANGE-TASK.md` if your prompt says so): frontmatter, the
 markdown sections. Edit it in place; Orange keeps it in step with its own copy.
 
 Status changes go through `orange task update --status STATUS` (the task id defaults to
-this worktree's). Orange checks each change against the task's workflow and tells you
+this worktree's; if your shell says `orange: command not found`, run `"$ORANGE_BIN"`
+instead of `orange`). Orange checks each change against the task's workflow and tells you
 what is missing; fix that and run the command again. Never edit the frontmatter fields
 `status`, `review_round` or `crash_count` by hand.
 

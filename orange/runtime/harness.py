@@ -42,6 +42,7 @@ harness starts without it, since effort is a hint the task keeps for later.
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import sys
@@ -52,8 +53,9 @@ from typing import Any, Literal, NamedTuple
 
 from orange.engine.caller import AGENT_COMMANDS
 from orange.errors import InvalidInput
-from orange.home import load_config, orange_home
+from orange.home import host_name, load_config, orange_home
 from orange.runtime.git import git_ok
+from orange.store.files import replace_file
 
 Role = Literal["worker", "reviewer", "reduced_worker"]
 PROMPT = "{prompt}"
@@ -145,7 +147,21 @@ class Harness:
             )
 
     def installed(self) -> bool:
-        return shutil.which(self.binary) is not None
+        return self.path() is not None
+
+    def path(self) -> str | None:
+        """The absolute path of the binary: found on PATH (and then recorded for this
+        host), else as this host last found it (`binary_paths`), else None."""
+        found = shutil.which(self.binary)
+        if found is not None:
+            found = str(Path(found).absolute())
+            if self.builtin or not os.path.isabs(self.binary):
+                _remember(self.name, found)
+            return found
+        recorded = binary_paths().get(self.name)
+        if recorded and os.path.isabs(recorded) and os.access(recorded, os.X_OK):
+            return recorded
+        return None
 
     def setup(self, worktree: Path) -> list[Path]:
         """Write the files this harness reads into ``worktree`` (never over a file the
@@ -358,6 +374,45 @@ def waiting_screen(harness: str, pane_text: str, *, dead: bool = False) -> Scree
         if screen.exits == dead and _squeezed(screen.text) in shown:
             return screen
     return None
+
+
+def orange_executable() -> str:
+    """The absolute path of this `orange` (beside this Python, as a venv has it), else
+    the one on PATH, else plain ``orange``."""
+    beside = Path(sys.executable).with_name("orange")
+    if beside.is_file() and os.access(beside, os.X_OK):
+        return str(beside)
+    return shutil.which("orange") or "orange"
+
+
+def _paths_file() -> Path:
+    host = host_name().replace(os.sep, "_").replace("\0", "_") or "_"
+    return orange_home() / "harness-paths" / f"{host}.json"
+
+
+def binary_paths() -> dict[str, str]:
+    """Each harness's binary as this host last found it on a PATH: a command run from
+    an agent's shell (whose PATH may be its shell profile's, as codex's login shell)
+    still starts a reviewer.  A local record, never anything from the tasks ref."""
+    try:
+        data = json.loads(_paths_file().read_bytes())
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(data, dict):
+        return {}
+    return {k: v for k, v in data.items() if isinstance(k, str) and isinstance(v, str)}
+
+
+def _remember(name: str, path: str) -> None:
+    known = binary_paths()
+    if known.get(name) == path:
+        return
+    known[name] = path
+    try:
+        _paths_file().parent.mkdir(parents=True, exist_ok=True)
+        replace_file(_paths_file(), json.dumps(known, indent=1))
+    except OSError:
+        pass  # a read-only home: the next spawn looks on PATH again
 
 
 def harness_env(name: str) -> dict[str, str]:

@@ -40,7 +40,9 @@ TRUST_SCREEN = """\
 """
 
 STAND_IN = f"""#!{sys.executable}
-import os, sys, time
+import json, os, sys, time
+with open(os.environ["STAND_IN_LOG"], "a") as log:  # how it was started
+    print(json.dumps([sys.argv[0], os.environ.get("ORANGE_BIN")]), file=log)
 if (
     os.environ.get("STAND_IN_ROOT") == "1"
     and os.environ.get("IS_SANDBOX") != "1"
@@ -72,6 +74,7 @@ def stand_in(world: World, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> P
     monkeypatch.setenv("PATH", f"{folder}{os.pathsep}{os.environ['PATH']}")
     monkeypatch.delenv("IS_SANDBOX", raising=False)
     monkeypatch.setenv("COLUMNS", "250")  # `task list` shows whole marks
+    monkeypatch.setenv("STAND_IN_LOG", str(tmp_path / "stand-in.log"))
     return log
 
 
@@ -109,6 +112,23 @@ def test_a_first_use_screen_is_flagged_and_cleared_when_the_agent_moves_on(
     assert not listed.get("attention")
     assert "waiting" not in world.ok("task", "list").out
     assert world.status(task_id) == "planning"  # nothing else happened to the task
+
+
+def test_the_agent_is_started_by_absolute_path_and_told_where_orange_is(
+    world: World, stand_in: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A hook run from an agent's shell, whose PATH may be its profile's (codex's login
+    shell), still finds the harness: spawns use the path this host recorded."""
+    world.create("by-path", "Started by path", "--harness", "claude")
+    log = tmp_path / "stand-in.log"
+    started = wait_for(lambda: log.exists() and log.read_text().splitlines(), 20, "a start")
+    argv0, orange_bin = json.loads(started[0])
+    assert argv0 == str(tmp_path / "stand-in-bin" / "claude")
+    assert orange_bin and Path(orange_bin).is_absolute() and os.access(orange_bin, os.X_OK)
+    from orange.runtime.harness import resolve
+
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")  # as an agent's login shell might have it
+    assert resolve("claude").path() == argv0
 
 
 def test_claude_as_root_without_is_sandbox_says_why_and_runs_once_it_is_set(

@@ -144,7 +144,7 @@ def _query(db: sqlite3.Connection, repo: pygit2.Repository, tip: str, task_id: s
                 if indexed not in plan:  # (None: a first build) planned here, or again
                     plan = _slices(repo, tip, indexed)
                 upto = plan[plan.index(indexed) + 1] if indexed in plan else plan[0]
-                _extend(db, repo, upto, indexed)
+                _extend(db, repo, upto, indexed, apart=indexed is None or len(plan) > 2)
                 if upto != tip:
                     db.execute("COMMIT")
                     continue
@@ -184,10 +184,19 @@ def _row(
     return Row(str(commit), str(message), int(time), own, old, new)
 
 
-def _extend(db: sqlite3.Connection, repo: pygit2.Repository, tip: str, indexed: str | None) -> None:
-    """Index the commits ``tip`` reaches and ``indexed`` does not, read through a
-    repository of their own (its object cache goes with it)."""
-    own = pygit2.Repository(repo.path)
+def _extend(
+    db: sqlite3.Connection,
+    repo: pygit2.Repository,
+    tip: str,
+    indexed: str | None,
+    *,
+    apart: bool = True,
+) -> None:
+    """Index the commits ``tip`` reaches and ``indexed`` does not; ``apart``: read
+    through a repository of their own (its object cache goes with it), for a slice of
+    a long build, where the few commits of a usual extension are read through ``repo``
+    (no second repository opened by every ``task show``)."""
+    own = pygit2.Repository(repo.path) if apart else repo
     try:
         db.executemany(
             "INSERT OR IGNORE INTO commits (id, task, message, time, from_status, to_status)"
@@ -195,7 +204,8 @@ def _extend(db: sqlite3.Connection, repo: pygit2.Repository, tip: str, indexed: 
             _new_rows(own, tip, indexed),
         )
     finally:
-        own.free()
+        if apart:
+            own.free()
     db.execute("INSERT OR REPLACE INTO meta VALUES ('tip', ?)", (tip,))
 
 

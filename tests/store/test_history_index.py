@@ -163,11 +163,11 @@ def test_a_build_stopped_half_way_goes_on_from_its_last_slice(
     extend = history._extend
     walked: list[str | None] = []
 
-    def stops_at_the_third(*args: object) -> None:
+    def stops_at_the_third(*args: object, **options: bool) -> None:
         walked.append(args[3])  # type: ignore[arg-type]
         if len(walked) == 3:
             raise KeyboardInterrupt
-        extend(*args)  # type: ignore[arg-type]
+        extend(*args, **options)  # type: ignore[arg-type]
 
     monkeypatch.setattr(history, "_extend", stops_at_the_third)
     with pytest.raises(KeyboardInterrupt):
@@ -176,9 +176,9 @@ def test_a_build_stopped_half_way_goes_on_from_its_last_slice(
     assert done is not None
     walked.clear()
 
-    def goes_on(*args: object) -> None:
+    def goes_on(*args: object, **options: bool) -> None:
         walked.append(args[3])  # type: ignore[arg-type]
-        extend(*args)  # type: ignore[arg-type]
+        extend(*args, **options)  # type: ignore[arg-type]
 
     monkeypatch.setattr(history, "_extend", goes_on)
     expected = _rows_by_task(_reference(store.pygit, first))

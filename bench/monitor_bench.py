@@ -69,6 +69,7 @@ def main() -> None:
         print(f"  tasks checked     {report.checked:8d}")
         print(f"  tmux processes    {calls.get('tmux', 0):8d} per pass")
         print(f"  git processes     {calls.get('git', 0):8d} per pass")
+        _screens(monitor)
         _dead_agent(root, socket, backlog)
     finally:
         subprocess.run(["tmux", "-L", socket, "kill-server"], capture_output=True, check=False)
@@ -180,6 +181,33 @@ def _dead_agent(root: Path, socket: str, backlog: int) -> None:
           f"   target <= 1 s: {verdict}")  # fmt: skip
     print(f"  the whole pass       {whole * 1000:8.1f} ms  (a slice verified after it)")
     print(f"  left for later passes {report.unverified.get(project.name, 0):7,d} commits")
+
+
+def _screens(monitor: object) -> None:
+    """Waiting screens (issue 25): the pass that first reads the panes of the quiet
+    agents (each read once, after `screens.QUIET` seconds without output), and a pass
+    after it, when no pane printed since (nothing is read again)."""
+    from orange.monitor import screens
+    from orange.runtime import waiting
+
+    shutil.rmtree(waiting.folder("proj"), ignore_errors=True)  # as if never read
+    time.sleep(screens.QUIET + 1)
+    run = monitor.run_pass  # type: ignore[attr-defined]
+    started = time.perf_counter()
+    first = _count_processes(run)
+    first_ms = (time.perf_counter() - started) * 1000
+    times = []
+    for _ in range(RUNS):
+        started = time.perf_counter()
+        run()
+        times.append(time.perf_counter() - started)
+    again = _count_processes(run)
+    print(f"waiting screens, {ACTIVE} quiet agents (load {os.getloadavg()[0]:.1f}):")
+    print(f"  pass reading every pane  {first_ms:8.1f} ms, {first.get('tmux', 0)} tmux calls")
+    print(
+        f"  later passes (median)    {statistics.median(times) * 1000:8.1f} ms, "
+        f"{again.get('tmux', 0)} tmux call(s) each"
+    )
 
 
 def _count_processes(fn: object) -> dict[str, int]:

@@ -92,14 +92,14 @@ def test_a_first_use_screen_is_flagged_and_cleared_when_the_agent_moves_on(
         listed = _listed(world, task_id)
         return listed if listed.get("waiting") else None
 
-    listed = wait_for(flagged, 20, "the waiting screen to be noticed")
+    listed = wait_for(flagged, 40, "the waiting screen to be noticed")
     assert listed["waiting"] == "folder trust question"
     assert "folder trust question" in listed["attention"]
     assert "orange install --harness claude" in listed["attention"]
     assert "\n" not in listed["attention"]
     table = world.ok("task", "list").out
     assert "waiting: folder trust question" in table
-    wait_for(lambda: "folder trust question" in _text(stand_in), 10, "a notification")
+    wait_for(lambda: "folder trust question" in _text(stand_in), 30, "a notification")
 
     session = world.task(task_id).str_field("tmux_session")
     world.tmux("send-keys", "-t", f"={session}:worker", "Enter")
@@ -108,7 +108,7 @@ def test_a_first_use_screen_is_flagged_and_cleared_when_the_agent_moves_on(
         listed = _listed(world, task_id)
         return listed if "waiting" not in listed else None
 
-    listed = wait_for(cleared, 20, "the waiting mark to clear")
+    listed = wait_for(cleared, 40, "the waiting mark to clear")
     assert not listed.get("attention")
     assert "waiting" not in world.ok("task", "list").out
     assert world.status(task_id) == "planning"  # nothing else happened to the task
@@ -121,7 +121,7 @@ def test_the_agent_is_started_by_absolute_path_and_told_where_orange_is(
     shell), still finds the harness: spawns use the path this host recorded."""
     world.create("by-path", "Started by path", "--harness", "claude")
     log = tmp_path / "stand-in.log"
-    started = wait_for(lambda: log.exists() and log.read_text().splitlines(), 20, "a start")
+    started = wait_for(lambda: log.exists() and log.read_text().splitlines(), 40, "a start")
     argv0, orange_bin = json.loads(started[0])
     assert argv0 == str(tmp_path / "stand-in-bin" / "claude")
     assert orange_bin and Path(orange_bin).is_absolute() and os.access(orange_bin, os.X_OK)
@@ -141,7 +141,7 @@ def test_claude_as_root_without_is_sandbox_says_why_and_runs_once_it_is_set(
         attention = world.task(task_id).str_field("attention")
         return attention if "IS_SANDBOX" in attention else None
 
-    attention = wait_for(explained, 20, "the refusal to be explained")
+    attention = wait_for(explained, 40, "the refusal to be explained")
     assert "root" in attention and "harness_env" in attention
     assert world.status(task_id) == "planning"
 
@@ -154,7 +154,7 @@ def test_claude_as_root_without_is_sandbox_says_why_and_runs_once_it_is_set(
         listed = _listed(world, task_id)
         return listed if listed.get("waiting") == "folder trust question" else None
 
-    wait_for(waiting_on_trust, 20, "the agent to start with IS_SANDBOX=1")
+    wait_for(waiting_on_trust, 40, "the agent to start with IS_SANDBOX=1")
 
 
 def _text(log: Path) -> str:

@@ -94,7 +94,7 @@ class _Feed:
             del self.rows[key]
         self.rows.pop(prefix[:-1], None)  # the shard's own broken row, if it had one
         try:
-            blobs = _task_blobs(tree)
+            blobs = _task_blobs(shard, tree)
         except pygit2.GitError as exc:  # the shard's own object damaged: one broken row
             assert self.known is not None
             reason = f"tasks/{shard}/TASK.md: {unreadable('its shard', exc)}"
@@ -150,19 +150,16 @@ def _shards(snap: Snapshot) -> dict[str, pygit2.Tree]:
     return shards
 
 
-def _task_blobs(tree: pygit2.Tree | None) -> list[tuple[str, str]]:
-    """(task folder, TASK.md blob id) of each task in a shard's tree."""
+def _task_blobs(shard: str, tree: pygit2.Tree | None) -> list[tuple[str, str]]:
+    """(task folder, TASK.md blob id) of each task in a shard's tree, by the store's
+    cache's walk (`cache.shard_tasks`); "" for a folder without a TASK.md or one git
+    cannot read (its row says why, `Snapshot.task`)."""
     if tree is None:
         return []
-    out: dict[str, str] = {}
-    for folder in tree:
-        if isinstance(folder, pygit2.Tree):  # named as the store's cache names them
-            try:
-                blob = next((c for c in folder if c.name == "TASK.md"), None)
-            except pygit2.GitError:  # a damaged object: its row says so (`Snapshot.task`)
-                blob = None
-            out.setdefault(cache.name_of(folder), str(blob.id) if blob is not None else "")
-    return list(out.items())
+    return [
+        (task_dir.rsplit("/", 1)[-1], "" if blob_id.startswith(cache.MISSING) else blob_id)
+        for task_dir, blob_id, _ in cache.shard_tasks(shard, tree)
+    ]
 
 
 class Source:

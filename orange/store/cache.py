@@ -187,10 +187,10 @@ def _index_shards(
     for shard, tree in changed:
         whole = True
         try:
-            blobs = _task_blobs(shard, tree)
+            blobs = shard_tasks(shard, tree)
         except pygit2.GitError as exc:  # the shard's own tree: one broken entry for it
             reason = _Damage(unreadable("its shard", exc))
-            blobs = [(f"tasks/{shard}", f"missing:{tree.id}", reason)]
+            blobs = [(f"tasks/{shard}", f"{MISSING}{tree.id}", reason)]
         for task_dir, blob_id, blob in blobs:
             old = cached.get(task_dir)
             if old is not None and old[1] == blob_id:
@@ -209,16 +209,20 @@ def _index_shards(
     return rows
 
 
+MISSING = "missing:"  # the start of the id `shard_tasks` gives a folder without TASK.md
+
+
 class _Damage(str):
     """Why a task's folder or file (or a whole shard) could not be read from this
     clone's objects (a damaged or missing object): its entry is broken, and its shard
     is recorded without its tree, so none of its rows is kept for the next listing."""
 
 
-def _task_blobs(shard: str, tree: pygit2.Tree) -> list[tuple[str, str, pygit2.Blob | str]]:
+def shard_tasks(shard: str, tree: pygit2.Tree) -> list[tuple[str, str, pygit2.Blob | str]]:
     """(task folder, TASK.md blob id, the blob) for each task in a shard, by folder; a
-    folder without a TASK.md, or one git cannot read, gets a ``missing:`` id and the
-    reason instead of a blob."""
+    folder without a TASK.md, or one git cannot read, gets a ``missing:`` id (`MISSING`)
+    and the reason instead of a blob.  The one walk of a shard: the cache's and the
+    dashboard's (`orange.dashboard.source`)."""
     found: dict[str, tuple[str, str, pygit2.Blob | str]] = {}
     for task_tree in tree:
         if not isinstance(task_tree, pygit2.Tree):
@@ -237,7 +241,7 @@ def _task_blobs(shard: str, tree: pygit2.Tree) -> list[tuple[str, str, pygit2.Bl
             found[task_dir] = (task_dir, str(blob.id), blob)
         else:
             reason = blob if isinstance(blob, str) else "TASK.md is missing"
-            found[task_dir] = (task_dir, f"missing:{task_tree.id}", reason)
+            found[task_dir] = (task_dir, f"{MISSING}{task_tree.id}", reason)
     # By folder, as the listing query gives them: git's order, but for a name that
     # another begins with ("ab" and "ab-c").
     return sorted(found.values(), key=itemgetter(0))

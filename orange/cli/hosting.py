@@ -9,6 +9,7 @@ import typer
 
 from orange.cli.output import emit_json, task_object
 from orange.compose import build_engine
+from orange.errors import InvalidInput
 from orange.hosts import reach
 from orange.hosts.registry import Host
 from orange.hosts.start import Started, choose, start_on
@@ -33,6 +34,13 @@ def create_on_host(
     """Create a task here, parked (this host never starts it), then have ``host_name``
     start it.  A host that cannot be reached leaves the task parked here, and says so."""
     host = choose(project, host_name)  # checked before anything is written
+    for agent in sorted({agents.worker, agents.reviewer} - {""}):
+        if agent not in host.agents:
+            raise InvalidInput(
+                f"agent {agent} is not installed on host {host.name} (it has: "
+                f"{', '.join(host.agents) or 'none'}, as it said when last checked)",
+                hint=f"install it there, then `orange host check {host.name}`",
+            )
     engine = build_engine(project)
     launch = create_and_spawn(
         engine,
@@ -44,6 +52,7 @@ def create_on_host(
         spawn=False,
         base=base,
         after=after,
+        agents_elsewhere=True,
     )
     task = launch.created
     try:

@@ -60,6 +60,7 @@ def create_and_spawn(
     offline: bool = False,
     after: list[str] | None = None,
     budget: str | None = None,
+    agents_elsewhere: bool = False,
 ) -> Launch:
     """Create a task in ``engine``'s project, then start its agent (``spawn``); its
     branch starts from ``base`` (checked to exist, after a fetch) when given; it waits
@@ -69,7 +70,12 @@ def create_and_spawn(
         raise InvalidInput("a task is created in a registered project")
     workflow = load_named(engine.project.workflow)
     will_spawn = spawn and can_start(workflow, initial_status(workflow, status, summary))
-    worker, reviewer = _check_harnesses(agents, will_spawn)
+    # A task another host starts runs that host's agents: checked there, not here.
+    worker, reviewer = (
+        (agents.worker, agents.reviewer)
+        if agents_elsewhere
+        else _check_harnesses(agents, will_spawn)
+    )
     if base is not None:
         check_base(engine.project, base, [])  # a fetch that fails: the local refs decide
     extra: dict[str, object] = {"effort": agents.effort, "review_effort": agents.review_effort}

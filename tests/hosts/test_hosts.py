@@ -4,6 +4,7 @@ other host is a second Orange home and clone, reached only through it."""
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 
 from orange import projects
@@ -135,3 +136,20 @@ def test_a_malformed_answer_is_data_not_a_crash(repo: Path, hub: Path) -> None:
         f"`git clone {hub}` there, then `orange project add`",
     )
     assert checked.free == 0
+
+
+def test_an_agent_installed_only_there_starts_there(
+    cli: Cli, repo: Path, hub: Path, tmp_path: Path, ssh_server: SshServer
+) -> None:
+    other = make_other(tmp_path, hub)  # its config has the scripted agent "fake"; here none
+    cli.ok(*other.add_args(ssh_server), cwd=repo)
+    try:
+        made = cli.ok(
+            "task", "create", "--host", "box", "--harness", "fake", "b1", "Work", "--json", cwd=repo
+        ).json()
+        assert (made["host"], made["harness"]) == ("otherbox", "fake")
+        absent = cli("task", "create", "--host", "box", "--harness", "claude", "b2", "x", cwd=repo)
+        assert absent.code == 1
+        assert "agent claude is not installed on host box (it has: " in absent.err
+    finally:
+        subprocess.run(["tmux", "-L", other.socket, "kill-server"], capture_output=True)

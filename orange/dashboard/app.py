@@ -30,6 +30,7 @@ from orange.dashboard.rows import VIEWS, Row, order, shown
 from orange.dashboard.source import Source
 from orange.dashboard.stats import CONFLICT_MARK, all_stats, conflict_notes
 from orange.dashboard.table import COLUMNS, TaskTable, cells, visible
+from orange.engine import dependencies
 from orange.errors import OrangeError
 from orange.projects import Project
 from orange.runtime.tmuxclient import RETURN_KEY, TmuxClient
@@ -325,13 +326,18 @@ class Dashboard(App[None]):
             self.show_keys()
 
     def show_detail(self) -> None:
-        """The selected task's summary, and why it needs a person (``attention``)."""
+        """The selected task's summary, why it needs a person (``attention``), the tasks
+        it waits for (``after``, with where each stands) and its predicted conflicts."""
         row = self.selected()
         text = ""
         if row is not None:
             text = f" {row.id}: {row.broken or row.summary}"
             if row.attention and not row.broken:
                 text += f"  ! {row.attention}"
+            after = dependencies.listed(row.task) if row.task is not None else []
+            if after:
+                where = {other.id: other.status for other in self.source.rows()}
+                text += "  after " + ", ".join(f"{d} ({where.get(d, 'gone')})" for d in after)
             if row.key in self.clashes:
                 text += f"  {CONFLICT_MARK} would conflict with {self.clashes[row.key]}"
         self.put_line("detail", visible(text))

@@ -220,6 +220,20 @@ def test_a_task_that_would_conflict_is_marked_with_the_files_in_its_detail(
     drive(app, script)
 
 
+def test_the_detail_line_names_the_tasks_a_task_waits_for(project: Path) -> None:
+    put_task(project, "aaaa0001", status="working")
+    put_task(project, "aaaa0002", status="pending", after=["aaaa0001", "zzzz0009"])
+    app = app_for(project)
+
+    async def script(pilot: Any) -> None:
+        rows = [r[0] for r in table_text(app)]
+        app.query_one("#table", DataTable).move_cursor(row=rows.index("aaaa0002"))
+        await _until(pilot, lambda: "after" in app.lines.get("detail", ""))
+        assert app.lines["detail"].endswith("after aaaa0001 (working), zzzz0009 (gone)")
+
+    drive(app, script)
+
+
 def test_the_pr_column_shows_the_pull_requests_state(
     project: Path, tmp_path: Path, monkeypatch: Any
 ) -> None:

@@ -103,13 +103,12 @@ def merge_ready(engine: Engine, project: Project, *, say: Callable[[str], None])
         if clash is not None:
             stop = f"task {task.id} would conflict with {clash.text(most=10)}"
             return train._replace(stopped=stop, stopped_at=task.id, conflict=True)
-        if project.check:
-            failed = run_check(project, current)
+        try:
+            failed = run_check(project, current) if project.check else ""
             if failed:
                 return train._replace(stopped=f"task {task.id}: {failed}", stopped_at=task.id)
-        try:
             outcome = merge_task(engine, project, current, strategy=None, local=True, force=False)
-        except OrangeError as exc:
+        except OrangeError as exc:  # a bad branch, unsaved work, a branch not here ...
             return train._replace(stopped=f"task {task.id}: {exc.message}", stopped_at=task.id)
         train.merged.append(task.id)
         for line in [f"task {task.id}: merged ({current.branch})", *outcome.messages]:

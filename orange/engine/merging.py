@@ -12,14 +12,20 @@ from collections.abc import Sequence
 import pygit2
 
 from orange.engine.definitions import TreeView, definition_text, parse_committed
-from orange.engine.fields import BASELINE_FIELD, DEAD_FIELD, RUN_FIELD
-from orange.engine.steps import BINDING_FIELDS, COUNTED
+from orange.engine.policy import POLICY
+from orange.engine.steps import COUNTED
 from orange.errors import OrangeError
 from orange.store.merge import Plan, plan
 from orange.store.task import Task
 from orange.store.taskmerge import Rules
 
-FOLLOW_STATUS = frozenset({*COUNTED, BASELINE_FIELD, RUN_FIELD, DEAD_FIELD})
+# Read from the one field policy: every field the engine owns besides the status is the
+# status's bookkeeping (counts, gate baseline, agent runs, the ledger's totals) and comes
+# with it from the side whose status wins; the host's fields are one binding, taken whole.
+FOLLOW_STATUS = frozenset(
+    {*COUNTED, *(name for name, rule in POLICY.items() if rule.owner == "engine")} - {"status"}
+)
+BINDING_FIELDS = tuple(name for name, rule in POLICY.items() if rule.owner == "host")
 
 
 def rules_for(trees: Sequence[pygit2.Tree]) -> Rules:

@@ -265,3 +265,15 @@ def budget_text(value: str) -> str:
             f"budget {value!r} is not an amount of dollars", hint="give one such as 5 or 12.50"
         )
     return f"{amount:.2f}" if amount == amount.quantize(Decimal("0.01")) else f"{amount:f}"
+
+
+def cost_summary(fields: Mapping[str, Any]) -> str | None:
+    """The one line a pull request's body gets about what the task cost (None: no
+    usage recorded)."""
+    if fields.get(THROUGH) is None:
+        return None
+    tokens = tokens_of(fields)
+    return (
+        f"Cost (Orange's ledger): ${cost_of(fields):.2f}; tokens {tokens['in']:,} in, "
+        f"{tokens['out']:,} out, {tokens['cache']:,} cache"
+    )

@@ -7,6 +7,7 @@ import shutil
 import subprocess
 
 from orange.engine.gates import section
+from orange.engine.ledger import cost_summary
 from orange.errors import HookFailed, InvalidInput
 from orange.projects import Project
 from orange.runtime import workspace
@@ -70,7 +71,8 @@ def checks_mark(rollup: list[object]) -> str:
 
 
 def create_pr(project: Project, task: Task) -> str:
-    """Push the branch and open a PR (title: summary; body: ## Handoff); returns its URL."""
+    """Push the branch and open a PR (title: summary; body: ## Handoff and, when usage
+    was recorded, a line of what it cost); returns its URL."""
     if not workspace.has_origin(project.path):
         raise InvalidInput(f"{project.name} has no remote named origin", hint="add one first")
     if shutil.which("gh") is None:
@@ -78,6 +80,9 @@ def create_pr(project: Project, task: Task) -> str:
     branch = workspace.branch_of(task)
     git("push", "--quiet", "--set-upstream", "origin", f"refs/heads/{branch}", cwd=project.path)
     body = section(task.body, "## Handoff") or task.summary
+    spent = cost_summary(task.fields)
+    if spent:
+        body = f"{body.rstrip()}\n\n{spent}"
     out = _gh(
         "pr",
         "create",

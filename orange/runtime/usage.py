@@ -480,6 +480,12 @@ class LocalUsage:
     worktree's path, never another's), priced by `orange.runtime.prices`."""
 
     def read(self, task: Task, since: str, until: str) -> Usage | None:
+        try:
+            return self._read(task, since, until)
+        except Exception:  # a reading never stops a move (it is bounded: belt and braces)
+            return None
+
+    def _read(self, task: Task, since: str, until: str) -> Usage | None:
         worktree = workspace_of(task)
         start, end = _when(since), _when(until)
         if worktree is None or start is None or end is None:
@@ -491,10 +497,7 @@ class LocalUsage:
             table = prices.table()
         except OrangeError:
             table = prices.shipped()  # a broken `prices:` never stops a move
-        try:
-            reading = read(names, str(worktree), start, end)
-        except Exception:  # a reading never stops a command (it is bounded; belt and braces)
-            return None
+        reading = read(names, str(worktree), start, end)
         return summarise(reading, table, max(int((end - start).total_seconds()), 0))
 
 

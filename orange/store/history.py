@@ -165,11 +165,15 @@ def _slices(repo: pygit2.Repository, tip: str, indexed: str | None) -> list[str]
     commit of the tip's first-parent line, oldest first, then ``tip``; ``indexed`` (when
     on that line) first.  A slice is everything a commit reaches that the one before
     did not, so every slice's end is a tip the index is whole for."""
-    walker = repo.walk(tip, pygit2.enums.SortMode.NONE)
-    walker.simplify_first_parent()
-    if indexed is not None:
-        walker.hide(indexed)
-    line = [str(commit.id) for commit in walker]
+    own = pygit2.Repository(repo.path)  # what the walk reads is cached: not for long
+    try:
+        walker = own.walk(tip, pygit2.enums.SortMode.NONE)
+        walker.simplify_first_parent()
+        if indexed is not None:
+            walker.hide(indexed)
+        line = [str(commit.id) for commit in walker]
+    finally:
+        own.free()
     line.reverse()
     ends = line[SLICE - 1 :: SLICE]
     if not ends or ends[-1] != tip:

@@ -112,7 +112,8 @@ def test_a_refused_confirmation_goes_back_into_the_loop(world: RunWorld) -> None
     assert world.gh_calls() == []
 
 
-def test_answers_running_out_leave_the_run_resumable(world: RunWorld) -> None:
+def two_questions(world: RunWorld) -> None:
+    """The architect asks twice, then confirms; one subtask."""
     world.scenario(
         clarify=[
             {"status": "questions", "message": "Q1?"},
@@ -122,6 +123,10 @@ def test_answers_running_out_leave_the_run_resumable(world: RunWorld) -> None:
         plan=[plan([["a"]])],
         edits=edits("a"),
     )
+
+
+def test_answers_running_out_leave_the_run_resumable(world: RunWorld) -> None:
+    two_questions(world)
     answers = world.answers("first answer")
     result = world.run("do it", "--answers", str(answers), "--no-pr")
     assert result.code == 1
@@ -145,15 +150,7 @@ def test_answers_running_out_leave_the_run_resumable(world: RunWorld) -> None:
 
 
 def test_a_new_answers_file_starts_from_its_first_line(world: RunWorld) -> None:
-    world.scenario(
-        clarify=[
-            {"status": "questions", "message": "Q1?"},
-            {"status": "questions", "message": "Q2?"},
-            {"status": "ready", "message": "Done."},
-        ],
-        plan=[plan([["a"]])],
-        edits=edits("a"),
-    )
+    two_questions(world)
     first = world.answers("first answer")
     assert world.run("do it", "--answers", str(first), "--no-pr").code == 1
     run_id = world.run("list", "--json").json()["runs"][0]["id"]

@@ -216,7 +216,7 @@ def _bookkeeping(workflow: Workflow, move: Transition, before: Task, after: Task
 
 
 def _hook_effects(specs: Iterable[HookSpec], origin: Task, expected: dict[str, Any]) -> None:
-    """The fields the actions' ``prepare`` sets (`orange.hooks.actions`,
+    """The fields the actions' ``prepare`` sets (`orange.hooks`,
     `orange.engine.actions`); ``origin`` is the task the actions count from."""
     for spec in specs:
         match spec.action:

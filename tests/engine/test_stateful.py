@@ -135,7 +135,9 @@ def _round_limit(workflow: Workflow) -> int | None:
     limits = []
     for t in workflow.transitions:
         if t.when is not None and t.when.field == ROUND and t.when.op in ("<", "<="):
-            limits.append(t.when.value + (1 if t.when.op == "<=" else 0))
+            bound = t.when.value
+            assert isinstance(bound, int)  # a count's guard: a whole number
+            limits.append(bound + (1 if t.when.op == "<=" else 0))
     return max(limits) if limits else None
 
 

@@ -32,6 +32,10 @@ from orange.runtime.tmux import PaneInfo, Tmux
 from orange.store.task import Task
 
 QUIET = 3  # seconds without output before a pane is read
+# tmux's output stamp counts whole seconds: a pane read within this many seconds of it
+# may still print in that second (a TUI redraws in steps), so such a read is kept with
+# no stamp, and a waiting pane is read again on the next pass.
+SETTLED = 2
 TOOL = {"claude": "Claude Code", "codex": "codex", "opencode": "opencode", "pi": "pi"}
 
 
@@ -97,7 +101,8 @@ def look_at(
     harness = harness_of(task, window)
     screen = waiting_screen(harness, tmux.visible(pane.pane_id))
     assert pane.activity is not None  # `due` said so
-    new = waiting.Look(task.id, window, pane.pane_id, pane.activity)
+    stamp = pane.activity if now - pane.activity >= SETTLED else -1  # -1: read again
+    new = waiting.Look(task.id, window, pane.pane_id, stamp)
     said = None
     if screen is not None:
         text = attention_text(harness, window, screen)

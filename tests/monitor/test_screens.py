@@ -1,0 +1,99 @@
+"""The monitor's rule for reading an agent's pane (`orange.monitor.screens`), against a
+real tmux pane: a pane read within the second of its last output is read again, since a
+TUI may still be redrawing in that second (tmux stamps output in whole seconds)."""
+
+from __future__ import annotations
+
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from orange.monitor import screens
+from orange.runtime import waiting
+from orange.runtime.tmux import PaneInfo, Tmux
+from orange.store.task import Task
+from tests.helpers import retry_until
+
+TRUST = "Quick safety check: Is this a project you created or one you trust?"
+
+
+class Said(screens.Setter):
+    """The attention the monitor sets and clears, kept here (no task store needed)."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, str]] = []
+
+    def set(self, task_id: str, text: str) -> None:
+        self.calls.append(("set", text))
+
+    def clear(self, task_id: str) -> None:
+        self.calls.append(("clear", task_id))
+
+
+@pytest.fixture
+def tmux(monkeypatch: pytest.MonkeyPatch) -> Iterator[Tmux]:
+    monkeypatch.setenv("ORANGE_TMUX_SOCKET", f"orange-test-{uuid.uuid4().hex[:10]}")
+    server = Tmux()
+    yield server
+    server.kill_server()
+
+
+def _pane(tmux: Tmux, tmp_path: Path, text: str) -> PaneInfo:
+    code = f"import sys, time\nprint({text!r}, flush=True)\ntime.sleep(600)\n"
+    tmux.start("s", "worker", [sys.executable, "-c", code], cwd=tmp_path)
+
+    def shown() -> PaneInfo | None:
+        pane = tmux.pane("s", "worker")
+        return pane if pane and text[:20] in tmux.visible(pane.pane_id) else None
+
+    return retry_until(shown)
+
+
+TASK = Task(
+    fields={"id": "abc12345", "project": "p", "harness": "claude", "status": "planning"}, body=""
+)
+
+
+def test_a_screen_read_in_its_last_second_is_read_again(tmux: Tmux, tmp_path: Path) -> None:
+    pane = _pane(tmux, tmp_path, TRUST)
+    assert pane.activity is not None
+    said = Said()
+    _, look = screens.look_at("p", TASK, "worker", pane, tmux, said, now=pane.activity + 3)
+    assert look is not None and look.screen == "folder trust question"
+    assert [kind for kind, _ in said.calls] == ["set"]
+
+    # It prints again (a key echoed) in a later second: a waiting pane that moved is
+    # read at once, and a read in the second of its stamp is kept as unsettled.
+    retry_until(lambda: time.time() >= pane.activity + 1.2)  # type: ignore[operator]
+    tmux.send_text("s", "worker", "x")
+
+    def moved() -> PaneInfo | None:
+        now = tmux.pane("s", "worker")
+        return now if now is not None and now.activity != pane.activity else None
+
+    later = retry_until(moved)
+    assert later.activity is not None
+    _, look = screens.look_at("p", TASK, "worker", later, tmux, said, now=later.activity)
+    assert look is not None and look.screen == "folder trust question"
+    assert screens.due(waiting.read("p", TASK.id), later, "worker", later.activity + 1)
+
+    settled = later.activity + screens.SETTLED
+    _, look = screens.look_at("p", TASK, "worker", later, tmux, said, now=settled)
+    assert look is not None and look.activity == later.activity
+    assert not screens.due(waiting.read("p", TASK.id), later, "worker", settled + 60)
+    assert [kind for kind, _ in said.calls] == ["set"]  # told once, not on every read
+
+
+def test_a_quiet_pane_is_read_once_and_a_busy_one_not_at_all(tmux: Tmux, tmp_path: Path) -> None:
+    pane = _pane(tmux, tmp_path, "working on it")
+    assert pane.activity is not None
+    assert not screens.due(None, pane, "worker", pane.activity + screens.QUIET - 1)
+    said = Said()
+    _, look = screens.look_at("p", TASK, "worker", pane, tmux, said, now=pane.activity + 10)
+    assert look is not None and look.screen == ""
+    assert not screens.due(waiting.read("p", TASK.id), pane, "worker", pane.activity + 99)
+    assert said.calls == []

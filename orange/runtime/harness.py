@@ -303,6 +303,7 @@ _INSTALL = "run `orange install --harness {h}` (it settles this for every task),
 # approval (ANTHROPIC_API_KEY users), the bypass-permissions warning (once per HOME,
 # default "1. No, exit"), the login choice; as root without IS_SANDBOX=1 it prints the
 # refusal and exits 1 (its source: `process.getuid()===0&&process.env.IS_SANDBOX!=="1"`).
+# Without onboarding done and no way to api.anthropic.com it says it cannot connect, exits 1.
 # codex-cli 0.171.0 with a fresh HOME: the sign-in choice, "Trust this folder?" (per
 # repository root), "Hooks need review" (a hook it does not know yet, e.g. Orange's stop
 # hook).  opencode 1.18.33 and pi 0.73.1 showed no blocking screen with a provider set.
@@ -339,6 +340,14 @@ SCREENS: dict[str, tuple[Screen, ...]] = {
             "Claude Code refuses to run as root unless IS_SANDBOX=1: where you accept "
             'that, set `harness_env: {claude: {IS_SANDBOX: "1"}}` in config.yml, then '
             "`orange task respawn`",
+            exits=True,
+        ),
+        Screen(
+            "connection check",
+            "Unable to connect to Anthropic services",
+            "Claude Code checks its connection to Anthropic once, before onboarding: "
+            "`orange install --harness claude` marks onboarding done (no check), or let "
+            "it reach the network, then `orange task respawn`",
             exits=True,
         ),
     ),

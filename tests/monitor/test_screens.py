@@ -9,11 +9,13 @@ import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import NamedTuple
 
 import pytest
 
 from orange.monitor import screens
 from orange.runtime import waiting
+from orange.runtime.harness import waiting_screen
 from orange.runtime.tmux import PaneInfo, Tmux
 from orange.store.task import Task
 from tests.helpers import retry_until
@@ -97,3 +99,73 @@ def test_a_quiet_pane_is_read_once_and_a_busy_one_not_at_all(tmux: Tmux, tmp_pat
     assert look is not None and look.screen == ""
     assert not screens.due(waiting.read("p", TASK.id), pane, "worker", pane.activity + 99)
     assert said.calls == []
+
+
+class Seen(NamedTuple):
+    harness: str
+    pane: str  # as the program showed it in an 80- or 120-column tmux pane
+    screen: str | None
+    dead: bool = False
+
+
+# Captured from the real programs in tmux with a fresh HOME: Claude Code 2.1.197 and
+# codex-cli 0.171.0 (npm), wrapped as their panes wrapped them.
+SEEN = {
+    "claude-trust": Seen(
+        "claude",
+        " Quick safety check: Is this a project you created or one you trust? (Like your\n"
+        " own code, a well-known open source project, or work from your team).\n"
+        " ❯ 1. Yes, I trust this folder\n   2. No, exit\n",
+        "folder trust question",
+    ),
+    "claude-api-key": Seen(
+        "claude",
+        "  Detected a custom API key in your environment\n"
+        "  ANTHROPIC_API_KEY: sk-ant-...6789abcdefghijklmnop\n"
+        "  Do you want to use this API key?\n    1. Yes\n  ❯ 2. No (recommended)\n",
+        "API key approval",
+    ),
+    "claude-bypass": Seen(
+        "claude",
+        "  WARNING: Claude Code running in Bypass Permissions mode\n"
+        "  ❯ 1. No, exit\n    2. Yes, I accept\n",
+        "bypass-permissions warning",
+    ),
+    "claude-root": Seen(
+        "claude",
+        "--dangerously-skip-permissions cannot be used with root/sudo privileges for security "
+        "reasons\n\nPane is dead (status 1, Fri Nov 27 14:08:39 2026)\n",
+        "root refusal",
+        dead=True,
+    ),
+    "claude-offline": Seen(
+        "claude",
+        " Unable to connect to Anthropic services\n"
+        " Failed to connect to api.anthropic.com: ENOTFOUND\n",
+        "connection check",
+        dead=True,
+    ),
+    "claude-working": Seen(
+        "claude",
+        "❯ hello\n✻ Unable to connect to API (ConnectionRefused) · Retrying in 6s\n"
+        "  ⏵⏵ bypass permissions on (shift+tab to cycle) · esc to interrupt\n",
+        None,
+    ),
+    "codex-sign-in": Seen(
+        "codex",
+        "  Welcome to Codex, OpenAI's command-line coding agent\n"
+        "  Choose how you want to use Codex.\n> 1. Sign in with ChatGPT\n",
+        "sign-in choice",
+    ),
+    "claude-text-in-codex": Seen(
+        "codex", "Do you want to use this API key?\n", None
+    ),  # each harness has its own screens
+}
+
+
+@pytest.mark.parametrize("seen", SEEN.values(), ids=SEEN.keys())
+def test_each_real_screen_is_known_by_name(seen: Seen) -> None:
+    found = waiting_screen(seen.harness, seen.pane, dead=seen.dead)
+    assert (found.name if found else None) == seen.screen
+    if seen.screen is not None:  # a live screen is not an exit, nor the other way round
+        assert waiting_screen(seen.harness, seen.pane, dead=not seen.dead) is None

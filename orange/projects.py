@@ -39,6 +39,7 @@ class Project(NamedTuple):  # not a dataclass: see `orange.store.task.Task`
     port_stride: int = 10
     sync_interval: int = 0  # seconds between automatic syncs by the monitor; 0: off
     check: str = ""  # command `task merge --ready` runs on each merged result ('': none)
+    budget: str = ""  # dollars a new task may cost, unless it says ('': none; the ledger)
 
     def repo(self) -> GitRepo:
         return open_repo(self.path)
@@ -79,6 +80,7 @@ def load_all() -> list[Project]:
                     port_stride=int(entry.get("port_stride") or 10),
                     sync_interval=int(entry.get("sync_interval") or 0),
                     check=str(entry.get("check") or ""),
+                    budget=str(entry.get("budget") or ""),
                 )
             )
         except (KeyError, TypeError, ValueError):
@@ -224,10 +226,12 @@ def update(
     setup: Callable[[Project], Project] | None = None,
     sync_interval: int | None = None,
     check: str | None = None,
+    budget: str | None = None,
 ) -> Project:
     """Change a project's pool size and workflow; ``setup`` changes its worktree
     settings (`orange.project_setup.SetupChange.applied`); ``check``: the command
-    ``task merge --ready`` runs on each merged result ('' for none)."""
+    ``task merge --ready`` runs on each merged result ('' for none); ``budget``: its
+    new tasks' default budget, checked text ('' for none)."""
     if pool_size is not None:
         _check_pool(pool_size)
     with _editing() as projects:
@@ -242,6 +246,8 @@ def update(
                     changed = changed._replace(sync_interval=sync_interval)
                 if check is not None:
                     changed = changed._replace(check=check.strip())
+                if budget is not None:
+                    changed = changed._replace(budget=budget)
                 check_ports(changed)
                 projects[index] = changed
                 return changed

@@ -131,6 +131,7 @@ def update(
     clear_ports: Annotated[bool, typer.Option("--clear-ports", help="No ports.")] = False,
     sync_interval: Annotated[str | None, typer.Option(help=_SYNC_INTERVAL)] = None,
     check: Annotated[str | None, typer.Option("--check", help=_CHECK)] = None,
+    budget: Annotated[str | None, typer.Option("--budget", help=_BUDGET)] = None,
     json_out: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
     """Change a project's pool size, workflow, or how its worktrees are made ready."""
@@ -146,7 +147,15 @@ def update(
         clear_ports=clear_ports,
     )
     interval = None if sync_interval is None else projects.parse_interval(sync_interval)
-    if (pool_size, workflow, interval, check) == (None,) * 4 and not change.changes_anything():
+    if budget is not None and budget.strip() not in ("", "off"):
+        from orange.engine.ledger import budget_text  # Decimal: for a budget only
+
+        budget = budget_text(budget)
+    elif budget is not None:
+        budget = ""
+    if (pool_size, workflow, interval, check, budget) == (None,) * 5 and not (
+        change.changes_anything()
+    ):
         raise InvalidInput("nothing to update", hint=_WHAT_CAN_CHANGE)
     _check_workflow(workflow)
     target = name or projects.infer().name
@@ -157,6 +166,7 @@ def update(
         setup=change.applied,
         sync_interval=interval,
         check=check,
+        budget=budget,
     )
     if json_out:
         emit_json(project._asdict())
@@ -165,9 +175,10 @@ def update(
 
 
 _WHAT_CAN_CHANGE = (
-    "give --pool-size, --workflow, --copy, --setup, --teardown, --port-base, --sync-interval "
-    "or --check"
+    "give --pool-size, --workflow, --copy, --setup, --teardown, --port-base, --sync-interval, "
+    "--check or --budget"
 )
+_BUDGET = "Dollars each new task may cost unless it says (--budget off: none)."
 _SYNC_INTERVAL = "Sync tasks with the remote every Ns or Nm from the monitor (off: never)."
 _CHECK = "Run CMD on each merged result of `task merge --ready` ('' for none)."
 _POOL = "Worktrees in the pool."
@@ -191,6 +202,8 @@ def _settings(project: projects.Project) -> str:
         parts.append(f"sync every {project.sync_interval}s")
     if project.check:
         parts.append(f"check: {project.check}")
+    if project.budget:
+        parts.append(f"budget=${project.budget}")
     return " ".join(parts)
 
 

@@ -80,7 +80,8 @@ def create_and_spawn(
         check_base(engine.project, base, [])  # a fetch that fails: the local refs decide
     extra: dict[str, object] = {"effort": agents.effort, "review_effort": agents.review_effort}
     extra |= {"base": base, "after": _dependencies(engine, after)}
-    extra[BUDGET] = budget_text(budget) if budget is not None else None
+    # The task's own budget, else the project's default (`orange project update --budget`).
+    extra[BUDGET] = budget_text(budget) if budget is not None else engine.project.budget or None
     task = create_task(
         engine.store,
         engine.project,

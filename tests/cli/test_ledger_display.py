@@ -60,3 +60,20 @@ def test_a_budget_set_later_shows_beside_the_cost(repo: Path) -> None:
     assert ok.code == 0, ok.err
     assert store.get(task.id).fields["budget_usd"] == "5.00"
     assert "$0.01/5.00" in run_orange("task", "list", cwd=repo).out
+
+
+def test_the_project_default_budget(repo: Path) -> None:
+    projects.add(repo)
+    bad = run_orange("project", "update", "--budget", "plenty", cwd=repo)
+    assert bad.code == 1 and "budget 'plenty' is not an amount of dollars" in bad.err
+    ok = run_orange("project", "update", "--budget", "7.5", cwd=repo)
+    assert ok.code == 0 and "budget=$7.50" in ok.out, ok.err
+    made = run_orange("task", "create", "b1", "Default", "--no-spawn", "--json", cwd=repo)
+    own = run_orange(
+        "task", "create", "b2", "Own", "--no-spawn", "--budget", "2", "--json", cwd=repo
+    )
+    assert json.loads(made.out)["budget_usd"] == "7.50"
+    assert json.loads(own.out)["budget_usd"] == "2.00"
+    assert run_orange("project", "update", "--budget", "off", cwd=repo).code == 0
+    none = run_orange("task", "create", "b3", "None", "--no-spawn", "--json", cwd=repo)
+    assert "budget_usd" not in json.loads(none.out)

@@ -5,6 +5,6 @@
 without loading typer (`update`, `listing`); `engine` gets a task's engine from the
 composition root and prints what a move did; `context` finds the project and task;
 `output` and `errors` print; each other module holds one group's commands (`task`,
-`moves`, `runtime`, `launch`, `project`, `workflow`, `workspace`, `monitor`,
+`moves`, `runtime`, `create`, `project`, `workflow`, `workspace`, `monitor`,
 `githooks`, `tasks_checkout`, `install`, `demo`).
 """

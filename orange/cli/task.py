@@ -15,7 +15,7 @@ import typer
 
 from orange import projects
 from orange.cli.context import locate
-from orange.cli.launch import create_and_report
+from orange.cli.create import create_and_report
 from orange.cli.listing import list_tasks
 from orange.cli.output import emit_json, history_object, print_task, task_object, visible
 from orange.cli.update import update_task

@@ -11,7 +11,7 @@ counted as it is: every figure is what its commits claim.
 
 from __future__ import annotations
 
-from collections import Counter, defaultdict
+from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -47,7 +47,7 @@ class TaskFacts:
     crashes: int = 0
     reviews: int = 0
     first_review: bool | None = None  # passed (None: no agent review yet)
-    models: Counter[str] = field(default_factory=Counter)
+    models: dict[str, int] = field(default_factory=dict)  # tokens by model
 
 
 @dataclass
@@ -165,7 +165,7 @@ def _add(facts: TaskFacts, row: Row) -> None:
         facts.unpriced += cost is None
         facts.tokens += row.tokens_in + row.tokens_out + row.cache
         facts.seconds += row.seconds
-        facts.models[row.model] += row.tokens_in + row.tokens_out
+        facts.models[row.model] = facts.models.get(row.model, 0) + row.tokens_in + row.tokens_out
 
 
 def _by(facts: Iterable[TaskFacts], key: Any, figures: Any) -> dict[str, Any]:
@@ -197,7 +197,7 @@ def _spend(group: list[TaskFacts]) -> dict[str, Any]:
 
 
 def _model(fact: TaskFacts) -> str:
-    return fact.models.most_common(1)[0][0] if fact.models else "-"
+    return max(fact.models, key=lambda m: fact.models[m]) if fact.models else "-"
 
 
 def _money(value: Decimal) -> str:

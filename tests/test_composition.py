@@ -19,9 +19,11 @@ from tests.conftest import REPO_ROOT
 PACKAGE = REPO_ROOT / "orange"
 # Where adapters may be built: the runtime's own modules and the composition root.
 BUILDERS = ("orange/runtime/", "orange/compose.py")
-# The scripted stand-in for an agent program runs git as an agent in its worktree
-# does: it is the program on the other side, not Orange driving git.
-OUTSIDE_PROGRAMS = ("orange/demo_agent.py",)
+# Programs on the agent's side, not Orange driving git: the scripted stand-in for an
+# agent program runs git as an agent in its worktree does, and the agents' stop hook
+# (run by the agent program, importing nothing of Orange's) asks git where the
+# worktree's git directory is.
+OUTSIDE_PROGRAMS = ("orange/demo_agent.py", "orange/ops/claude_stop.py")
 ADAPTERS = {"Tmux", "TmuxClient", "Server"}  # Server: libtmux's, under the adapter
 SUBPROCESS = {"run", "Popen", "call", "check_call", "check_output"}
 

@@ -31,6 +31,12 @@ if TYPE_CHECKING:
     import pygit2
 
 _MAX_ATTEMPTS = 100
+# Writes of objects tried again after an OSError: a ``git repack -d`` or ``git gc`` beside
+# the write (Orange's own background repack, `orange.store.packing`, or the user's) runs
+# ``git prune-packed``, which removes empty ``objects/xx/`` folders; libgit2 makes an
+# object's folder, then renames the object into it, and fails when the folder went in
+# between (git itself makes the folder again and retries).
+_WRITE_RETRIES = 5
 C = TypeVar("C", bound="events.Change | None")
 
 
@@ -205,16 +211,23 @@ class TaskStore:
                 writes = dict(change.writes)
                 if schema < layout.SCHEMA_VERSION:
                     writes[layout.SCHEMA_PATH] = f"{layout.SCHEMA_VERSION}\n".encode()
-                tree_id = apply_writes(repo, snap.tree, writes)
-                if tree_id is None:
-                    tree_id = repo.TreeBuilder().write()
-                if commit is not None and tree_id == commit.tree_id:
-                    return change
-                signature = _signature(repo)
-                parents = [] if commit is None else [commit.id]
-                new = repo.create_commit(
-                    None, signature, signature, events.message(change), tree_id, parents
-                )
+                for retry in range(_WRITE_RETRIES):
+                    try:
+                        tree_id = apply_writes(repo, snap.tree, writes)
+                        if tree_id is None:
+                            tree_id = repo.TreeBuilder().write()
+                        if commit is not None and tree_id == commit.tree_id:
+                            return change
+                        signature = _signature(repo)
+                        parents = [] if commit is None else [commit.id]
+                        message = events.message(change)
+                        new = repo.create_commit(
+                            None, signature, signature, message, tree_id, parents
+                        )
+                        break
+                    except OSError:  # (see _WRITE_RETRIES)
+                        if retry + 1 == _WRITE_RETRIES:
+                            raise
                 _keep_reflog(self.repo.common_dir)
                 if _move_ref(repo, ref, new, change.subject):
                     self._wake()

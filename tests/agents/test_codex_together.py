@@ -7,7 +7,7 @@ from __future__ import annotations
 from tests.agents.conftest import settle
 from tests.agents.modelserver import ModelServer
 from tests.conftest import git
-from tests.e2e.conftest import World
+from tests.e2e.conftest import World, wait_for
 
 WAIT = 300.0
 
@@ -15,6 +15,8 @@ WAIT = 300.0
 def test_two_codex_tasks_each_act_as_themselves(agents: World, model: ModelServer) -> None:
     settle(agents.repo)
     first = agents.create("first", "First feature", "--harness", "codex")
+    # The second starts once the first codex runs (and would have started its daemon).
+    wait_for(lambda: model.asked("# Task:"), WAIT, "the first agent to call the model")
     second = agents.create("second", "Second feature", "--harness", "codex")
     for task_id in (first, second):
         task = agents.wait_status(task_id, "reviewing", timeout=WAIT)

@@ -225,6 +225,13 @@ _CLAUDE = ("claude", "--dangerously-skip-permissions")
 _NO_GH_POSTS = ("--disallowedTools", "Bash(gh pr review:*)", "Bash(gh pr comment:*)")
 # Each agent's commands in its own process, with the PATH Orange started it with (above).
 _CODEX = ("codex", "--no-daemon", "-c", "allow_login_shell=false")
+# Full permissions, and the hooks Orange installed run without codex's "Hooks need
+# review" screen: codex 0.171 asks a person to trust each hook (a hash Orange cannot
+# write), so an agent started after `orange install --harness codex` waited on it.
+# `--dangerously-bypass-hook-trust` ("for automation that already vets hook sources")
+# adds nothing an agent that bypasses approvals and the sandbox could not already run;
+# the reduced role keeps codex's hook trust.
+_CODEX_FULL = ("--dangerously-bypass-approvals-and-sandbox", "--dangerously-bypass-hook-trust")
 _DEMO = (sys.executable, "-m", "orange.demo_agent")
 DEMO = "demo"  # the stand-in: a built-in, but only ever run when named
 
@@ -263,8 +270,8 @@ BUILTINS: dict[str, Harness] = {
     "codex": Harness(
         name="codex",
         binary="codex",
-        worker=(*_CODEX, "--dangerously-bypass-approvals-and-sandbox", "--", PROMPT),
-        reviewer=(*_CODEX, "--dangerously-bypass-approvals-and-sandbox", "--", PROMPT),
+        worker=(*_CODEX, *_CODEX_FULL, "--", PROMPT),
+        reviewer=(*_CODEX, *_CODEX_FULL, "--", PROMPT),
         reduced_worker=(*_CODEX, "--sandbox", "workspace-write", "--", PROMPT),
         effort_flag="-c",
         effort_value="model_reasoning_effort={effort}",

@@ -88,6 +88,7 @@ SHAPES = [
             "-c",
             "allow_login_shell=false",
             "--dangerously-bypass-approvals-and-sandbox",
+            "--dangerously-bypass-hook-trust",
             "--",
             PROMPT,
         ],

@@ -193,7 +193,7 @@ def _check_text(args: list[str]) -> None:
             arg.encode("utf-8")
         except UnicodeEncodeError:
             raise InvalidInput(
-                f"argument {number} is not valid UTF-8 text",
+                f"argument {number} is not UTF-8 text",
                 hint="pass it as UTF-8 text, as a terminal types it",
             ) from None
 

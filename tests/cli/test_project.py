@@ -19,7 +19,7 @@ def test_add_list_update_remove(cli: Cli, repo: Path) -> None:
     assert out == {"name": "proj", "path": str(repo), "default_branch": "main",
                    "pool_size": 3, "workflow": "default", "copy": [], "setup": [],
                    "teardown": [], "port_base": None, "port_stride": 10,
-                   "sync_interval": 0, "check": ""}  # fmt: skip
+                   "sync_interval": 0, "check": "", "budget": ""}  # fmt: skip
     listed = cli.ok("project", "list", "--json").json()
     assert listed == {"projects": [out]}
     cli.ok("project", "update", "--pool-size", "5", "--workflow", "minimal", cwd=repo / ".")

@@ -68,7 +68,7 @@ def test_two_slots_are_made_ready_with_their_own_ports(world: World, tmp_path: P
     cancelled = world.task(first)
     assert cancelled.status == "cancelled"
     attention = cancelled.str_field("attention")
-    assert "teardown command 1 of 1 exited with status 4" in attention
+    assert "teardown command 2 of 2 exited with status 4" in attention
     # The shared record names neither the local command nor the log's path.
     assert "exit 4" not in attention and str(orange_home()) not in attention
     slots = world.ok("workspace", "list", "--json").json()["workspaces"]

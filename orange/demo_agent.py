@@ -206,7 +206,10 @@ def spend_forever(tokens: int) -> int:
     call = 0
     while True:
         call += 1
-        stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime()) + f".{call % 1000:03d}Z"
+        now = time.time()  # the real time of the call, to the millisecond, as Claude Code's
+        stamp = (
+            time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(now)) + f".{int(now * 1000) % 1000:03d}Z"
+        )
         usage = {"input_tokens": 10, "output_tokens": tokens, "cache_read_input_tokens": 0}
         message = {"id": f"msg_{os.getpid()}_{call}", "model": "claude-sonnet-4-5", "usage": usage}
         line = {"type": "assistant", "cwd": cwd, "timestamp": stamp, "message": message}

@@ -75,6 +75,5 @@ def test_an_argument_that_is_not_utf8_is_one_line_not_a_crash(tmp_path: Path) ->
     result = run_orange("task", "create", broken, "--no-spawn", cwd=tmp_path)
     assert (result.code, result.out) == (1, "")
     assert result.err == (
-        "orange: argument 3 is not UTF-8 text (pass it as UTF-8 text, as a terminal "
-        "types it)\n"
+        "orange: argument 3 is not UTF-8 text (pass it as UTF-8 text, as a terminal types it)\n"
     )

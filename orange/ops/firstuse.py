@@ -27,9 +27,10 @@ import json
 import os
 import tomllib
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 from orange.errors import InvalidInput
+from orange.ops.install import read_json_object
 from orange.projects import Project
 from orange.runtime.places import pool_name, pool_path
 
@@ -93,24 +94,9 @@ def apply(writes: list[Write]) -> None:
         os.replace(tmp, write.path)
 
 
-def _read_json(path: Path) -> dict[str, Any]:
-    if not path.exists():
-        return {}
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise InvalidInput(
-            f"{path}: cannot read it as JSON ({exc}); Orange will not change it",
-            hint="fix the file, then run this again",
-        ) from None
-    if not isinstance(data, dict):
-        raise InvalidInput(f"{path}: not a JSON object; Orange will not change it")
-    return data
-
-
 def _claude_state(home: Path, projects: list[Project]) -> Write | None:
     path = home / ".claude.json"
-    data = _read_json(path)
+    data = read_json_object(path)
     added: list[Setting] = []
     if data.get("hasCompletedOnboarding") is not True:
         data["hasCompletedOnboarding"] = True
@@ -139,7 +125,7 @@ def _claude_state(home: Path, projects: list[Project]) -> Write | None:
 
 def _claude_settings(home: Path) -> Write | None:
     path = home / ".claude" / "settings.json"
-    data = _read_json(path)
+    data = read_json_object(path)
     if data.get("skipDangerousModePermissionPrompt") is True:
         return None
     data["skipDangerousModePermissionPrompt"] = True

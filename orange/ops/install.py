@@ -165,7 +165,7 @@ def _install_stop_hook(home: Path, harness: str) -> list[tuple[Path, Outcome]]:
     script = home / folder / STOP_HOOK
     results = [_write(script, stop_hook_script(harness), mode=0o755)]
     settings = home / settings_file
-    data = _read_json(settings)
+    data = read_json_object(settings)
     before = json.dumps(data, sort_keys=True)
     if harness == "claude":
         permissions = _mapping(data, "permissions", settings)
@@ -186,12 +186,14 @@ def _install_stop_hook(home: Path, harness: str) -> list[tuple[Path, Outcome]]:
     return results
 
 
-def _read_json(path: Path) -> dict[str, Any]:
+def read_json_object(path: Path) -> dict[str, Any]:
+    """A settings file of an agent program, as a JSON object ({} when it does not
+    exist); one that cannot be read as one is `InvalidInput`, and Orange leaves it."""
     if not path.exists():
         return {}
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-    except ValueError as exc:
+    except (OSError, ValueError) as exc:
         raise InvalidInput(
             f"{path}: not valid JSON ({exc}); Orange will not overwrite it",
             hint="fix the file, then run `orange install` again",

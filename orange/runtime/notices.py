@@ -102,8 +102,7 @@ class DetachedNotifier:
 
 def claim(commit: str, event: str) -> bool:
     """True the first time (``commit``, ``event``) is claimed on this host."""
-    folder = orange_home() / "notify" / "sent"
-    folder.mkdir(parents=True, exist_ok=True)
+    folder = _notify_dir("sent")
     try:
         os.close(os.open(folder / f"{commit}.{event}", os.O_CREAT | os.O_EXCL | os.O_WRONLY))
     except FileExistsError:

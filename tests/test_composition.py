@@ -23,7 +23,7 @@ BUILDERS = ("orange/runtime/", "orange/compose.py")
 # agent program runs git as an agent in its worktree does, and the agents' stop hook
 # (run by the agent program, importing nothing of Orange's) asks git where the
 # worktree's git directory is.
-OUTSIDE_PROGRAMS = ("orange/demo_agent.py", "orange/ops/claude_stop.py")
+OUTSIDE_PROGRAMS = ("orange/demo_agent.py", "orange/agent_hooks/stop.py")
 ADAPTERS = {"Tmux", "TmuxClient", "Server"}  # Server: libtmux's, under the adapter
 SUBPROCESS = {"run", "Popen", "call", "check_call", "check_output"}
 

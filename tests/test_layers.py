@@ -54,6 +54,7 @@ def test_the_package_keeps_its_layers(tree: Path) -> None:
         ("orange/runtime/git.py", "from orange.monitor import loop", "drivers above"),
         ("orange/engine/notices.py", "from orange.engine import engine", "no import cycle"),
         ("orange/dashboard/views.py", "from orange.dashboard import app", "no import cycle"),
+        ("orange/agent_hooks/stop.py", "from orange import errors", "drivers above"),
     ],
     ids=[
         "engine->runtime",
@@ -62,6 +63,7 @@ def test_the_package_keeps_its_layers(tree: Path) -> None:
         "runtime->monitor",
         "notices->engine",
         "views->app",
+        "agent_hooks->errors",
     ],
 )
 def test_a_function_level_import_across_a_layer_breaks_a_contract(

@@ -4,8 +4,9 @@ Each finding is one line: ``ok``, ``warn`` (a task runs, something is worse than
 should be) or ``error`` (a first task would not start, or would wait on a screen nobody
 sees).  Checked: tmux and git and their versions, a registered project, each coding
 agent on PATH, and for Claude Code and codex the settings that answer their first-use
-screens (`orange.ops.firstuse`), Claude Code as root without ``IS_SANDBOX=1``, and
-whether ``orange`` is on codex's login-shell PATH.
+screens (`orange.ops.firstuse`), Claude Code as root without ``IS_SANDBOX=1``, a stop
+hook that `orange install` would rewrite, and whether ``orange`` is on codex's
+login-shell PATH.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from typing import NamedTuple
 from orange import projects
 from orange.errors import NotFound, OrangeError
 from orange.ops import firstuse
+from orange.ops.install import stale_stop_files
 from orange.runtime.harness import DEFAULT_ORDER, DEMO, harness_env, load_harnesses
 
 TMUX_MIN = (3, 0)
@@ -146,6 +148,15 @@ def _harness(
                     f"orange install --harness {name}",
                 )
             )
+    for path in stale_stop_files(name, home):
+        found.append(
+            Finding(
+                name,
+                "warn",
+                f"{path} was written by an older or another Orange installation",
+                f"orange install --harness {name}",
+            )
+        )
     if name == "codex":
         found.extend(_codex_shell(home))
     return found

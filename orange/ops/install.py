@@ -4,7 +4,7 @@ For each harness it writes two skills (the task protocol for workers and reviewe
 the orchestrator's) where that agent looks for user skills; for Claude Code it also
 allows the ``orange`` commands an agent may run; for Claude Code and codex it registers
 the seed-003 stop hook, and for opencode and pi it writes the plugin / extension that
-does the same job (`orange.ops.idle_hooks`).  Every write is idempotent: a file whose
+does the same job (`orange.agent_hooks.idle`).  Every write is idempotent: a file whose
 content is already right is reported "unchanged" and not touched; JSON settings are
 merged, never replaced.
 
@@ -49,8 +49,8 @@ import sys
 from pathlib import Path
 from typing import Any, Literal
 
+from orange.agent_hooks.idle import FILE_NAME, IDLE_HOOK_DIRS, idle_hook_source
 from orange.errors import InvalidInput
-from orange.ops.idle_hooks import FILE_NAME, IDLE_HOOK_DIRS, idle_hook_source
 from orange.ops.skills import SKILLS, Skill
 from orange.runtime.harness import BUILTINS, DEMO, allow_agent_commands, load_harnesses
 
@@ -101,9 +101,9 @@ def _orange_bin() -> str:
 
 
 def hook_command() -> list[str]:
-    """The stop check every harness's hook runs: `orange.ops.claude_stop` with this
+    """The stop check every harness's hook runs: `orange.agent_hooks.stop` with this
     Python and this ``orange``."""
-    return [sys.executable, "-P", "-m", "orange.ops.claude_stop", _orange_bin()]
+    return [sys.executable, "-P", "-m", "orange.agent_hooks.stop", _orange_bin()]
 
 
 def stop_hook_script(harness: str = "claude") -> str:
@@ -111,7 +111,7 @@ def stop_hook_script(harness: str = "claude") -> str:
     return (
         "#!/bin/sh\n"
         f"# Orange stop hook for {TOOL_NAMES[harness]} (seed 003); installed by `orange install`.\n"
-        "# Reports the outcome in .orange-task: see orange/ops/claude_stop.py.\n"
+        "# Reports the outcome in .orange-task: see orange/agent_hooks/stop.py.\n"
         f"exec {shlex.join(hook_command())} || exit 0\n"
     )
 
@@ -155,6 +155,29 @@ def install(harness: str | None = None, *, home: Path | None = None) -> list[tup
             source = idle_hook_source(name, hook_command())
             results.append(_write(home / IDLE_HOOK_DIRS[name] / FILE_NAME, source))
     return results
+
+
+def stale_stop_files(harness: str, home: Path) -> list[Path]:
+    """The stop files of ``harness`` under ``home`` that an `orange install` would
+    change: written by an older Orange (its check then named `orange.ops.claude_stop`,
+    which still runs) or by another installation of Orange."""
+    if harness in STOP_HOOKS:
+        wanted = {home / STOP_HOOKS[harness][0] / STOP_HOOK: stop_hook_script(harness)}
+    elif harness in IDLE_HOOK_DIRS:
+        source = idle_hook_source(harness, hook_command())
+        wanted = {home / IDLE_HOOK_DIRS[harness] / FILE_NAME: source}
+    else:
+        return []
+    stale = []
+    for path, content in wanted.items():
+        try:
+            if path.read_text(encoding="utf-8") != content:
+                stale.append(path)
+        except FileNotFoundError:
+            continue
+        except (OSError, UnicodeDecodeError):
+            stale.append(path)
+    return stale
 
 
 def _install_stop_hook(home: Path, harness: str) -> list[tuple[Path, Outcome]]:

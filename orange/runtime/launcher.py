@@ -5,7 +5,7 @@ a private file and has tmux run this module on it, so the agent's argv never pas
 through a shell or through tmux's argument parsing.  The launcher reads and deletes the
 file, sets the environment, changes directory and execs argv: the agent then *is* the
 pane's process, and its exit status is the pane's.  Its process id goes in the agent's
-environment as ``ORANGE_AGENT_PID``: the stop hook (`orange.ops.claude_stop`) acts only
+environment as ``ORANGE_AGENT_PID``: the stop hook (`orange.agent_hooks.stop`) acts only
 for that process, never for a session started inside it, which inherits the variable
 but not the ancestry.
 

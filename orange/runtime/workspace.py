@@ -24,7 +24,7 @@ from orange.store.store import Snapshot
 from orange.store.task import Task
 
 # The self-review outcome file (seed 003) an agent writes in its worktree, and the one
-# the stop hook writes beside it first (`orange.ops.claude_stop`, which imports nothing).
+# the stop hook writes beside it first (`orange.agent_hooks.stop`, which imports nothing).
 OUTCOME_FILES = (".orange-task", ".orange-task.tmp")
 
 

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from orange.agent_hooks.idle import IDLE_HOOK_DIRS
 from orange.engine.gates import section
 from orange.home import orange_home
-from orange.ops.idle_hooks import IDLE_HOOK_DIRS
 from tests.e2e.conftest import World, wait_for
 from tests.node import DRIVE, node
 

@@ -3,7 +3,7 @@
 Neither tool lets a hook refuse a stop: opencode's plugins see ``session.idle`` and pi's
 extensions see ``agent_end``, both after the turn is over.  So the way to keep the agent
 going is to send it a new prompt: the file runs the same check as Claude Code's stop
-hook (`orange.ops.claude_stop`, with this Python and this ``orange``, in the session's
+hook (`orange.agent_hooks.stop`, with this Python and this ``orange``, in the session's
 directory) and, when that exits 2 ("keep going"), sends its message as the next user
 message.  Otherwise it does nothing.
 
@@ -44,8 +44,8 @@ IDLE_HOOK_DIRS: dict[str, str] = {
 _COMMON = """\
 // Orange stop hook for __TOOL__ (seed 003); installed by `orange install`.
 // __TOOL__ cannot refuse a stop, so when Orange's check (the same one Claude Code's stop
-// hook runs: python -m orange.ops.claude_stop) exits 2, its message is sent as the next
-// user message.  At most __MAX__ reminders in a row; see orange/ops/idle_hooks.py.
+// hook runs: python -m orange.agent_hooks.stop) exits 2, its message is sent as the next
+// user message.  At most __MAX__ reminders in a row; see orange/agent_hooks/idle.py.
 import { spawn } from "node:child_process";
 
 const HOOK = __HOOK__;

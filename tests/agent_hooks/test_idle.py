@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
+from orange.agent_hooks.idle import IDLE_HOOK_DIRS
 from orange.ops import install as install_module
-from orange.ops.idle_hooks import IDLE_HOOK_DIRS
 from orange.ops.install import install
 from tests.node import DRIVE, node
 

@@ -44,6 +44,7 @@ ACTION_PARAMS: Mapping[str, Mapping[str, Param]] = {
     "delete_remote_branch": _NONE,
     "create_pr": _NONE,
     "kill_reviewer": _NONE,
+    "stop_agents": _NONE,
     "spawn_agent": {
         "prompt": Param("prompt", required=True),
         "harness": Param("choice", choices=_HARNESS, default="task"),

@@ -209,9 +209,12 @@ def without_ledger(after: Mapping[str, Any], before: Mapping[str, Any]) -> dict[
     return out
 
 
-# The budget's stop: the agent's session ends (its worktree, and so its work, stays
-# bound to the task for a person to look at), the task waits for a human.
-BUDGET_HOOKS = (HookSpec("kill_session", MappingProxyType({})),)
+# The budget's stop: the task's agents end, their session and worktree (so their work)
+# stay bound to the task for a person to look at, and the task waits for a human, who
+# raises the budget and sends it back to work in the same session.
+BUDGET_HOOKS = (HookSpec("stop_agents", MappingProxyType({})),)
+# What the stop ran before it kept the session (a history written then stays legal).
+OLD_BUDGET_HOOKS = (HookSpec("kill_session", MappingProxyType({})),)
 
 
 def window_start(fields: Mapping[str, Any]) -> str | None:

@@ -43,6 +43,7 @@ from orange.engine.gates import check_gate, fingerprints
 from orange.engine.ledger import (
     BUDGET_HOOKS,
     LEDGER_FIELDS,
+    OLD_BUDGET_HOOKS,
     Usage,
     ledger_problem,
     over_budget,
@@ -146,7 +147,7 @@ def check_move(workflow: Workflow, before: Task, after: Task, *, spent: bool = F
         return f"moved out of terminal status {src}"
     moves, refusal = _legal_moves(workflow, before, after)
     if spent and workflow.escalation is not None and workflow.escalation.to == dst:
-        moves.append(Transition(from_=src, to=dst, hooks=BUDGET_HOOKS))
+        moves += [Transition(from_=src, to=dst, hooks=h) for h in (BUDGET_HOOKS, OLD_BUDGET_HOOKS)]
     problems = [_bookkeeping(workflow, t, before, after) for t in moves]
     if not moves:
         return refusal

@@ -42,6 +42,7 @@ def runtime_actions(tmux: Tmux) -> tuple[Action, ...]:
         agents.NotifyWorker(tmux),
         sessions.KillSession(tmux),
         sessions.KillReviewer(tmux),
+        sessions.StopAgents(tmux),
         queue.SpawnNext(),
         remotes.PushBranch(),
         remotes.DeleteRemoteBranch(),

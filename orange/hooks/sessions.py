@@ -1,5 +1,6 @@
 """The hook actions that end an agent: ``kill_session`` (the task's tmux session, and
-its recorded binding) and ``kill_reviewer`` (the reviewer's window).  Only a session
+its recorded binding), ``kill_reviewer`` (the reviewer's window) and ``stop_agents``
+(every agent of the session, the session and its panes kept: the budget's stop).  Only a session
 this host recorded starting is ended (`orange.runtime.bindings`, DESIGN §8); an agent
 ending its own session is set aside and killed last (`orange.runtime.ending`)."""
 
@@ -9,7 +10,7 @@ from typing import Any
 
 from orange.engine.actions import Action, HookContext
 from orange.runtime import bindings
-from orange.runtime.ending import end
+from orange.runtime.ending import end, stop_agents
 from orange.runtime.places import reviewer_window
 from orange.runtime.tmux import Tmux
 
@@ -41,3 +42,19 @@ class KillReviewer(Action):
         session = bindings.session_of(ctx.before)
         if session:
             end(self.tmux, ctx.defer, session, reviewer_window(ctx.before))
+
+
+class StopAgents(Action):
+    """The budget's stop (`orange.engine.ledger.BUDGET_HOOKS`): the task's agents end,
+    their session stays bound (each pane shows how its agent ended), so a person who
+    raises the budget sends the task back to work and its worker starts again there."""
+
+    name = "stop_agents"
+
+    def __init__(self, tmux: Tmux) -> None:
+        self.tmux = tmux
+
+    def apply(self, ctx: HookContext) -> None:
+        session = bindings.session_of(ctx.before)
+        if session:
+            stop_agents(self.tmux, ctx.defer, session)

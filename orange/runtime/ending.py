@@ -11,9 +11,35 @@ session is killed, then the new agent runs in a new session).
 from __future__ import annotations
 
 import os
+import signal
 from collections.abc import Callable
 
 from orange.runtime.tmux import Tmux
+
+
+def stop_agents(tmux: Tmux, defer: Callable[[Callable[[], None]], None], session: str) -> None:
+    """End the process of every live pane of ``session`` and keep the panes: with
+    ``remain-on-exit`` each shows how its agent ended, and the worker is started again in
+    the same session by a later move (``notify_worker``) or `orange task respawn`.  The
+    agent gets what tmux sends a pane it closes (SIGHUP to its process group), then
+    SIGTERM; when this process runs in the session (an agent whose own move spent the
+    budget) that comes last, after every other effect."""
+    pids = [p.pid for p in tmux.panes() if p.session == session and not p.dead and p.pid]
+    if not pids:
+        return
+    if runs_inside(tmux, session):
+        defer(lambda: _hang_up(pids))
+    else:
+        _hang_up(pids)
+
+
+def _hang_up(pids: list[int]) -> None:
+    for sig in (signal.SIGHUP, signal.SIGTERM):
+        for pid in pids:  # a pane's process leads its own group (tmux makes it a session)
+            try:
+                os.killpg(pid, sig)
+            except (ProcessLookupError, PermissionError):
+                pass
 
 
 def runs_inside(tmux: Tmux, session: str, window: str | None = None) -> bool:

@@ -1,6 +1,7 @@
 """Budgets with a real tmux agent: a scripted agent that keeps spending (it records
 model calls in Claude Code's session format) is stopped once its task's cost passes
-the budget given at `task create --budget`; its worktree, and so its work, stays."""
+the budget given at `task create --budget`; its worktree, and so its work, stays, and
+a person who raises the budget sends it back to work, where it goes on."""
 
 from __future__ import annotations
 
@@ -32,6 +33,11 @@ def _calls(worktree: Path) -> int:
     return sum(len(p.read_text().splitlines()) for p in folder.glob("*.jsonl"))
 
 
+def _worker_dead(world: World, session: str) -> bool:
+    shown = world.tmux("list-panes", "-t", f"={session}:worker", "-F", "#{pane_dead}")
+    return shown.strip() == "1"
+
+
 def test_a_runaway_agent_is_stopped_at_its_budget(world: World) -> None:
     _spender(world, 100_000)  # claude-sonnet-4-5: $1.50 a call
     task_id = world.create("spend", "Spend without end", "--harness", "spender", "--budget", "5")
@@ -47,11 +53,22 @@ def test_a_runaway_agent_is_stopped_at_its_budget(world: World) -> None:
     assert stopped.str_field("attention").startswith("budget of $5.00 spent ($")
     assert cost_of(stopped.fields) > Decimal(5)
     assert stopped.fields["tokens"]["out"] >= 400_000
-    wait_for(lambda: session not in world.tmux("list-sessions", "-F", "#S").split(), 10, "stop")
+    wait_for(lambda: _worker_dead(world, session), 10, "the agent stopped")
     assert worktree.is_dir() and stopped.str_field("workspace")  # the work is kept
+    assert stopped.str_field("tmux_session") == session  # its pane shows how it ended
     calls = _calls(worktree)
     monitor_loop.run_pass()
     assert _calls(worktree) == calls  # no agent spends any more
+
+    # Going on: the person raises the budget and sends the task back to work, as the
+    # stop's notice says: `task update ID --budget 50`, then `task request-changes ID`.
+    world.ok("task", "update", task_id, "--budget", "50")
+    world.ok("task", "request-changes", task_id, "-m", "Go on; the budget is $50 now.")
+    resumed = world.wait_status(task_id, "working", timeout=20)
+    assert resumed.fields["budget_usd"] == "50.00" and not resumed.str_field("attention")
+    wait_for(lambda: _calls(worktree) >= calls + 2, 30, "the agent spending again")
+    monitor_loop.run_pass()  # within the new budget: the agent works on
+    assert world.task(task_id).status == "working" and not _worker_dead(world, session)
 
 
 def test_a_budget_that_is_no_amount_is_refused(world: World) -> None:

@@ -11,7 +11,9 @@ from typing import Any, NamedTuple
 
 import pygit2
 
+from orange.engine.forgery import verify_new
 from orange.engine.merging import plan_merge
+from orange.engine.trust import trusted_here
 from orange.errors import RefConflict
 from orange.projects import Project, open_store
 from orange.store import layout
@@ -45,14 +47,18 @@ class Synced(NamedTuple):
 
 def sync_project(project: Project, remote: str | None = None) -> Synced:
     """`sync` with ``remote`` (default: the project's, `git_remote.default_remote`),
-    then the local effects of what came in (`orange.sync.effects`)."""
+    then the replay of what came in (`orange.engine.forgery.verify_new`) and the local
+    effects of what stands after it (`orange.sync.effects`)."""
     store = open_store(project)
     path, branch = Path(project.path), project.default_branch
     name = remote or git_remote.default_remote(path, branch, store.pygit)
     result = sync(store, name)
     mark_synced(store)
+    # What came in is replayed before anything here acts on it: a forged move from a
+    # remote without Orange's server hook (a peer) is restored, not carried out.
+    said = verify_new(store, trusted=trusted_here, actor="sync").lines()
     store._wake()  # the remote-tracking ref moved too (git ran no hook of ours)
-    return result._replace(local=tuple(release_ended(project, store, result.incoming)))
+    return result._replace(local=(*said, *release_ended(project, store, result.incoming)))
 
 
 def sync(store: TaskStore, remote: str, bound: float | None = None) -> Synced:

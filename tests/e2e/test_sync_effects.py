@@ -11,6 +11,7 @@ from orange.githooks import shims as githooks
 from orange.home import orange_home
 from tests.conftest import git, run_orange
 from tests.e2e.conftest import World, wait_for
+from tests.githooks.test_forgery import PUSH, forge_fields
 
 HOLD = ["sh", "-c", "sleep 600", "{prompt}"]
 
@@ -51,3 +52,34 @@ def test_a_teammates_cancel_ends_the_task_here(world: World, tmp_path: Path) -> 
     assert not (worktree / "unsaved.txt").exists()
     rows = json.loads(world.ok("workspace", "list", "--json").out)["workspaces"]
     assert [(r["name"], r["task"]) for r in rows] == [("proj--1", None), ("proj--2", None)]
+
+
+def test_a_forged_take_from_a_hookless_remote_ends_nothing_here(
+    world: World, tmp_path: Path
+) -> None:
+    """A peer without Orange's server hook takes any push: a teammate's plain-git commit
+    binding this host's running task to their host (no `orange task take`) comes in
+    with a sync, which restores it before acting: the session and the worktree stay."""
+    hub = tmp_path / "peer.git"
+    git(tmp_path, "init", "-q", "--bare", str(hub))  # no server hook
+    git(world.repo, "remote", "add", "origin", str(hub))
+    git(world.repo, "push", "-q", "origin", "main")
+    world.set_harness("hold", HOLD)
+    task_id = world.create("b1", "Work", "--harness", "hold")
+    session = world.task(task_id).str_field("tmux_session")
+    wait_for(lambda: world.tmux("has-session", "-t", session) == "" or None, 20, "the session")
+    world.ok("sync")
+
+    theirs = tmp_path / "teammate"
+    git(tmp_path, "clone", "-q", str(hub), str(theirs))
+    git(theirs, "fetch", "-q", "origin", f"{PUSH}")
+    forged = forge_fields(theirs, task_id, host="teammate")
+    git(theirs, "push", "-q", "origin", PUSH)
+
+    result = world.ok("sync")
+    assert f"forged commit {forged[:10]}: restored task {task_id}" in result.out
+    assert world.tmux("list-sessions", "-F", "#{session_name}").split() == [session]
+    task = world.task(task_id)
+    assert (task.str_field("host"), task.status) == ("testhost", "planning")
+    rows = json.loads(world.ok("workspace", "list", "--json").out)["workspaces"]
+    assert [r["task"] for r in rows] == [task_id, None]

@@ -45,8 +45,8 @@ from orange.engine.fields import IDENTITY_FIELDS
 from orange.engine.forgery import verify_new
 from orange.engine.trust import trusted_here
 from orange.errors import NotPermitted, OrangeError
+from orange.githooks import bookkeeping, mergedriver, premerge, server
 from orange.githooks import checkout as taskscheckout
-from orange.githooks import mergedriver, premerge, server
 from orange.githooks.wake import reference_transaction
 from orange.home import host_name
 from orange.projects import find_for_repo
@@ -102,6 +102,8 @@ def pre_commit(cwd: Path, args: Sequence[str] = ()) -> int:
     repo = open_repo(cwd)
     if taskscheckout.is_tasks_checkout(repo):
         problems = check_tasks_commit(repo)
+        if problems and problems[0] not in (STALE, UNPUBLISHED):
+            problems = _with_move_bookkeeping(repo, problems)
     else:
         problems = check_worktree_commit(repo)
     for problem in problems:
@@ -122,6 +124,26 @@ def check_tasks_commit(repo: GitRepo) -> list[str]:
     staged = pygit[git("write-tree", cwd=repo.workdir, env=_index_env())].peel(pygit2.Tree)
     parent = None if tip is None else pygit[tip].peel(pygit2.Tree)
     return check_tree_change(pygit, parent, staged, tip)
+
+
+def _with_move_bookkeeping(repo: GitRepo, problems: list[str]) -> list[str]:
+    """The problems once the counts a move sets are written (`bookkeeping`): [] and the
+    rewrite kept, or the original problems with the index as it was staged."""
+    assert repo.workdir is not None
+    tip = taskscheckout.tasks_tip(repo)
+    env = _index_env()
+    staged = repo.pygit[git("write-tree", cwd=repo.workdir, env=env)].peel(pygit2.Tree)
+    parent = None if tip is None else repo.pygit[tip].peel(pygit2.Tree)
+    rewrites = bookkeeping.count_rewrites(repo.pygit, parent, staged)
+    if not rewrites:
+        return problems
+    bookkeeping.stage(repo, rewrites, env, undo=False)
+    if check_tasks_commit(repo):
+        bookkeeping.stage(repo, rewrites, env, undo=True)
+        return problems
+    for rewrite in rewrites:
+        print(f"orange: {rewrite.note}", file=sys.stderr)
+    return []
 
 
 def check_tree_change(

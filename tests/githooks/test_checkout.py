@@ -62,12 +62,13 @@ class Env:
         problems = hookimpl.check_tasks_commit(open_repo(self.checkout))
         return (1 if problems else 0), "\n".join(problems)
 
-    def commit(self, message: str = "hand edit") -> tuple[int, str]:
-        """A real `git commit`: git runs the installed shims."""
+    def commit(self, message: str = "hand edit", *, staged: bool = False) -> tuple[int, str]:
+        """A real `git commit` (``-a`` unless only what is ``staged``): git runs the
+        installed shims."""
         import subprocess
 
         result = subprocess.run(
-            ["git", "commit", "-q", "-a", "-m", message],
+            ["git", "commit", "-q", *([] if staged else ["-a"]), "-m", message],
             cwd=self.checkout,
             capture_output=True,
             text=True,
@@ -151,6 +152,51 @@ def test_legal_move_commits_and_its_effects_run_once(env: Env) -> None:
     tip = env.tip()
     assert hookimpl.handle_external_moves(repo, handled[0]) == []
     assert env.tip() == tip
+
+
+def test_a_move_by_hand_after_an_agent_death_gets_the_bookkeeping_written(
+    env: Env,
+) -> None:
+    """The agent died once in planning (crash_count 1); the human finishes the plan and
+    moves the task on in the checkout, touching only ``status``: the move is legal, and
+    pre-commit writes the count Orange writes on a move (0) instead of refusing it."""
+    from orange.engine.monitoring import handle_dead_session
+
+    task = env.new_task()
+    env.engine.transition(task.id, "planning")
+    handle_dead_session(env.engine, task.id)
+    assert env.store.get(task.id).int_field("crash_count") == 1
+    env.append(task.id, PLAN)
+    env.refresh()
+    env.set_status(task.id, "working")
+    code, err = env.commit("plan done by hand")
+    assert code == 0, err
+    assert f"task {task.id}: crash_count 1 -> 0, as Orange writes it on a move" in err
+    mine = git(env.checkout, "log", "--format=%H", "--grep=plan done by hand").strip()
+    committed = Task.parse(
+        git(env.checkout, "show", f"{mine}:{layout.task_path(task.id)}"), where="t"
+    )
+    assert (committed.status, committed.int_field("crash_count")) == ("working", 0)
+    assert env.store.get(task.id).status == "working"
+    assert git(env.checkout, "status", "--porcelain") == ""
+
+
+def test_a_stale_count_is_not_rewritten_without_a_legal_move(env: Env) -> None:
+    """Only a legal move gets its count written: an illegal one is refused as it was
+    committed, and the staged file is left as the human staged it."""
+    from orange.engine.monitoring import handle_dead_session
+
+    task = env.new_task()
+    env.engine.transition(task.id, "planning")
+    handle_dead_session(env.engine, task.id)
+    env.refresh()
+    env.set_status(task.id, "reviewing")
+    git(env.checkout, "add", "-A")
+    code, err = env.commit("skip ahead", staged=True)
+    assert code == 1
+    assert f"task {task.id}: illegal transition planning -> reviewing" in err
+    staged = git(env.checkout, "show", f":{layout.task_path(task.id)}")
+    assert "crash_count: 1" in staged and "status: reviewing" in staged
 
 
 def test_illegal_move_is_refused(env: Env) -> None:

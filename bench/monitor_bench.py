@@ -185,13 +185,13 @@ def _dead_agent(root: Path, socket: str, backlog: int) -> None:
 
 def _screens(monitor: object) -> None:
     """Waiting screens (issue 25): the pass that first reads the panes of the quiet
-    agents (each read once, after `screens.QUIET` seconds without output), and a pass
+    agents (each read once, after `agentscreens.QUIET` seconds without output), and a pass
     after it, when no pane printed since (nothing is read again)."""
-    from orange.monitor import screens
+    from orange.monitor import agentscreens
     from orange.runtime import waiting
 
     shutil.rmtree(waiting.folder("proj"), ignore_errors=True)  # as if never read
-    time.sleep(screens.QUIET + 1)
+    time.sleep(agentscreens.QUIET + 1)
     run = monitor.run_pass  # type: ignore[attr-defined]
     started = time.perf_counter()
     first = _count_processes(run)

@@ -1,4 +1,4 @@
-"""``task create``'s output: what `orange.ops.launch.create_and_spawn` did."""
+"""``task create``'s output: what `orange.ops.create.create_and_spawn` did."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import typer
 
 from orange.cli.output import emit_json, task_object
 from orange.compose import build_engine
-from orange.ops.launch import Harnesses, Launch, create_and_spawn
+from orange.ops.create import Harnesses, Launch, create_and_spawn
 from orange.projects import Project
 
 

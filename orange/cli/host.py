@@ -12,9 +12,9 @@ from orange.cli.context import current_project
 from orange.cli.engine import report_outcome
 from orange.cli.output import emit_json
 from orange.errors import InvalidInput
-from orange.hosts import probe, registry
-from orange.hosts.listing import host_rows
-from orange.hosts.registry import Host
+from orange.hosts import probe, roster
+from orange.hosts.holdings import host_rows
+from orange.hosts.roster import Host
 from orange.hosts.start import HOST_SYNC_INTERVAL, start_here
 from orange.projects import Project
 from orange.runtime.ssh import HostUnreachable, check_env, check_target
@@ -43,7 +43,7 @@ def add(
 ) -> None:
     """Register a host for a project, after checking over SSH what it needs."""
     proj = _project(project)
-    existing = {h.name: h for h in registry.load_all()}.get(registry.check_name(name))
+    existing = {h.name: h for h in roster.load_all()}.get(roster.check_name(name))
     host = Host(
         name=name,
         target=check_target(target),
@@ -54,7 +54,7 @@ def add(
         pools=existing.pools if existing else (),
     )
     checked = probe.missing(host, proj, probe.ask(host))  # unreachable: nothing saved
-    registry.save(checked.host)
+    roster.save(checked.host)
     turned_on = proj.sync_interval <= 0
     if turned_on:
         projects.update(proj.name, sync_interval=HOST_SYNC_INTERVAL)
@@ -76,7 +76,7 @@ def check(
 ) -> None:
     """Check over SSH what a host needs to run the project's tasks."""
     proj = _project(project)
-    hosts = [registry.get(registry.check_name(name))] if name else registry.load_all()
+    hosts = [roster.get(roster.check_name(name))] if name else roster.load_all()
     if not hosts:
         raise InvalidInput("no host registered", hint="add one with `orange host add`")
     results = []
@@ -90,7 +90,7 @@ def check(
             if not json_out:
                 typer.echo(f"host {host.name}: {exc}")
             continue
-        registry.save(checked.host)
+        roster.save(checked.host)
         failed = failed or bool(checked.missing)
         results.append(_checked_json(checked, proj))
         if not json_out:
@@ -129,7 +129,7 @@ def remove(
     name: Annotated[str, typer.Argument(help="The host.")], json_out: JsonOpt = False
 ) -> None:
     """Forget a host (its tasks keep running there; `orange task take` moves them)."""
-    gone = registry.remove(registry.check_name(name))
+    gone = roster.remove(roster.check_name(name))
     if json_out:
         emit_json({"removed": gone.name})
     else:

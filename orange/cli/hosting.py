@@ -11,9 +11,9 @@ from orange.cli.output import emit_json, task_object
 from orange.compose import build_engine
 from orange.errors import InvalidInput
 from orange.hosts import reach
-from orange.hosts.registry import Host
+from orange.hosts.roster import Host
 from orange.hosts.start import Started, choose, start_on
-from orange.ops.launch import Harnesses, create_and_spawn
+from orange.ops.create import Harnesses, create_and_spawn
 from orange.projects import Project, open_store
 from orange.store.task import Task
 

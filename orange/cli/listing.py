@@ -15,7 +15,7 @@ from orange.engine.elsewhere import running_elsewhere
 from orange.engine.localqueue import Standing, standings
 from orange.errors import BrokenTaskFile, InvalidInput
 from orange.home import host_name, orange_home
-from orange.hosts.listing import where
+from orange.hosts.holdings import where
 from orange.projects import open_store
 from orange.runtime import settingup, waiting
 from orange.runtime.conflicts import Clash, predicted

@@ -23,7 +23,7 @@ from orange.compose import build_engine
 from orange.errors import BrokenTaskFile, InvalidInput, NotFound
 from orange.home import orange_home
 from orange.projects import Project
-from orange.run import ops, state
+from orange.run import control, state
 from orange.run.ask import Asker, FileAsker, TerminalAsker
 from orange.run.progress import progress_for
 from orange.store.runfile import RunFile
@@ -143,8 +143,8 @@ def start(
     found = _project(project)
     _check_answers(answers)
     given = (agents, architect, swe, skip_clarification, max_clarification_rounds)
-    options = ops.Options(*given, failure_policy, max_iterations, no_pr, base)
-    run = ops.start(build_engine(found, actor="cli"), text, options)
+    options = control.Options(*given, failure_policy, max_iterations, no_pr, base)
+    run = control.start(build_engine(found, actor="cli"), text, options)
     if not json_out:
         typer.echo(f"run {run.id} on branch {run.fields['branch']}", err=True)
     _drive(found, run, answers, json_out)
@@ -154,7 +154,7 @@ def _drive(found: Project, run: RunFile, answers: Path | None, json_out: bool) -
     asker = _asker(answers, int(run.fields.get("answers_used") or 0), run.id)
     progress = progress_for(sys.stdout, json_mode=json_out)
     try:
-        final = ops.drive(found, run.id, asker=asker, progress=progress)
+        final = control.drive(found, run.id, asker=asker, progress=progress)
     except KeyboardInterrupt:  # `orange run cancel` stops a runner with SIGINT
         final = state.get(build_engine(found, actor="cli").store, run.id)
         if final.fields.get("status") != "cancelled":
@@ -208,7 +208,7 @@ def cancel(
 ) -> None:
     """Stop a run's runner and agents and cancel its open subtasks (branches kept)."""
     engine = build_engine(_project(project), actor="cli")
-    run, said = ops.cancel(engine, run_id)
+    run, said = control.cancel(engine, run_id)
     if json_out:
         emit_json({"run": run_object(engine.store, run), "said": said})
         return

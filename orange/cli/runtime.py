@@ -31,7 +31,7 @@ from orange.store.task import Task
 
 if TYPE_CHECKING:
     from orange.engine.engine import Engine
-    from orange.hosts.registry import Host
+    from orange.hosts.roster import Host
 
 
 def attach(task: TaskArg = None, project: ProjectOpt = None) -> None:
@@ -69,7 +69,7 @@ def _remote_host(store: TaskStore, task: Task) -> Host | None:
     elsewhere = running_elsewhere(task, active=is_active(store.snapshot(), task), here=host_name())
     if elsewhere is None:
         return None
-    from orange.hosts.registry import by_reported
+    from orange.hosts.roster import by_reported
 
     found = by_reported(elsewhere)
     if found is None:

@@ -28,7 +28,7 @@ from orange.engine.sections import edit_section
 from orange.engine.tasks import check_deletable, delete_task
 from orange.errors import InvalidInput, NotFound
 from orange.home import host_name
-from orange.ops.launch import Harnesses
+from orange.ops.create import Harnesses
 from orange.store.history import task_history
 
 HELP = "Create, list, show and change tasks."

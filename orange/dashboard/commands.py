@@ -6,15 +6,15 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 
-from orange.dashboard.host import Host
 from orange.dashboard.keys import passed_review
 from orange.dashboard.operations import Actions
+from orange.dashboard.ports import Host
 from orange.dashboard.rows import Row
 from orange.dashboard.screens import ConfirmScreen, CreateScreen, HelpScreen, NewTask, TextPrompt
 from orange.engine.catalog import load_named
 from orange.errors import OrangeError
 from orange.hosts import reach
-from orange.hosts.registry import by_reported
+from orange.hosts.roster import by_reported
 from orange.runtime.harness import installed_names
 from orange.runtime.places import agent_window
 

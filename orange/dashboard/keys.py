@@ -11,7 +11,7 @@ from typing import NamedTuple
 from orange.dashboard.rows import Row
 from orange.engine.decide import can_start
 from orange.engine.workflow import Workflow
-from orange.hosts.registry import by_reported
+from orange.hosts.roster import by_reported
 
 
 class Key(NamedTuple):

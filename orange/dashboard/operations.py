@@ -12,7 +12,7 @@ from orange.engine.decide import Outcome
 from orange.engine.engine import Engine
 from orange.engine.tasks import delete_task
 from orange.errors import InvalidInput
-from orange.ops.launch import Harnesses, create_and_spawn
+from orange.ops.create import Harnesses, create_and_spawn
 from orange.ops.merge import merge_task
 from orange.projects import Project
 from orange.runtime.bindings import session_of

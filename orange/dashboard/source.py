@@ -29,7 +29,7 @@ from orange.store.layout import TASKS_REF
 from orange.store.layout import task_dir as task_dir_of
 from orange.store.store import Snapshot, TaskStore
 from orange.store.task import UNREADABLE, unreadable
-from orange.sync.state import sync_remote, sync_state
+from orange.sync.divergence import sync_remote, sync_state
 
 
 class Header(NamedTuple):
@@ -37,7 +37,7 @@ class Header(NamedTuple):
     used: int
     pool: int
     monitor: str
-    sync: str = ""  # where the projects that sync stand (`orange.sync.state`)
+    sync: str = ""  # where the projects that sync stand (`orange.sync.divergence`)
 
 
 class _Feed:

@@ -11,7 +11,7 @@ from textual.widgets.data_table import RowKey
 
 from orange.dashboard.drawing import RowTable
 from orange.dashboard.rows import Row, ago
-from orange.hosts.listing import where
+from orange.hosts.holdings import where
 
 # (key, label): id, status and branch first, so an 80-column terminal shows them.
 COLUMNS = (

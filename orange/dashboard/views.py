@@ -15,14 +15,14 @@ from textual.widgets import DataTable, Markdown, Static
 
 from orange.dashboard import diff
 from orange.dashboard.commands import actions_for
-from orange.dashboard.host import Host
 from orange.dashboard.operations import Actions
+from orange.dashboard.ports import Host
 from orange.dashboard.rows import Row
 from orange.dashboard.screens import TextPrompt
 from orange.dashboard.table import visible
 from orange.errors import OrangeError
 from orange.hosts import reach
-from orange.hosts.registry import by_reported
+from orange.hosts.roster import by_reported
 from orange.ops.workspaces import pool_status
 from orange.runtime.bindings import session_of
 from orange.runtime.git import git

@@ -15,7 +15,7 @@ from orange.engine.definitions import TreeView, definition_text, parse_committed
 from orange.engine.policy import POLICY
 from orange.engine.steps import COUNTED
 from orange.errors import OrangeError
-from orange.store.merge import Plan, plan
+from orange.store.syncmerge import Plan, plan
 from orange.store.task import Task
 from orange.store.taskmerge import Rules
 

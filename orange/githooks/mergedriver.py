@@ -22,8 +22,8 @@ import pygit2
 
 from orange.engine.merging import rules_for
 from orange.runtime.git import git
-from orange.store.merge import last_touches, merge_base
 from orange.store.repo import open_repo
+from orange.store.syncmerge import last_touches, merge_base
 from orange.store.taskmerge import merge_task
 from orange.store.tree import read_blob
 

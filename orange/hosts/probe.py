@@ -19,8 +19,8 @@ from orange import projects
 from orange.engine.definitions import is_active
 from orange.errors import InvalidInput, OrangeError
 from orange.home import host_name
-from orange.hosts import registry
-from orange.hosts.registry import Host
+from orange.hosts import roster
+from orange.hosts.roster import Host
 from orange.projects import Project, open_store
 from orange.runtime import bindings, ssh
 from orange.runtime import harness as harnesses
@@ -95,9 +95,9 @@ def ask(host: Host) -> dict[str, Any]:
     try:
         answer = ssh.run(host.ssh(), ["host", "probe", "--json"], timeout=60)
     except ssh.HostUnreachable:
-        registry.mark(host.name, reachable=False, now=now())
+        roster.mark(host.name, reachable=False, now=now())
         raise
-    registry.mark(host.name, reachable=True, now=now())
+    roster.mark(host.name, reachable=True, now=now())
     try:
         data = json.loads(answer.out) if answer.code == 0 else None
     except ValueError:
@@ -129,7 +129,7 @@ def missing(host: Host, project: Project, data: dict[str, Any]) -> Checked:
             f"it records itself as {reported!r:.66}, as this host does: set ORANGE_HOST "
             f"there (or here) so that tasks running there are not taken for this host's"
         )
-    for known in registry.load_all():
+    for known in roster.load_all():
         if known.name != host.name and reported and known.reports_as == reported:
             lines.append(f"it records itself as {reported!r:.66}, as host {known.name} does")
     url = sync_url(project)

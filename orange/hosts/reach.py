@@ -10,9 +10,9 @@ from collections.abc import Callable
 from typing import TypeVar
 
 from orange.errors import InvalidInput
-from orange.hosts import registry
+from orange.hosts import roster
 from orange.hosts.probe import now
-from orange.hosts.registry import Host
+from orange.hosts.roster import Host
 from orange.projects import Project
 from orange.runtime import ssh
 from orange.store.layout import valid_task_id
@@ -24,7 +24,7 @@ T = TypeVar("T")
 def host_of(task: Task) -> Host | None:
     """The registered host the task runs on, found by the ``host`` field (a key into
     this host's configuration, never a target); None when no entry records itself so."""
-    return registry.by_reported(task.str_field("host"))
+    return roster.by_reported(task.str_field("host"))
 
 
 def attach(host: Host, project: Project, task_id: str) -> int:
@@ -54,7 +54,7 @@ def marked(host: Host, call: Callable[[], T]) -> T:
     try:
         result = call()
     except ssh.HostUnreachable:
-        registry.mark(host.name, reachable=False, now=now())
+        roster.mark(host.name, reachable=False, now=now())
         raise
-    registry.mark(host.name, reachable=True, now=now())
+    roster.mark(host.name, reachable=True, now=now())
     return result

@@ -26,9 +26,9 @@ from orange.engine.definitions import is_active
 from orange.engine.elsewhere import running_elsewhere
 from orange.errors import InvalidInput, OrangeError
 from orange.home import host_name
-from orange.hosts import registry
+from orange.hosts import roster
 from orange.hosts.probe import now
-from orange.hosts.registry import Host
+from orange.hosts.roster import Host
 from orange.projects import Project, open_store
 from orange.runtime import ssh
 from orange.store.layout import valid_task_id
@@ -52,14 +52,14 @@ def choose(project: Project, name: str) -> Host:
     """The registered host ``name`` (or the best one for ``auto``), checked to know
     ``project``: registered for it with `orange host add`."""
     if name != AUTO:
-        host = registry.get(registry.check_name(name))
+        host = roster.get(roster.check_name(name))
         if host.remote_project(project.name) is None:
             raise InvalidInput(
                 f"host {host.name} is not set up for project {project.name}",
                 hint=f"run `orange host add {host.name} {host.target} --project {project.name}`",
             )
         return host
-    candidates = [h for h in registry.load_all() if h.remote_project(project.name)]
+    candidates = [h for h in roster.load_all() if h.remote_project(project.name)]
     if not candidates:
         raise InvalidInput(
             f"no host is registered for project {project.name}",
@@ -111,9 +111,9 @@ def start_on(host: Host, project: Project, task_id: str) -> Started:
     try:
         answer = ssh.run(host.ssh(), args, timeout=180)
     except ssh.HostUnreachable:
-        registry.mark(host.name, reachable=False, now=now())
+        roster.mark(host.name, reachable=False, now=now())
         raise
-    registry.mark(host.name, reachable=True, now=now())
+    roster.mark(host.name, reachable=True, now=now())
     data = _json(answer.out)
     if answer.code != 0 or data is None:
         said = [line.strip() for line in answer.err.splitlines() if line.strip()]

@@ -12,7 +12,7 @@ from functools import partial
 from orange import projects
 from orange.errors import OrangeError
 from orange.home import orange_home
-from orange.hosts import registry
+from orange.hosts import roster
 from orange.hosts.reach import marked
 from orange.hosts.start import bound_per_host
 from orange.runtime import ssh
@@ -32,7 +32,7 @@ def watch(log: Callable[[str], None], now: float | None = None) -> float:
     if left > 0:
         return left
     try:
-        hosts = registry.load_all()
+        hosts = roster.load_all()
     except OrangeError as exc:
         log(f"hosts: {exc.message}")
         return CHECK_EVERY

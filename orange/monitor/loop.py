@@ -44,7 +44,7 @@ from orange.engine.trust import trusted_here
 from orange.errors import OrangeError
 from orange.home import orange_home
 from orange.hosts.watch import watch as watch_hosts
-from orange.monitor import budget, screens
+from orange.monitor import agentscreens, budget
 from orange.runtime.adopt import ensure_adopted
 from orange.runtime.bindings import session_of
 from orange.runtime.conflicts import predicted
@@ -80,7 +80,7 @@ class PassReport:
     busy: bool = False  # a dead agent's task was being moved: look again in a tick
     unverified: dict[str, int] = field(default_factory=dict)  # project → commits left
     # Watched agent windows → the (pane, output stamp) last read for a waiting screen,
-    # and the windows that showed one (`orange.monitor.screens`).
+    # and the windows that showed one (`orange.monitor.agentscreens`).
     looked: dict[tuple[str, str], tuple[str, int]] = field(default_factory=dict)
     marked: set[tuple[str, str]] = field(default_factory=set)
 
@@ -134,7 +134,7 @@ def _handle_project(
         engine = engine or build_engine(project, actor="monitor", store=store)
         return engine
 
-    setter = screens.Setter(engine_here)
+    setter = agentscreens.Setter(engine_here)
     live: set[str] = set()
     snap = store.snapshot()
     ensure_adopted(project, snap)
@@ -157,7 +157,7 @@ def _handle_project(
         if why is None:
             report.watch.add((session, window))
             live.add(task.id)
-            said, look = screens.look_at(
+            said, look = agentscreens.look_at(
                 project.name, task, window, panes[(session, window)], tmux, setter
             )
             if look is not None and look.window == window:
@@ -173,7 +173,7 @@ def _handle_project(
                 log(spent)
             continue
         report.dead += 1
-        refusal = screens.exit_reason(task, window, panes.get((session, window)), tmux)
+        refusal = agentscreens.exit_reason(task, window, panes.get((session, window)), tmux)
         try:
             done = handle_dead_session(engine, task.id, expect_status=task.status)
         except OrangeError as exc:
@@ -192,7 +192,7 @@ def _handle_project(
             report.actions.append(line)
             log(line)
     if task_filter is None:
-        screens.prune(project.name, live)
+        agentscreens.prune(project.name, live)
 
 
 def verify_forgeries(name: str, store: TaskStore) -> int:
@@ -327,10 +327,10 @@ def _wait(report: PassReport, wake_seen: float) -> None:
 
 def _to_read(report: PassReport, pane: PaneInfo) -> bool:
     """Whether a watched agent's pane is due to be read for a waiting screen (the
-    pass's rule, `screens.due`, from what the pass saw)."""
+    pass's rule, `agentscreens.due`, from what the pass saw)."""
     key = (pane.session, pane.window)
     if key not in report.watch or pane.activity is None:
         return False
     if report.looked.get(key) == (pane.pane_id, pane.activity):
         return False
-    return key in report.marked or time.time() - pane.activity >= screens.QUIET
+    return key in report.marked or time.time() - pane.activity >= agentscreens.QUIET

@@ -12,10 +12,10 @@ from typing import Any, NamedTuple, TypeVar
 from orange.engine.engine import Engine
 from orange.errors import OrangeError
 from orange.projects import Project
-from orange.run import agents, state
-from orange.run.agents import ExecHarness
+from orange.run import headless, state
 from orange.run.ask import Asker
 from orange.run.contracts import Plan
+from orange.run.headless import ExecHarness
 from orange.run.progress import Event, Progress
 from orange.run.prompts import plan_from_json
 from orange.store.runfile import RunFile
@@ -105,7 +105,7 @@ class RunRecord:
     ) -> T:
         log = state.log_dir(self.run_id) / f"{who}.log"
         try:
-            return agents.ask(
+            return headless.ask(
                 harness,
                 prompt,
                 parse,

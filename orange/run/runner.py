@@ -20,9 +20,9 @@ from typing import TypeVar
 from orange.errors import BrokenTaskFile, InvalidInput
 from orange.projects import Project
 from orange.run import state
-from orange.run.agents import AgentFailed, AgentTimeout
 from orange.run.ask import AnswersExhausted, is_affirmative
 from orange.run.contracts import Clarify, ContractError, Plan, parse_clarify, parse_plan
+from orange.run.headless import AgentFailed, AgentTimeout
 from orange.run.prompts import CLARIFY, PLAN, history_text, plan_json
 from orange.run.record import RunCancelled, RunFailed, RunRecord
 from orange.runtime.git import GitFailed, git

@@ -26,8 +26,8 @@ from typing import Any
 from orange.engine.engine import Engine
 from orange.errors import HookFailed, OrangeError
 from orange.run import state
-from orange.run.agents import AgentFailed, AgentTimeout
 from orange.run.contracts import ContractError, Subtask, parse_review, parse_tests
+from orange.run.headless import AgentFailed, AgentTimeout
 from orange.run.prompts import CONFLICT, FEEDBACK, IMPLEMENT, REVIEW, TESTS, clipped_diff
 from orange.run.record import RunFailed, RunRecord
 from orange.runtime.git import GitFailed, git

@@ -24,7 +24,7 @@ key still works, with a one-line deprecation warning on stderr.)
         exec_command: [my-agent, --print, "{prompt}"]         # optional, for `orange run`
 
 ``exec_command`` runs the agent non-interactively for `orange run` (architect and SWE):
-one turn, the answer on stdout (`orange.run.agents` reads it).
+one turn, the answer on stdout (`orange.run.headless` reads it).
 
 A user-defined harness named like a built-in replaces it.
 

@@ -1,5 +1,5 @@
 """Which agents of this host wait for a person on a known screen, as the monitor last
-looked (`orange.monitor.screens`).
+looked (`orange.monitor.agentscreens`).
 
 One small JSON file a task, ``$ORANGE_HOME/waiting/<host>/<project>/<task id>``: the
 pane and its output time (tmux's ``window_activity``) when the monitor last read it,

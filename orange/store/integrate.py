@@ -3,7 +3,7 @@ one merge commit when diverged, nothing when ahead; compare-and-swap under the s
 lock, as every write of the ref.
 
 The remote's tip is kept at ``refs/orange/remotes/<remote>/tasks`` (what the fetch
-refspec writes); the merge itself is handed in (`orange.store.merge.plan` with the
+refspec writes); the merge itself is handed in (`orange.store.syncmerge.plan` with the
 workflow's rules), so this module names no status.
 """
 
@@ -17,8 +17,8 @@ import pygit2
 from orange.errors import RefConflict
 from orange.store import layout
 from orange.store.lock import exclusive
-from orange.store.merge import VERSION, Plan, arrival
 from orange.store.store import TaskStore, _keep_reflog, _move_ref, _signature, _tip
+from orange.store.syncmerge import VERSION, Plan, arrival
 from orange.store.tree import apply_writes
 
 REMOTES_PREFIX = "refs/orange/remotes"

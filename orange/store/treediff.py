@@ -5,7 +5,7 @@ that compares tree ids level by level reads the root, ``tasks/`` and that shard,
 the commit changed, where a diff of the two whole root trees (``diff_to_tree``) costs
 what the repository holds (47 ms a commit at 50,000 tasks against 0.4 ms for this walk).
 The one walk serves the history index (`orange.store.history`: which tasks a commit
-changed), the merge (`orange.store.merge`) and the replay checker
+changed), the merge (`orange.store.syncmerge`) and the replay checker
 (`orange.engine.replay`: every changed file).
 
 Trees are read from their raw objects, their entries kept by tree id in `Listings` (a

@@ -48,8 +48,8 @@ def _is_field_write(node: ast.Call) -> bool:
 
 # An `orange run`'s record (runs/<id>/RUN.md) has a status of its own, the run's and
 # its subtasks' steps, and `orange run --json` prints it; the run's tasks move only
-# through the engine (`orange.run.waves._move`, `orange.run.ops.cancel`).
-RUN_RECORDS = {"run/runner.py", "run/ops.py", "cli/run.py"}
+# through the engine (`orange.run.waves._move`, `orange.run.control.cancel`).
+RUN_RECORDS = {"run/runner.py", "run/control.py", "cli/run.py"}
 
 
 def test_nothing_outside_the_engine_writes_status() -> None:

@@ -9,7 +9,7 @@ import pytest
 
 from orange.engine.loader import load_workflow
 from orange.engine.prompts import VARIABLES, build_prompt
-from orange.run.agents import BUILTIN_EXEC
+from orange.run.headless import BUILTIN_EXEC
 
 FIELDS = {
     "summary": "Add dark mode",

@@ -10,7 +10,7 @@ from pathlib import Path
 from orange import projects
 from orange.home import orange_home
 from orange.hosts.probe import missing
-from orange.hosts.registry import Host
+from orange.hosts.roster import Host
 from tests.conftest import Cli, orange_bin
 from tests.hosts.conftest import make_other
 from tests.ssh import SshServer

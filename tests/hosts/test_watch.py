@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from orange.home import orange_home
-from orange.hosts import registry
+from orange.hosts import roster
 from orange.hosts.watch import CHECK_EVERY, watch
 from tests.conftest import Cli
 from tests.hosts.conftest import make_other
@@ -44,11 +44,11 @@ def test_a_host_holding_a_task_that_stops_answering_is_shown_unreachable(
 
     assert watch(said.append) == CHECK_EVERY  # holds nothing: not asked
     assert said == []
-    assert registry.get("box").unreachable_since == ""
+    assert roster.get("box").unreachable_since == ""
 
     _forge(repo, task_id, status="working", host="otherbox", workspace="proj--1")
     watch(said.append, now=time.time() + CHECK_EVERY + 1)
-    since = registry.get("box").unreachable_since
+    since = roster.get("box").unreachable_since
     assert since
     assert len(said) == 1
     assert said[0].startswith("host box (other) unreachable: ")
@@ -59,5 +59,5 @@ def test_a_host_holding_a_task_that_stops_answering_is_shown_unreachable(
 
     _point(ssh_server.config)
     watch(said.append, now=time.time() + CHECK_EVERY + 1)
-    assert registry.get("box").unreachable_since == ""
+    assert roster.get("box").unreachable_since == ""
     assert "unreachable" not in cli.ok("task", "list", cwd=repo).out

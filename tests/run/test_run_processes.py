@@ -12,7 +12,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from orange.run.agents import alive
+from orange.run.headless import alive
 from tests.conftest import git, orange_bin
 from tests.helpers import retry_until
 from tests.run.conftest import RunWorld, plan

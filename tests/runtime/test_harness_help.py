@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from orange.run.agents import BUILTIN_EXEC
+from orange.run.headless import BUILTIN_EXEC
 from orange.runtime.harness import BUILTINS, DEMO
 
 HELP = Path(__file__).resolve().parent.parent / "fixtures" / "harness-help"

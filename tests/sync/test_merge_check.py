@@ -13,8 +13,8 @@ import pygit2
 from orange.engine.replay import check_history
 from orange.engine.trust import trusted_here
 from orange.store import layout
-from orange.store.merge import plan
 from orange.store.store import TaskStore
+from orange.store.syncmerge import plan
 from orange.store.taskmerge import Rules
 from orange.store.tree import apply_writes
 from tests.conftest import git

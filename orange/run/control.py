@@ -28,7 +28,7 @@ from orange.engine.engine import Engine
 from orange.errors import InvalidInput, OrangeError
 from orange.home import host_name, load_config
 from orange.projects import Project
-from orange.run import agents, state
+from orange.run import headless, state
 from orange.run.ask import Asker
 from orange.run.progress import Progress
 from orange.run.record import Settings
@@ -89,7 +89,7 @@ def _positive(what: str, value: object) -> int:
 
 def _check_runnable(role: str, name: str) -> None:
     """The harness exists here, has a non-interactive form, and its program is on PATH."""
-    program = agents.exec_harness(name).argv[0]
+    program = headless.exec_harness(name).argv[0]
     if shutil.which(program) is None:
         raise InvalidInput(
             f"the {role}'s harness {name!r} runs `{program}`, which is not on PATH",
@@ -100,8 +100,8 @@ def _check_runnable(role: str, name: str) -> None:
 def settings_for(run: RunFile) -> Settings:
     """The harnesses the run names, as this host defines them (a name from the ref only
     picks among this host's harnesses; their command lines come from here)."""
-    architect = agents.exec_harness(str(run.fields.get("architect") or "claude"))
-    swe = agents.exec_harness(str(run.fields.get("swe") or "claude"))
+    architect = headless.exec_harness(str(run.fields.get("architect") or "claude"))
+    swe = headless.exec_harness(str(run.fields.get("swe") or "claude"))
     return Settings(architect, swe, float(config()["agent_timeout"]))
 
 
@@ -216,7 +216,7 @@ def stop_leftover_agents(engine: Engine, run_id: str) -> list[str]:
     when started; never a pid from the ref).  Their subtasks restart their iteration."""
     stopped = []
     for who, pid in state.recorded_agents(engine.store, run_id).items():
-        if agents.stop_group(pid):
+        if headless.stop_group(pid):
             stopped.append(who)
         state.forget_agent(engine.store, run_id, who)
     return stopped

@@ -15,7 +15,8 @@ import pytest
 
 from orange.errors import InvalidInput
 from orange.home import orange_home
-from orange.run.agents import (
+from orange.run.contracts import ContractError, Review, parse_review, parse_tests
+from orange.run.headless import (
     BUILTIN_EXEC,
     AgentFailed,
     AgentTimeout,
@@ -27,7 +28,6 @@ from orange.run.agents import (
     invoke,
     stop_group,
 )
-from orange.run.contracts import ContractError, Review, parse_review, parse_tests
 from tests.helpers import retry_until
 
 SAMPLES = Path(__file__).parents[1] / "fixtures" / "agent-output"

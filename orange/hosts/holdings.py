@@ -8,7 +8,7 @@ from typing import Any
 from orange import projects
 from orange.engine.definitions import is_active
 from orange.errors import OrangeError
-from orange.hosts import registry
+from orange.hosts import roster
 from orange.projects import Project, open_store
 from orange.store.listing import all_tasks
 from orange.store.task import Task
@@ -18,7 +18,7 @@ def host_rows(project: Project | None) -> list[dict[str, Any]]:
     """Each registered host with, per project it serves (``project`` only, when
     given), the worktrees in use there and the agents running, counted from the ref."""
     rows = []
-    for host in registry.load_all():
+    for host in roster.load_all():
         pools = []
         for here, _there in host.projects:
             if project is not None and here != project.name:
@@ -61,7 +61,7 @@ _seen: dict[str, tuple[float, dict[str, str]]] = {}  # registry path -> (mtime, 
 def unreachable() -> dict[str, str]:
     """Reported host name -> since when this host could not reach it (read again only
     when the registry file changed: the dashboard asks on every drawing)."""
-    file = registry.path()
+    file = roster.path()
     try:
         mtime = file.stat().st_mtime
     except OSError:
@@ -70,7 +70,7 @@ def unreachable() -> dict[str, str]:
     if cached is not None and cached[0] == mtime:
         return cached[1]
     try:
-        hosts = registry.load_all()
+        hosts = roster.load_all()
     except OrangeError:
         return {}
     found = {h.reports_as: h.unreachable_since for h in hosts if h.unreachable_since}

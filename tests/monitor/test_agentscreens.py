@@ -1,4 +1,4 @@
-"""The monitor's rule for reading an agent's pane (`orange.monitor.screens`), against a
+"""The monitor's rule for reading an agent's pane (`orange.monitor.agentscreens`), against a
 real tmux pane: a pane read within the second of its last output is read again, since a
 TUI may still be redrawing in that second (tmux stamps output in whole seconds)."""
 
@@ -13,7 +13,7 @@ from typing import NamedTuple
 
 import pytest
 
-from orange.monitor import screens
+from orange.monitor import agentscreens
 from orange.runtime import waiting
 from orange.runtime.harness import waiting_screen
 from orange.runtime.tmux import PaneInfo, Tmux
@@ -23,7 +23,7 @@ from tests.helpers import retry_until
 TRUST = "Quick safety check: Is this a project you created or one you trust?"
 
 
-class Said(screens.Setter):
+class Said(agentscreens.Setter):
     """The attention the monitor sets and clears, kept here (no task store needed)."""
 
     def __init__(self) -> None:
@@ -64,7 +64,7 @@ def test_a_screen_read_in_its_last_second_is_read_again(tmux: Tmux, tmp_path: Pa
     pane = _pane(tmux, tmp_path, TRUST)
     assert pane.activity is not None
     said = Said()
-    _, look = screens.look_at("p", TASK, "worker", pane, tmux, said, now=pane.activity + 3)
+    _, look = agentscreens.look_at("p", TASK, "worker", pane, tmux, said, now=pane.activity + 3)
     assert look is not None and look.screen == "folder trust question"
     assert [kind for kind, _ in said.calls] == ["set"]
 
@@ -79,25 +79,25 @@ def test_a_screen_read_in_its_last_second_is_read_again(tmux: Tmux, tmp_path: Pa
 
     later = retry_until(moved)
     assert later.activity is not None
-    _, look = screens.look_at("p", TASK, "worker", later, tmux, said, now=later.activity)
+    _, look = agentscreens.look_at("p", TASK, "worker", later, tmux, said, now=later.activity)
     assert look is not None and look.screen == "folder trust question"
-    assert screens.due(waiting.read("p", TASK.id), later, "worker", later.activity + 1)
+    assert agentscreens.due(waiting.read("p", TASK.id), later, "worker", later.activity + 1)
 
-    settled = later.activity + screens.SETTLED
-    _, look = screens.look_at("p", TASK, "worker", later, tmux, said, now=settled)
+    settled = later.activity + agentscreens.SETTLED
+    _, look = agentscreens.look_at("p", TASK, "worker", later, tmux, said, now=settled)
     assert look is not None and look.activity == later.activity
-    assert not screens.due(waiting.read("p", TASK.id), later, "worker", settled + 60)
+    assert not agentscreens.due(waiting.read("p", TASK.id), later, "worker", settled + 60)
     assert [kind for kind, _ in said.calls] == ["set"]  # told once, not on every read
 
 
 def test_a_quiet_pane_is_read_once_and_a_busy_one_not_at_all(tmux: Tmux, tmp_path: Path) -> None:
     pane = _pane(tmux, tmp_path, "working on it")
     assert pane.activity is not None
-    assert not screens.due(None, pane, "worker", pane.activity + screens.QUIET - 1)
+    assert not agentscreens.due(None, pane, "worker", pane.activity + agentscreens.QUIET - 1)
     said = Said()
-    _, look = screens.look_at("p", TASK, "worker", pane, tmux, said, now=pane.activity + 10)
+    _, look = agentscreens.look_at("p", TASK, "worker", pane, tmux, said, now=pane.activity + 10)
     assert look is not None and look.screen == ""
-    assert not screens.due(waiting.read("p", TASK.id), pane, "worker", pane.activity + 99)
+    assert not agentscreens.due(waiting.read("p", TASK.id), pane, "worker", pane.activity + 99)
     assert said.calls == []
 
 

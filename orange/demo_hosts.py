@@ -11,11 +11,9 @@ Everything lives in a temporary directory and is stopped and removed at the end.
 
 from __future__ import annotations
 
-import getpass
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -26,10 +24,10 @@ from pathlib import Path
 import yaml
 from rich.console import Console
 
+from orange import demo_sshd
 from orange.githooks import shims as githooks
 from orange.runtime.git import git
 
-SSHD = Path("/usr/sbin/sshd")
 TIMEOUT = 120.0
 HOST_B = "demo-b"
 
@@ -39,7 +37,7 @@ class DemoFailed(SystemExit):
 
 
 def run_hosts_demo() -> None:
-    if not SSHD.exists():
+    if not demo_sshd.SSHD.exists():
         raise SystemExit(
             "orange: the two-host demo needs OpenSSH's sshd (e.g. apt-get install "
             "openssh-server); `orange demo` runs on one host without it"
@@ -47,14 +45,14 @@ def run_hosts_demo() -> None:
     console = Console(highlight=False)
     root = Path(tempfile.mkdtemp(prefix="orange-demo-hosts-"))
     started = time.monotonic()
-    sshd: subprocess.Popen[bytes] | None = None
+    sshd: demo_sshd.SshServer | None = None
     env_a, env_b = _homes(root)
     here, there = root / "coffee", root / "coffee-b"
     try:
         console.rule("[bold orange3]Orange demo: two hosts")
         _projects(root, here, there, env_a, env_b)
-        sshd, config = _sshd(root / "ssh")
-        add = ["host", "add", "b", HOST_B, "--ssh-config", str(config)]
+        sshd = demo_sshd.start(root / "ssh", HOST_B)
+        add = ["host", "add", "b", HOST_B, "--ssh-config", str(sshd.config)]
         add += ["--orange", _orange_program()]
         add += [arg for key, value in env_b.items() for arg in ("--env", f"{key}={value}")]
         create = ["task", "create", "--harness", "demo"]
@@ -85,8 +83,7 @@ def run_hosts_demo() -> None:
                 check=False,
             )
         if sshd is not None:
-            sshd.terminate()
-            sshd.wait(10)
+            sshd.stop()
         shutil.rmtree(root, ignore_errors=True)
 
 
@@ -142,55 +139,6 @@ def _projects(
     _ok(["project", "add", "--pool-size", "2"], here, env_a)
     _ok(["sync", "--setup"], here, env_a)
     _ok(["project", "add", "--pool-size", "2", "--name", "coffee"], there, env_b)
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def _sshd(folder: Path) -> tuple[subprocess.Popen[bytes], Path]:
-    """A private sshd on 127.0.0.1 and an ssh_config whose alias reaches it."""
-    folder.mkdir(mode=0o700)
-    for key in ("host_key", "user_key"):
-        subprocess.run(
-            ["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(folder / key)], check=True
-        )
-    (folder / "authorized_keys").write_text((folder / "user_key.pub").read_text())
-    port = _free_port()
-    if os.geteuid() == 0:
-        Path("/run/sshd").mkdir(mode=0o755, exist_ok=True)  # its privilege separation
-    config = folder / "sshd_config"
-    config.write_text(
-        f"Port {port}\nListenAddress 127.0.0.1\nHostKey {folder / 'host_key'}\n"
-        f"PidFile {folder / 'sshd.pid'}\nAuthorizedKeysFile {folder / 'authorized_keys'}\n"
-        "StrictModes no\nPasswordAuthentication no\nKbdInteractiveAuthentication no\n"
-        "PubkeyAuthentication yes\nPermitRootLogin prohibit-password\nUsePAM no\n"
-        "LogLevel ERROR\n"
-    )
-    process = subprocess.Popen(
-        [str(SSHD), "-D", "-e", "-f", str(config)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
-    _until(lambda: _listening(port), "the demo's SSH server to listen")
-    kind, key = (folder / "host_key.pub").read_text().split()[:2]
-    (folder / "known_hosts").write_text(f"[127.0.0.1]:{port} {kind} {key}\n")
-    client = folder / "ssh_config"
-    client.write_text(
-        f"Host {HOST_B}\n  HostName 127.0.0.1\n  Port {port}\n  User {getpass.getuser()}\n"
-        f"  IdentityFile {folder / 'user_key'}\n  IdentitiesOnly yes\n"
-        f"  UserKnownHostsFile {folder / 'known_hosts'}\n  StrictHostKeyChecking yes\n"
-        "  LogLevel ERROR\n"
-    )
-    return process, client
-
-
-def _listening(port: int) -> bool:
-    with socket.socket() as sock:
-        return sock.connect_ex(("127.0.0.1", port)) == 0
 
 
 def _orange_program() -> str:

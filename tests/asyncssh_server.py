@@ -4,7 +4,7 @@ command run with ``/bin/sh -c`` in this process's environment, as sshd runs it w
 the user's shell.  A session that asks for a terminal (``ssh -t``) gets a
 pseudo-terminal of its own, so ``tmux attach`` works through it.
 
-``python -m tests.asyncssh_server PORT HOST_KEY AUTHORIZED_KEYS``
+``python tests/asyncssh_server.py PORT HOST_KEY AUTHORIZED_KEYS``
 """
 
 from __future__ import annotations

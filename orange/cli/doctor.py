@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from orange.cli.output import emit_json
-from orange.ops.doctor import blocking, check
+from orange.ops.doctor import as_json, blocking, check
 
 
 def doctor(
@@ -16,12 +16,7 @@ def doctor(
     """Check tmux, git, the project and each coding agent for what a first task needs."""
     findings = check()
     if json_out:
-        emit_json(
-            {
-                "ok": not blocking(findings),
-                "findings": [finding._asdict() for finding in findings],
-            }
-        )
+        emit_json(as_json(findings))
     else:
         for finding in findings:
             typer.echo(finding.line())

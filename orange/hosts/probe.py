@@ -10,7 +10,6 @@ line.  Nothing of the answer is run here: it is data, matched against local valu
 from __future__ import annotations
 
 import json
-import shutil
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -21,6 +20,7 @@ from orange.errors import InvalidInput, OrangeError
 from orange.home import host_name
 from orange.hosts import roster
 from orange.hosts.roster import Host
+from orange.ops import doctor
 from orange.projects import Project, open_store
 from orange.runtime import bindings, ssh
 from orange.runtime import harness as harnesses
@@ -29,7 +29,8 @@ from orange.store.listing import all_tasks
 from orange.store.task import Task
 from orange.sync.remote import project_remote
 
-PROTOCOL = 1  # what `orange host probe` and `orange host start` say and take
+PROTOCOL = 2  # what `orange host probe` and `orange host start` say and take
+PROGRAMS = ("tmux", "git")  # doctor's checks of the programs Orange itself runs there
 
 
 def version() -> str:
@@ -59,8 +60,8 @@ def same_url(a: str, b: str) -> bool:
 
 
 def report() -> dict[str, Any]:
-    """This host, as another one needs to know it (the remote side of a probe)."""
-    table = harnesses.load_harnesses()
+    """This host, as another one needs to know it (the remote side of a probe): what
+    its tmux, git and agents lack is `orange doctor --json`'s report, whole."""
     found = []
     for project in projects.load_all():
         used = sum(1 for record in bindings.all_records(project.name) if record.workspace)
@@ -78,8 +79,7 @@ def report() -> dict[str, Any]:
         "version": version(),
         "host": host_name(),
         "projects": found,
-        "agents": sorted(name for name, h in table.items() if h.installed()),
-        "tmux": shutil.which("tmux") is not None,
+        "doctor": doctor.as_json(doctor.check()),
     }
 
 
@@ -121,8 +121,10 @@ def missing(host: Host, project: Project, data: dict[str, Any]) -> Checked:
             f"Orange there is version {data.get('version')!s:.40}, not compatible with "
             f"this one ({version()}): install the same version there"
         )
-    if not data.get("tmux"):
-        lines.append("tmux is not installed there")
+    findings = _findings(data.get("doctor"))
+    for check, message, fix in findings.get("error", ()):
+        if check in PROGRAMS:
+            lines.append(f"{message} there (fix there: {fix})" if fix else f"{message} there")
     reported = str(data.get("host") or "")
     if reported == host_name():
         lines.append(
@@ -150,10 +152,13 @@ def missing(host: Host, project: Project, data: dict[str, Any]) -> Checked:
                 f"project {project.name} is not cloned and registered there with the "
                 f"sync remote {url}: `git clone {url}` there, then `orange project add`"
             )
-    agents = {str(a) for a in _list(data.get("agents"))}
+    agents = _ready_agents(findings)
     for name in needed_agents(project):
-        if name not in agents:
+        failed = [(m, f) for check, m, f in findings.get("error", ()) if check == name]
+        if name not in agents and not failed:
             lines.append(f"agent {name} is not installed there (or not on its PATH)")
+        for message, fix in failed:
+            lines.append(f"agent {name} there: {message}" + (f" (fix there: {fix})" if fix else ""))
     free = 0
     pool = 0
     if theirs is not None:
@@ -195,6 +200,37 @@ def needed_agents(project: Project) -> list[str]:
     except OrangeError:
         pass
     return sorted(names)
+
+
+Said = tuple[str, str, str]  # a doctor finding's check, message and fix, made visible
+
+
+def _findings(report: object) -> dict[str, list[Said]]:
+    """The host's doctor findings by level (its answer is data: malformed entries are
+    dropped, control characters shown, long texts cut)."""
+    found: dict[str, list[Said]] = {}
+    entries = report.get("findings") if isinstance(report, dict) else None
+    for entry in _list(entries):
+        if not isinstance(entry, dict):
+            continue
+        level, check = entry.get("level"), entry.get("check")
+        if level in ("ok", "warn", "error") and isinstance(check, str):
+            said = tuple(_shown(entry.get(k)) for k in ("check", "message", "fix"))
+            found.setdefault(level, []).append((said[0], said[1], said[2]))
+    return found
+
+
+def _ready_agents(findings: dict[str, list[Said]]) -> set[str]:
+    """The agents the host's doctor found and has nothing against, and Orange's own
+    scripted one (part of every Orange that answers the protocol)."""
+    failed = {check for check, _m, _f in findings.get("error", ())}
+    found = {check for check, _m, _f in findings.get("ok", ())}
+    return (found - failed - {*PROGRAMS, "project", "agents"}) | {harnesses.DEMO}
+
+
+def _shown(value: object, limit: int = 200) -> str:
+    text = value if isinstance(value, str) else ""
+    return "".join(c if c.isprintable() else f"\\x{ord(c):02x}" for c in text[:limit])
 
 
 def _put(pairs: tuple[tuple[str, Any], ...], key: str, value: Any) -> tuple[Any, ...]:

@@ -208,3 +208,9 @@ def _codex_shell(home: Path) -> list[Finding]:
 
 def blocking(findings: list[Finding]) -> bool:
     return any(f.level == "error" for f in findings)
+
+
+def as_json(findings: list[Finding]) -> dict[str, object]:
+    """``orange doctor --json``: also what this host tells another one that drives it
+    over SSH (`orange.hosts.probe`)."""
+    return {"ok": not blocking(findings), "findings": [f._asdict() for f in findings]}

@@ -4,12 +4,15 @@ other host is a second Orange home and clone, reached only through it."""
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 from orange import projects
 from orange.home import orange_home
-from orange.hosts.probe import missing
+from orange.hosts.probe import PROTOCOL, missing
 from orange.hosts.roster import Host
 from tests.conftest import Cli, orange_bin
 from tests.hosts.conftest import make_other
@@ -84,6 +87,24 @@ def test_a_host_without_orange_says_so(
     assert orange_bin()
 
 
+def test_what_doctor_finds_missing_there_is_said(
+    cli: Cli, repo: Path, hub: Path, tmp_path: Path, ssh_server: SshServer
+) -> None:
+    # The host's tmux is not on its PATH: its own `orange doctor` says so, and so does
+    # `host add` here, with doctor's fix.
+    other = make_other(tmp_path, hub)
+    programs = tmp_path / "no-tmux-bin"
+    programs.mkdir()
+    (programs / "git").symlink_to(str(shutil.which("git")))
+    other.env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{programs}"
+    added = cli(*other.add_args(ssh_server), cwd=repo)
+    assert added.code == 1
+    missing = [line for line in added.out.splitlines() if "missing:" in line]
+    assert missing == [
+        "host box: missing: tmux is not on PATH there (fix there: install tmux 3.0 or newer)"
+    ]
+
+
 def test_a_host_that_records_itself_under_this_hosts_name_is_told(
     cli: Cli, repo: Path, hub: Path, tmp_path: Path, ssh_server: SshServer
 ) -> None:
@@ -129,13 +150,37 @@ def test_a_project_registered_there_under_another_name_is_told(
 
 
 def test_a_malformed_answer_is_data_not_a_crash(repo: Path, hub: Path) -> None:
-    answer = {"protocol": 1, "host": ["x"], "projects": 5, "agents": 7, "tmux": True}
+    answer = {"protocol": PROTOCOL, "host": ["x"], "projects": 5, "doctor": {"findings": 7}}
     checked = missing(Host("box", "other"), projects.get("proj"), answer)
     assert checked.missing == (
         f"project proj is not cloned and registered there with the sync remote {hub}: "
         f"`git clone {hub}` there, then `orange project add`",
     )
     assert checked.free == 0
+
+
+def test_an_agent_that_doctor_finds_wrong_there_is_not_ready(
+    cli: Cli, repo: Path, hub: Path
+) -> None:
+    (orange_home() / "config.yml").write_text(
+        "harnesses:\n  fake:\n    command: [sh, -c, 'sleep 1', '{prompt}']\n"
+    )
+    cli.ok("task", "create", "--no-spawn", "--harness", "fake", "b1", "Work", cwd=repo)
+    url = str(hub)
+    found = [
+        {"check": "fake", "level": "ok", "message": "sh is /bin/sh", "fix": ""},
+        {"check": "fake", "level": "error", "message": "it refuses\x1b[2J", "fix": "log in"},
+        {"check": "other", "level": "ok", "message": "x is /bin/x", "fix": ""},
+    ]
+    answer = {
+        "protocol": PROTOCOL,
+        "host": "box",
+        "projects": [{"name": "proj", "url": url, "pool_size": 2, "pool_used": 0}],
+        "doctor": {"ok": False, "findings": found},
+    }
+    checked = missing(Host("box", "other"), projects.get("proj"), answer)
+    assert checked.missing == ("agent fake there: it refuses\\x1b[2J (fix there: log in)",)
+    assert checked.host.agents == ("demo", "other")
 
 
 def test_an_agent_installed_only_there_starts_there(

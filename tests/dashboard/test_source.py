@@ -9,9 +9,13 @@ from orange import projects
 from orange.dashboard.source import Source
 from orange.runtime.tmux import Tmux
 from orange.store import layout, listing
+from orange.store.events import Change
 from orange.store.store import TaskStore
 from tests.conftest import copy_task_folder, damage, git
 from tests.dashboard.conftest import put_task
+from tests.hostile import BOMB_TASK, BROKEN, hostile_writes
+
+MANY = 200
 
 
 def test_copies_and_names_that_are_not_utf8_read_after_a_change_are_broken(
@@ -71,3 +75,26 @@ def test_a_task_whose_objects_are_damaged_is_a_broken_row_after_a_change(project
     assert shard not in rows
     for task_id in ("file01", "fold01", "shrd01"):  # each read again, whole
         assert rows[layout.task_dir(task_id)].task is not None
+
+
+def test_a_hostile_push_is_broken_rows_by_both_readers(project: Path) -> None:
+    """Every bomb of the bounded reader, a file that is not text, a task under an alias
+    bomb naming a session here, and many tasks: read after a change (the dashboard's own
+    read) and at start-up (the store's cache), each hostile file is one broken row, the
+    rest are rows, and the agents' column and the bomb task's workflow answer."""
+    put_task(project, "good01")
+    source = Source([projects.get("proj")], Tmux())
+    source.refresh()
+    store = TaskStore.open(project)
+    writes: dict[str, bytes | None] = dict(hostile_writes(store.get("good01"), MANY))
+    store.commit(lambda snap: Change("x", "test", "hostile", writes))
+    many = {f"many{n:04d}" for n in range(MANY)}
+    for reader in (source, Source([projects.get("proj")], Tmux())):
+        assert reader.refresh()
+        rows = {row.id or row.key.rsplit("/", 1)[-1]: row for row in reader.rows()}
+        assert set(rows) == {"good01", BOMB_TASK, *BROKEN, *many}
+        for task_id, why in BROKEN.items():
+            assert rows[task_id].task is None and why in rows[task_id].broken, rows[task_id]
+        assert all(rows[t].task is not None for t in ["good01", BOMB_TASK, *many])
+        assert reader.workflow(rows[BOMB_TASK]) is None
+        assert reader.agents() == {}

@@ -11,6 +11,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, Label, Select, Static
 
 from orange.dashboard.table import visible
+from orange.runtime.harness import DEMO
 
 
 class ConfirmScreen(ModalScreen[bool]):
@@ -87,10 +88,13 @@ class CreateScreen(ModalScreen[NewTask | None]):
             yield Label("New task")
             yield Input(placeholder="branch (empty: orange-tasks/<id>)", id="branch")
             yield Input(placeholder="summary (what to do)", id="summary")
+            # The demo stand-in is offered, never chosen for the person: left blank,
+            # Orange picks as `orange task create` does (and says so when none is found).
+            real = [name for name in self.harnesses if name != DEMO]
             yield Select(
                 [(name, name) for name in self.harnesses],
-                prompt="harness",
-                value=self.harnesses[0] if self.harnesses else Select.NULL,
+                prompt="harness (blank: Orange picks)",
+                value=real[0] if real else Select.NULL,
                 id="harness",
             )
             yield Select(

@@ -337,3 +337,29 @@ def test_no_pr_is_offered_for_a_task_whose_branch_does_not_exist(project: Path) 
         assert "p create PR" in _keys(app)
 
     drive(app, script)
+
+
+def test_the_create_form_never_picks_the_demo_stand_in_for_the_person() -> None:
+    """With only the demo stand-in installed the harness is left blank (Orange picks,
+    as `orange task create` does); a real agent installed is the one offered first."""
+    from textual.app import App
+
+    from orange.dashboard.screens import CreateScreen, NewTask
+
+    made: list[NewTask | None] = []
+
+    class Host(App[None]):
+        def __init__(self, harnesses: list[str]) -> None:
+            super().__init__()
+            self.harnesses = harnesses
+
+        def on_mount(self) -> None:
+            self.push_screen(CreateScreen(self.harnesses, ["pending"]), made.append)
+
+    async def fill(pilot: Any) -> None:
+        await pilot.press(*"b", "tab", *"s", "ctrl+s")
+        await pilot.pause()
+
+    for harnesses in (["demo"], ["codex", "demo"]):
+        drive(Host(harnesses), fill)  # type: ignore[arg-type]
+    assert [new.harness if new else None for new in made] == ["", "codex"]

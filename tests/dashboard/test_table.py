@@ -14,6 +14,8 @@ from textual.widgets.data_table import ColumnKey
 from orange import projects
 from orange.dashboard import table as table_module
 from orange.dashboard.app import make_app
+from orange.engine.catalog import load_named
+from orange.engine.tasks import create_task
 from orange.store.listing import all_tasks
 from orange.store.store import TaskStore
 from orange.store.task import Task
@@ -192,9 +194,12 @@ def test_the_header_says_where_a_syncing_project_stands(
     hub = tmp_path / "hub.git"
     git(tmp_path, "init", "-q", "--bare", str(hub))
     git(project, "remote", "add", "origin", str(hub))
-    put_task(project, "aaaa0001")
+    # Tasks as Orange writes them: the sync replays what it has not seen yet, and a
+    # task written behind the engine would be restored (one more commit ahead).
+    store = TaskStore.open(project)
+    create_task(store, projects.get("proj"), load_named("minimal"), summary="first")
     cli.ok("sync", cwd=project)
-    put_task(project, "aaaa0002")  # a local write not pushed yet
+    create_task(store, projects.get("proj"), load_named("minimal"), summary="local")
     app = app_for(project)
 
     async def script(pilot: Any) -> None:

@@ -32,7 +32,7 @@ def init(project: ProjectOpt = None, json_out: JsonOpt = False) -> None:
 
 
 def list_(project: ProjectOpt = None, json_out: JsonOpt = False) -> None:
-    """Each workspace of the pool and the task that holds it."""
+    """Each workspace of the pool and the task that holds it, then each run's."""
 
     proj = projects.infer(name=project)
     rows = pool_status(proj)
@@ -41,6 +41,8 @@ def list_(project: ProjectOpt = None, json_out: JsonOpt = False) -> None:
         return
     for row in rows:
         holder = f"task {row['task']} ({row['branch']})" if row["task"] else "free"
+        if row["run"]:
+            holder = f"run {row['run']} ({row['branch'] or 'detached'})"
         if row["setting_up"]:
             holder = f"task {row['task']} (setting up)"
         state = "" if row["exists"] else " (not created yet)"

@@ -162,6 +162,7 @@ class PoolView(View):
             task = str(member.get("task") or "")
             state = "bound" if task else "free" if member.get("exists") else "not created"
             state = "setting up" if member.get("setting_up") else state
+            state = f"run {member['run']}" if member.get("run") else state
             branch = str(member.get("branch") or "")
             port = "" if member.get("port") is None else str(member["port"])
             host = self.host if task else ""

@@ -2,21 +2,24 @@
 
 A worktree is held when this host's record binds it to an active task
 (`orange.runtime.workspace.holders`), never because a task in the ref names it; gc only
-ever touches the pool's own folders (``<project>--<n>``)."""
+ever touches the pool's own folders (``<project>--<n>``) and the worktrees of this
+host's runs that ended (`orange.runtime.workspace.run_worktrees`)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from orange.errors import BrokenTaskFile
 from orange.hooks.queue import start_next
 from orange.projects import Project
 from orange.runtime import places, ready, settingup, workcopy, workspace
 from orange.runtime.adopt import ensure_adopted
 from orange.runtime.git import git
 from orange.runtime.snapshots import save, unsaved_work
-from orange.store import listing
-from orange.store.store import TaskStore
+from orange.store import listing, runfile
+from orange.store.lock import attempt
+from orange.store.store import Snapshot, TaskStore
 from orange.store.task import Task
 
 if TYPE_CHECKING:
@@ -51,12 +54,13 @@ def init_pool(project: Project) -> list[Path]:
 
 
 def pool_status(project: Project) -> list[dict[str, Any]]:
+    """The pool's worktrees, then the worktrees of this host's runs (``run``: its id)."""
     snap = TaskStore(project.repo()).snapshot()
     ensure_adopted(project, snap)
     held = workspace.holders(snap, project.name)
     branches = {t.id: t.branch for t in listing.tasks(snap) if isinstance(t, Task)}
     setting_up = {mark.workspace for mark in settingup.live(project.name)}
-    return [
+    pool = [
         {
             "name": name,
             "path": str(path),
@@ -65,9 +69,25 @@ def pool_status(project: Project) -> list[dict[str, Any]]:
             "branch": branches.get(held.get(name, "")),
             "port": ready.port_of(project, name),
             "setting_up": name in setting_up,
+            "run": None,
         }
         for name, path in _members(project)
     ]
+    runs = [
+        {
+            "name": f"run-{run_id}",
+            "path": str(path),
+            "exists": True,
+            "task": None,
+            "branch": git("symbolic-ref", "--quiet", "--short", "HEAD", cwd=path, check=False)
+            or None,
+            "port": None,
+            "setting_up": False,
+            "run": run_id,
+        }
+        for run_id, path in workspace.run_worktrees(project)
+    ]
+    return pool + runs
 
 
 class Collected(NamedTuple):  # not a dataclass: see `orange.engine.workflow`
@@ -110,7 +130,35 @@ def gc_pool(project: Project, *, force: bool) -> tuple[list[str], list[str]]:
         else:
             released.append(name)
         workspace.reset(project, path)
+    for run_id, path in workspace.run_worktrees(project):
+        said = _collect_run(project, snap, run_id, path)
+        if said is not None:
+            (released if said[0] else kept).append(said[1])
     return released, kept
+
+
+def _collect_run(
+    project: Project, snap: Snapshot, run_id: str, path: Path
+) -> tuple[bool, str] | None:
+    """Remove the worktree of a run that ended (completed or cancelled: it never runs
+    again; its branch keeps every commit).  Returns whether it was removed and what to
+    say, or None for a run that may still run (or whose record is gone or broken:
+    nothing to go by)."""
+    try:
+        data = snap.read(runfile.run_path(run_id))
+        record = None if data is None else runfile.load(data, run_id)
+    except BrokenTaskFile:
+        record = None
+    if record is None or record.fields.get("status") not in runfile.ENDED:
+        return None
+    with attempt(path.parent / workspace.RUNNER_LOCK) as free:
+        if not free:
+            return None  # a runner still works in it
+        changes = unsaved_work(project, path, "HEAD", commits=False)
+        if changes:
+            return False, f"run-{run_id}: {changes} (commit or discard them; the branch stays)"
+        git("worktree", "remove", "--force", str(path), cwd=project.path)
+    return True, f"run-{run_id}"
 
 
 def _owner(path: Path) -> Task | None:

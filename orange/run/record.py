@@ -18,6 +18,7 @@ from orange.run.contracts import Plan
 from orange.run.headless import ExecHarness
 from orange.run.progress import Event, Progress
 from orange.run.prompts import plan_from_json
+from orange.runtime.workspace import RUN_WORKTREE
 from orange.store.runfile import RunFile
 
 T = TypeVar("T")
@@ -62,7 +63,7 @@ class RunRecord:
         self.asker = asker
         self.progress = progress
         self.make_engine = make_engine  # one engine per wave thread
-        self.worktree = state.local_dir(self.store, run_id) / "worktree"
+        self.worktree = state.local_dir(self.store, run_id) / RUN_WORKTREE
 
     # -- the record ------------------------------------------------------------------
     def record(self) -> RunFile:

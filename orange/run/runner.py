@@ -25,6 +25,7 @@ from orange.run.contracts import Clarify, ContractError, Plan, parse_clarify, pa
 from orange.run.headless import AgentFailed, AgentTimeout
 from orange.run.prompts import CLARIFY, PLAN, history_text, plan_json
 from orange.run.record import RunCancelled, RunFailed, RunRecord
+from orange.runtime import workspace
 from orange.runtime.git import GitFailed, git
 from orange.runtime.github import create_pr
 from orange.runtime.workspace import has_origin
@@ -126,9 +127,8 @@ class Runner(RunRecord):
         """The run's own worktree (a local folder, re-made if it went missing)."""
         if (self.worktree / ".git").exists():
             return
-        git("worktree", "prune", cwd=self.project.path)
         base = str(self.record().fields.get("base") or self.project.default_branch)
-        git("worktree", "add", "--detach", str(self.worktree), base, cwd=self.project.path)
+        workspace.ensure_worktree(self.project, self.worktree, base)
 
     def make_branch(self) -> None:
         run = self.record()

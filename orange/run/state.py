@@ -26,6 +26,7 @@ from typing import Any
 from orange.errors import BrokenTaskFile, InvalidInput, NotFound
 from orange.home import orange_home
 from orange.run.contracts import SUBTASK_ID  # a subtask id names local files
+from orange.runtime.workspace import RUNNER_LOCK, RUNS
 from orange.store import runfile
 from orange.store.events import Change
 from orange.store.layout import valid_task_id
@@ -57,7 +58,7 @@ STEPS = (
     "COMPLETED",
     "FAILED",
 )
-ENDED = ("completed", "cancelled")
+ENDED = runfile.ENDED
 
 
 def step_index(step: str) -> int:
@@ -67,7 +68,7 @@ def step_index(step: str) -> int:
 def local_dir(store: TaskStore, run_id: str) -> Path:
     if not runfile.valid_run_id(run_id):
         raise InvalidInput(f"{run_id!r} is no run id", hint="see `orange run list`")
-    path = store.repo.orange_dir() / "runs" / run_id
+    path = store.repo.orange_dir() / RUNS / run_id
     path.mkdir(parents=True, exist_ok=True)
     return path
 
@@ -88,7 +89,7 @@ def agent_log(task: Task) -> Path | None:
 @contextmanager
 def runner_lock(store: TaskStore, run_id: str) -> Iterator[bool]:
     """This host's lock on running ``run_id``; yields whether it was taken."""
-    with attempt(local_dir(store, run_id) / "runner.lock") as held:
+    with attempt(local_dir(store, run_id) / RUNNER_LOCK) as held:
         yield held
 
 

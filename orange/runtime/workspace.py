@@ -20,9 +20,13 @@ from orange.runtime.git import GitFailed, git, git_ok
 from orange.runtime.places import pool_name, workspace_path
 from orange.store import listing
 from orange.store.branches import check_branch_name
+from orange.store.runfile import valid_run_id
 from orange.store.store import Snapshot
 from orange.store.task import Task
 
+RUNS = "runs"  # <git-common-dir>/orange/runs/<id>/: a run's files on this host
+RUN_WORKTREE = "worktree"  # in a run's folder: the run's own worktree
+RUNNER_LOCK = "runner.lock"  # in a run's folder: held while a runner works on the run
 # The self-review outcome file (seed 003) an agent writes in its worktree, and the one
 # the stop hook writes beside it first (`orange.agent_hooks.stop`, which imports nothing).
 OUTCOME_FILES = (".orange-task", ".orange-task.tmp")
@@ -73,8 +77,10 @@ class PoolFull(HookFailed):
     """No free worktree: the task stays where it was."""
 
 
-def ensure_worktree(project: Project, path: Path) -> None:
-    """Create the pool worktree at ``path`` (detached at the default branch) if missing."""
+def ensure_worktree(project: Project, path: Path, base: str | None = None) -> None:
+    """Create the worktree at ``path``, detached at ``base`` (default: the project's
+    default branch), if it is missing: every worktree Orange makes, the pool's and a
+    run's (`run_worktrees`), is made here."""
     if (path / ".git").exists():
         return
     if path.exists() and any(path.iterdir()):
@@ -83,8 +89,22 @@ def ensure_worktree(project: Project, path: Path) -> None:
         )
     path.parent.mkdir(parents=True, exist_ok=True)
     git("worktree", "prune", cwd=project.path)
-    base = project.default_branch if _has_ref(project.path, project.default_branch) else "HEAD"
+    if base is None:
+        has_default = _has_ref(project.path, project.default_branch)
+        base = project.default_branch if has_default else "HEAD"
     git("worktree", "add", "--detach", str(path), base, cwd=project.path)
+
+
+def run_worktrees(project: Project) -> list[tuple[str, Path]]:
+    """The worktrees of this host's runs of ``project`` (run id, path), oldest first:
+    where a run's architect reads the code and its waves are merged."""
+    root = project.repo().orange_dir() / RUNS
+    found = []
+    for folder in root.iterdir() if root.is_dir() else ():
+        path = folder / RUN_WORKTREE
+        if valid_run_id(folder.name) and (path / ".git").exists():
+            found.append((folder.stat().st_mtime, folder.name, path))
+    return [(run_id, path) for _, run_id, path in sorted(found)]
 
 
 def base_of(project: Project, task: Task) -> str:

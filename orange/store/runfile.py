@@ -24,6 +24,7 @@ from orange.store import bounded, taskfile
 from orange.store.tree import read_tree
 
 RUNS_DIR = "runs"
+ENDED = ("completed", "cancelled")  # a run in one of these never runs again
 RUN_FILE = "RUN.md"
 _ID = re.compile(r"[0-9a-z]{8}")
 _SECTION = re.compile(r"^## (Request|Requirement|Clarification|Pending|Plan)[ \t]*$", re.MULTILINE)

@@ -4,6 +4,7 @@ architect and SWE (`fakes/agent.py`) and the fake `gh`."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from tests.conftest import git, run_orange
 from tests.run.conftest import RunWorld, plan
@@ -216,3 +217,37 @@ def test_malformed_plan_twice_fails_the_run_resumably(world: RunWorld) -> None:
     assert resumed.code == 0, resumed.err
     assert resumed.json()["run"]["status"] == "completed"
     assert len(world.calls("plan")) == 3
+
+
+def test_a_runs_worktree_is_listed_and_collected_once_the_run_ended(world: RunWorld) -> None:
+    """The run's own worktree is made as the pool's are: `workspace list` shows it
+    while the run may resume, and `workspace gc` removes it once the run ended (never
+    with uncommitted work in it; the run's branch stays)."""
+    two_questions(world)
+    assert world.run("do it", "--answers", str(world.answers("first")), "--no-pr").code == 1
+    run_id = world.run("list", "--json").json()["runs"][0]["id"]
+
+    def workspaces() -> list[dict[str, str]]:
+        rows = world.cli.ok("workspace", "list", "--json", cwd=world.repo).json()["workspaces"]
+        return [row for row in rows if row["run"]]
+
+    def gc() -> dict[str, list[str]]:
+        return dict(world.cli.ok("workspace", "gc", "--json", cwd=world.repo).json())
+
+    (row,) = workspaces()
+    path, branch = Path(row["path"]), row["branch"]
+    assert (row["name"], row["run"]) == (f"run-{run_id}", run_id)
+    assert branch and git(path, "symbolic-ref", "--short", "HEAD").strip() == branch
+    assert f"run {run_id} ({branch})" in world.cli.ok("workspace", "list", cwd=world.repo).out
+
+    assert gc()["released"] == [] and path.is_dir()  # an interrupted run resumes there
+    assert world.run("cancel", run_id).code == 0
+    (path / "scratch.txt").write_text("not committed\n")
+    assert gc()["kept"] == [
+        f"run-{run_id}: 1 uncommitted change (commit or discard them; the branch stays)"
+    ]
+    (path / "scratch.txt").unlink()
+    assert gc()["released"] == [f"run-{run_id}"]
+    assert not path.exists() and workspaces() == []
+    assert str(path) not in git(world.repo, "worktree", "list")
+    assert git(world.repo, "rev-parse", "--verify", f"refs/heads/{branch}").strip()

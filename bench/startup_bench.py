@@ -10,7 +10,10 @@ interleaved runs, beside its target and PASS/MISS:
    ``bench-moves``, moving the task between ``pending`` and ``planning``), against the
    same floor;
 3. ``orange task list --json`` at 10,000 tasks with a cold listing cache
-   (``<git-common-dir>/orange/cache*.sqlite3*`` deleted first) against a warm one.
+   (``<git-common-dir>/orange/cache*.sqlite3*`` deleted first) against a warm one;
+4. ``orange task show ID --json``, a command typer parses, with Orange's plain option
+   converters (`orange.cli.coercion`, on typer's private ``_runtime_param``) against
+   typer's own (pydantic): they stay while they save at least 5%.
 
 Every command is a whole process of the real console script, ``.venv/bin/orange``, run
 from the project's checkout (not a workspace), with no monitor (``ORANGE_MONITOR=off``)
@@ -213,6 +216,26 @@ def listing(runner: Runner, runs: int) -> list[Ratio]:
     return [ratio(figure, ("cold", colds), ("warm", warms), target=2.5)]
 
 
+# `orange` as its console script runs, with or without the plain converters.
+TYPER_RUN = "import sys; import orange.cli.main as m; {patch}sys.exit(m.run(sys.argv[1:]))"
+
+
+def converters(runner: Runner, runs: int) -> list[Ratio]:
+    """Figure 4: a command typer parses, with the plain converters and without."""
+    repo, task_id = runner.project("typer", 1)
+    plain = [runner.python, "-c", TYPER_RUN.format(patch="")]
+    own = [runner.python, "-c", TYPER_RUN.format(patch="m.plain = lambda command: command; ")]
+    show = ["task", "show", task_id, "--json"]
+    plains, owns = [], []
+    for number in range(WARM_UPS + runs):
+        samples = runner.sample([*plain, *show], repo), runner.sample([*own, *show], repo)
+        if number >= WARM_UPS:
+            plains.append(samples[0])
+            owns.append(samples[1])
+    figure = "4. `task show --json` (typer)"
+    return [ratio(figure, ("plain", plains), ("typer's own", owns), target=0.95)]
+
+
 def importtime(runner: Runner, top: int) -> str:
     """The imports `task update --summary` spends most on (self and cumulative)."""
     repo, task_id = runner.project("imports", 1)
@@ -280,6 +303,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"  {runs} interleaved runs per figure (after {WARM_UPS} warm-ups)", flush=True)
         ratios = startup(runner, runs)
         ratios += listing(runner, runs)
+        ratios += converters(runner, runs)
         print()
         print(table(ratios))
         print(

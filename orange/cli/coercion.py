@@ -10,8 +10,10 @@ converter, so an error reads exactly as typer words it.  `tests/cli/test_fast.py
 holds the two to the same results for every parameter of every command.
 
 It sets `_runtime_param`, typer's lazily built converter, on each parameter: a private
-attribute, so a typer without it is left alone (everything then goes through pydantic,
-slower and the same).
+attribute, so a typer without it (or with parameters shaped otherwise) is left alone:
+everything then goes through pydantic, slower and the same (`tests/cli/test_coercion.py`
+simulates both).  This is the one module that touches typer's private API; whether it
+still pays is figure 4 of `bench/startup_bench.py`.
 """
 
 from __future__ import annotations
@@ -66,14 +68,29 @@ PLAIN = (str, int, Path, bool, list[str])
 
 def plain(command: Any) -> Any:
     """``command`` (typer's click command, and every command under it) with plain
-    converters where they fit."""
+    converters where they fit.  A parameter not shaped as typer 0.29 shapes it (no
+    ``_runtime_param``, no ``get_runtime_param``, a type descriptor without its
+    ``annotation`` and ``file_annotation``) keeps typer's own converter: the public
+    behaviour, only slower."""
     for param in _params(command):
-        descriptor = getattr(param, "type_descriptor", None)
-        if descriptor is None or not hasattr(param, "_runtime_param"):
-            continue
-        if descriptor.file_annotation is None and descriptor.annotation in PLAIN:
-            param._runtime_param = _Plain(descriptor.annotation)
+        annotation = _plain_annotation(param)
+        if annotation is not None:
+            param._runtime_param = _Plain(annotation)
     return command
+
+
+def _plain_annotation(param: Any) -> Any:
+    """The annotation of ``param`` when its converter can be a plain one, else None."""
+    if not hasattr(param, "_runtime_param") or not callable(
+        getattr(param, "get_runtime_param", None)
+    ):
+        return None
+    descriptor = getattr(param, "type_descriptor", None)
+    missing = object()
+    annotation = getattr(descriptor, "annotation", missing)
+    if getattr(descriptor, "file_annotation", missing) is not None or annotation is missing:
+        return None
+    return annotation if annotation in PLAIN else None
 
 
 def _params(command: Any) -> Iterator[Any]:

@@ -169,7 +169,7 @@ def _moved_here_by_its_death(engine: Engine, workflow: Workflow, task: Task) -> 
     agent (a worker's death in planning, not a reviewer's in agent-review) and no agent
     was started since.  That death was handled by the move (issue 25: one worker death
     was advanced planning -> working and then counted as a crash in working)."""
-    from orange.store.history import task_history  # the index: only on a death
+    from orange.store.history import task_history  # (only on a death)
 
     for entry in reversed(task_history(engine.store, task.id)):
         if entry.event in ("agent.respawned", "agent.spawned"):

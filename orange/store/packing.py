@@ -45,6 +45,7 @@ from pathlib import Path
 import pygit2
 
 from orange.store import layout
+from orange.store.gitproc import git_env
 from orange.store.lock import attempt
 
 DUE_BYTES = 32 * 1024  # reflog growth between packs (a write's line: 150 to 250 bytes)
@@ -52,11 +53,6 @@ NEAR = 1024  # bytes past a multiple of DUE_BYTES in which a write looks at the 
 MARKER = "packed"
 ROLLUP_AT = 4  # packs a write may leave before a geometric repack starts
 ROLLUP_LOCK = "repack.lock"
-# What git needs to find the repository's configuration and the user's identity; every
-# other ``GIT_*`` variable (``GIT_DIR``, ``GIT_OBJECT_DIRECTORY``, ``GIT_INDEX_FILE``, a
-# hook's ``GIT_QUARANTINE_PATH`` ...) belongs to whatever git process called Orange.
-# (The one git helper, `orange.runtime.git`, sits above the store: the same rule here.)
-_KEEP_ENV = frozenset({"GIT_CONFIG_NOSYSTEM", "GIT_CONFIG_GLOBAL"})
 
 # One raw tree entry: "<mode> <name>\0<20-byte id>" (a tree's mode is "40000").  Compiled
 # when a pack is first made (`re`'s cache), not by every write's import of this module.
@@ -170,7 +166,6 @@ def start_rollup(common_dir: Path) -> bool:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             return False
-        env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_") or k in _KEEP_ENV}
         repack = (
             "git", f"--git-dir={common_dir}", "-c", "pack.threads=1",
             "repack", "-d", "-l", "-q", "--geometric=2", "--no-write-bitmap-index",
@@ -179,7 +174,7 @@ def start_rollup(common_dir: Path) -> bool:
         # here (nothing to reap in a long-lived monitor or dashboard).
         subprocess.run(
             ("sh", "-c", '"$@" </dev/null >/dev/null 2>&1 &', "sh", *repack),
-            env=env,
+            env=git_env(),
             pass_fds=(fd,),
             start_new_session=True,
             check=False,

@@ -22,7 +22,6 @@ from typing import NamedTuple
 import pygit2
 
 from orange.store import layout
-from orange.store.history import changed_tasks
 from orange.store.taskmerge import Rules, Side, merge_task
 from orange.store.tree import Content, Subtree, read_tree
 from orange.store.treediff import Listings, changes
@@ -167,8 +166,8 @@ def last_touches(
     repo: pygit2.Repository, tip: pygit2.Commit, base: pygit2.Commit | None, paths: list[str]
 ) -> dict[str, Side]:
     """For each task file, the newest commit from ``tip`` (not reachable from ``base``)
-    whose task folder differs from its first parent's, in git's topological order.  The
-    task history's diff (`orange.store.history`) reads only the shards that changed."""
+    whose task folder differs from its first parent's, in git's topological order (the
+    diff reads only the shards that changed: `changed_tasks`)."""
     found: dict[str, Side] = {}
     left = {_task_of(path): path for path in paths}
     if not left:
@@ -180,9 +179,7 @@ def last_touches(
     listed = Listings(repo, missing_ok=True)
     for commit in walker:
         parent = commit.parent_ids[0].raw if commit.parent_ids else None
-        for task, _old, _new in changed_tasks(
-            parent_tree(repo, parent), commit.tree_id.raw, listed
-        ):
+        for task in changed_tasks(listed, parent_tree(repo, parent), commit.tree_id.raw):
             if task in left:
                 found[left.pop(task)] = Side(str(commit.id), commit.commit_time)
         if not left:
@@ -190,6 +187,16 @@ def last_touches(
     for path in left.values():  # not changed since the base on this side (cannot happen)
         found[path] = Side(str(tip.id), tip.commit_time)
     return found
+
+
+def changed_tasks(listed: Listings, parent: bytes | None, tree: bytes) -> Iterator[str]:
+    """The id of each ``tasks/<shard>/<id>/`` that differs between root trees ``parent``
+    and ``tree`` (raw ids): only the subtrees whose id changed are opened
+    (`orange.store.treediff`; a commit of Orange's changes one shard)."""
+    tasks = [listed.of(root).get(b"tasks") for root in (parent, tree)]
+    old, new = (None if entry is None else entry[2] for entry in tasks)
+    for path, _before, _after in changes(listed, old, new, depth=2):
+        yield path.rpartition(b"/")[2].decode("utf-8", "replace")
 
 
 def parent_tree(repo: pygit2.Repository, parent: bytes | None) -> bytes | None:

@@ -4,9 +4,9 @@ The tasks ref is sharded (DESIGN §2), so a commit of Orange's changes one shard
 that compares tree ids level by level reads the root, ``tasks/`` and that shard, what
 the commit changed, where a diff of the two whole root trees (``diff_to_tree``) costs
 what the repository holds (47 ms a commit at 50,000 tasks against 0.4 ms for this walk).
-The one walk serves the history index (`orange.store.history`: which tasks a commit
-changed), the merge (`orange.store.syncmerge`) and the replay checker
-(`orange.engine.replay`: every changed file).
+The one walk serves the sync merge (`orange.store.syncmerge`: which tasks a commit
+changed), the replay checker (`orange.engine.replay`: every changed file) and the git
+hooks; one task's history is git's own path-limited walk (`orange.store.history`).
 
 Trees are read from their raw objects, their entries kept by tree id in `Listings` (a
 walk over consecutive commits reads the parent's trees just before, and reuses them).

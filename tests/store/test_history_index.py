@@ -1,186 +1,295 @@
-"""The history index (`orange.store.history`) answers as one full walk of the history
-does: built in slices, compared shard by shard as bytes where the ``tasks/`` tree has
-the layout's shape, after merges, after a ref rewritten to a hostile history, and past
-a build that stopped half way."""
+"""A task's history (`orange.store.history`): git's path-limited walk, decided commit
+by commit, answers as the walk over every commit does, on Orange's writes, plain-git
+commits, merges of every kind and hostile trees along the task's own path; the cache
+extended tip by tip answers as one walk, also across a rewritten ref; where git cannot
+walk (a damaged object on the path, no git at all) the walk over every commit answers."""
 
 from __future__ import annotations
 
+import shutil
+from collections import Counter
 from pathlib import Path
+from typing import NamedTuple
 
 import pygit2
 import pytest
 
 from orange.store import history, layout
 from orange.store.store import TaskStore
-from orange.store.tree import apply_writes
-from tests.conftest import git
+from tests.conftest import damage, git
 from tests.store.helpers import put_task, set_field
 
 IDS = [f"task{n:04d}" for n in range(12)]
+TASK = IDS[3]  # the task every hostile tree is aimed at
+TREE, BLOB, LINK = 0o040000, 0o100644, 0o160000
 
 
-def _commit(repo: pygit2.Repository, parents: list[str], tree: pygit2.Oid, subject: str) -> str:
+class Histories(NamedTuple):
+    path: Path
+    tips: list[str]  # the tasks ref along the first history, then a rewrite, then back
+    first: str  # the first history's tip
+    corrupt: set[str]  # commits whose trees (or their parent's) git's fsck calls corrupt
+
+
+def _commit(repo: pygit2.Repository, parents: list[str], tree: pygit2.Oid, message: str) -> str:
     person = pygit2.Signature("Someone", "someone@example.com", 1_780_000_000, 0)
-    oid = repo.create_commit(None, person, person, f"{subject}\n", tree, parents)
-    return str(oid)
+    return str(repo.create_commit(None, person, person, message, tree, parents))
 
 
-def _with_tasks_tree(repo: pygit2.Repository, parent: str, raw: bytes) -> pygit2.Oid:
-    """The parent's root tree with ``tasks/`` replaced by the raw tree ``raw``."""
-    tasks = repo.odb.write(pygit2.enums.ObjectType.TREE, raw)
-    builder = repo.TreeBuilder(repo[parent].peel(pygit2.Commit).tree)
-    builder.insert("tasks", tasks, pygit2.enums.FileMode.TREE)
+def _tree(repo: pygit2.Repository, commit: str) -> pygit2.Oid:
+    return repo[commit].peel(pygit2.Commit).tree_id
+
+
+def _put(
+    repo: pygit2.Repository,
+    tree: pygit2.Oid | None,
+    path: str,
+    entry: tuple[int, pygit2.Oid] | None,
+) -> pygit2.Oid:
+    """``tree`` with the entry at ``path`` set to (mode, id), or removed (None)."""
+    builder = repo.TreeBuilder(tree) if tree is not None else repo.TreeBuilder()
+    name, _, rest = path.partition("/")
+    if rest:
+        below = builder.get(name)
+        inner = below.id if below is not None and below.filemode == TREE else None
+        builder.insert(name, _put(repo, inner, rest, entry), TREE)
+    elif entry is None:
+        builder.remove(name)
+    else:
+        builder.insert(name, entry[1], entry[0])
     return builder.write()
 
 
-def _tasks_raw(repo: pygit2.Repository, commit: str) -> bytes:
-    tree = repo[commit].peel(pygit2.Commit).tree
-    return bytes(repo.odb.read(tree["tasks"].id)[1])
-
-
-def _reference(repo: pygit2.Repository, tip: str) -> list[history.Indexed]:
-    return list(history._new_rows(repo, tip, None, shaped=False))
-
-
-def _rows_by_task(rows: list[history.Indexed]) -> dict[str, list[tuple[object, ...]]]:
-    """A task's rows, the first of a commit's kept (a hostile tree can name a task in
-    two shards: one row a commit and task, in the index)."""
-    found: dict[str, list[tuple[object, ...]]] = {}
-    seen = set()
-    for commit, task, message, time, old, new in rows:
-        if (commit, task) not in seen:
-            seen.add((commit, task))
-            found.setdefault(task, []).append((commit, message, time, old, new))
-    return found
-
-
-def _index(store: TaskStore, tip: str, task: str) -> list[tuple[object, ...]]:
-    db = store.repo.orange_dir() / "history.sqlite3"
-    return [
-        (row.commit, row.message, row.time, row.from_status, row.to_status)
-        for row in history.commits_of(db, store.pygit, tip, task)
-    ]
+def _file(
+    repo: pygit2.Repository, status: str, text: str = "", task: str = TASK
+) -> tuple[int, pygit2.Oid]:
+    return BLOB, repo.create_blob(f"---\nid: {task}\nstatus: {status}\n---\n{text}\n".encode())
 
 
 @pytest.fixture(scope="module")
-def histories(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, str]:
-    """A repository whose tasks ref has two histories: Orange's writes over a dozen
-    tasks with a plain-git side line merged in (the first tip), and a rewrite of it
-    with hostile ``tasks/`` trees (the second)."""
+def histories(tmp_path_factory: pytest.TempPathFactory) -> Histories:
+    """Orange's writes over a dozen tasks; plain-git and lying commits on a side line;
+    merges taking the task from their second parent, from their first, an unrelated
+    root and three parents; every odd tree git can hold where the task's folder is
+    (blob, gitlink, a tree for its file, its shard or ``tasks/`` a blob, unsorted and
+    doubled names); then a rewrite of the ref from an early commit, then the first
+    history again."""
     from tests.conftest import make_repo
 
     path = make_repo(tmp_path_factory.mktemp("history") / "proj")
     store = TaskStore.open(path)
     repo = store.pygit
+    tips: list[str] = []
+
+    def tip() -> str:
+        return str(repo.references[layout.TASKS_REF].target)
+
+    def move(commit: str) -> str:
+        git(path, "update-ref", layout.TASKS_REF, commit)
+        return commit
+
     for task in IDS:
         put_task(store, task)
-    fork = str(repo.references[layout.TASKS_REF].target)
-    for n in range(30):
+    for n in range(24):
         set_field(store, IDS[n % len(IDS)], "summary", f"summary {n}")
-    side_tree = apply_writes(
-        repo,
-        repo[fork].peel(pygit2.Commit).tree,
-        {layout.task_path(IDS[3]): b"---\nid: task0003\nstatus: working\n---\nby hand\n"},
-    )
-    assert side_tree is not None
-    side = _commit(repo, [fork], side_tree, "edited by hand")
-    main = str(repo.references[layout.TASKS_REF].target)
-    merged_tree = apply_writes(
-        repo,
-        repo[main].peel(pygit2.Commit).tree,
-        {layout.task_path(IDS[3]): b"---\nid: task0003\nstatus: review\n---\nmerged\n"},
-    )
-    assert merged_tree is not None
-    merge = _commit(repo, [main, side], merged_tree, "merge")
-    git(path, "update-ref", layout.TASKS_REF, merge)
-    for n in range(30, 40):
-        set_field(store, IDS[n % len(IDS)], "summary", f"summary {n}")
-    first = str(repo.references[layout.TASKS_REF].target)
+    fork = tip()
+    tips.append(fork)
+    folder, task_md = layout.task_dir(TASK), layout.task_path(TASK)
+    other_md = layout.task_path(IDS[0])
 
-    # The rewrite: from the fork, trees no Orange writes.
-    tip = fork
-    shaped = _tasks_raw(repo, fork)
-    width = 29
-    two = bytearray(shaped)  # two shards' ids changed at once (a regular tree)
-    for at in (0, len(shaped) - width):
-        two[at + 9 : at + width] = bytes(repo[repo[tip].peel(pygit2.Commit).tree.id].id.raw)
-    hostile = [
-        bytes(two),
-        shaped[:width] + shaped[:width] + shaped[2 * width :],  # a shard's name twice
-        # ... and the first of the two changed, which git (and the walk) never reads
-        shaped[:9] + shaped[2 * width + 9 : 3 * width] + shaped[:width] + shaped[2 * width :],
-        shaped + b"100644 zz-notes\0" + bytes(repo.odb.write(3, b"notes\n").raw),  # a blob
-        b"160000" + shaped[5:],  # a mode changed: a gitlink where a shard was
-        shaped[:6] + b"zz" + shaped[8:],  # a name that is no shard's
-        shaped,  # back to Orange's shape
+    # A side line: a plain-git edit, then a commit naming another task that edits this one.
+    side = _commit(
+        repo, [fork], _put(repo, _tree(repo, fork), task_md, _file(repo, "working")), "by hand\n"
+    )
+    lying = f"task {IDS[0]}: summary\n\nOrange-Task: {IDS[0]}\nOrange-Event: task.updated\n"
+    side = _commit(
+        repo, [side], _put(repo, _tree(repo, side), task_md, _file(repo, "review")), lying
+    )
+    set_field(store, IDS[5], "summary", "on main")
+    set_field(store, TASK, "summary", "on main")
+    main = tip()
+    # A merge taking the task from its second parent (a sync merge's trailer).
+    merged = _put(repo, _tree(repo, main), task_md, _file(repo, "review"))  # side's file
+    tips.append(move(_commit(repo, [main, side], merged, "merge\n\nOrange-Merge: 1\n")))
+    # A merge taking it from its first parent: not a change of the task.
+    other = _commit(
+        repo,
+        [fork],
+        _put(repo, _tree(repo, fork), other_md, _file(repo, "x", task=IDS[0])),
+        "other\n",
+    )
+    set_field(store, TASK, "summary", "before the second merge")
+    ours = _put(repo, _tree(repo, tip()), other_md, _file(repo, "x", task=IDS[0]))
+    move(_commit(repo, [tip(), other], ours, "merge keeping ours\n"))
+    # A root of its own (the task's folder in it differs) merged in, and three parents.
+    root = _commit(repo, [], _put(repo, None, task_md, _file(repo, "done")), "unrelated root\n")
+    move(_commit(repo, [tip(), root], _tree(repo, tip()), "merge of a root\n"))
+    three = _put(repo, _tree(repo, tip()), task_md, _file(repo, "blocked"))
+    tips.append(move(_commit(repo, [tip(), side, other], three, "three parents\n")))
+    # A merge whose first parent is behind the last tip: the task taken from its second.
+    behind = repo[tip()].peel(pygit2.Commit).parent_ids[0]
+    ahead = _commit(
+        repo, [tip()], _put(repo, _tree(repo, tip()), task_md, _file(repo, "ahead")), "ahead\n"
+    )
+    tips.append(
+        move(_commit(repo, [str(behind), ahead], _tree(repo, ahead), "merge from behind\n"))
+    )
+
+    # Odd trees where the task's folder is, each from the one before.
+    raw_tasks = bytes(repo.odb.read(repo[_tree(repo, tip())].peel(pygit2.Tree)["tasks"].id)[1])
+    shard = layout.shard(TASK).encode()
+    at = raw_tasks.index(b" " + shard + b"\0") - 5  # the task's shard entry
+    entry = raw_tasks[at : at + 29]
+    notes = repo.create_blob(b"notes\n")
+    odd: list[tuple[str, str | None, tuple[int, pygit2.Oid] | None]] = [
+        ("its file a tree", task_md, (TREE, _put(repo, None, "x", (BLOB, notes)))),
+        ("its folder a blob", folder, (BLOB, notes)),
+        ("its folder a gitlink", folder, (LINK, repo[fork].id)),
+        ("its shard a blob", folder.rsplit("/", 1)[0], (BLOB, notes)),
+        ("tasks/ a blob", "tasks", (BLOB, notes)),
+        ("restored", "tasks", (TREE, repo.odb.write(pygit2.enums.ObjectType.TREE, raw_tasks))),
+        ("non-UTF-8 status", task_md, (BLOB, repo.create_blob(b"---\nstatus: \xff\xfe\n---\n"))),
+        ("back", task_md, _file(repo, "pending")),
+        ("removed", folder, None),
+        ("added again", task_md, _file(repo, "pending", "again")),
     ]
-    for n, raw in enumerate(hostile):
-        tip = _commit(repo, [tip], _with_tasks_tree(repo, tip, raw), f"hostile {n}")
-    git(path, "update-ref", layout.TASKS_REF, tip)
+    for subject, where, put in odd:
+        assert where is not None
+        tree = _put(repo, _tree(repo, tip()), where, put)
+        move(_commit(repo, [tip()], tree, f"{subject}\n"))
+    # Raw ``tasks/`` trees git would refuse on fsck: the task's shard entry moved last
+    # (names out of order), and named twice (another tree first).
+    changed = _put(
+        repo,
+        repo[_tree(repo, tip())].peel(pygit2.Tree)["tasks"].id,
+        f"{shard.decode()}/{TASK}/TASK.md",
+        _file(repo, "odd"),
+    )
+    moved = bytes(repo.odb.read(changed)[1])
+    entry = moved[at : at + 29]
+    malformed = [
+        ("shard last", moved[:at] + moved[at + 29 :] + entry),
+        ("shard twice", moved[:at] + raw_tasks[at : at + 29] + moved[at:]),
+        ("in order again", moved),
+    ]
+    corrupt = set()
+    for subject, raw in malformed:
+        tasks = (TREE, repo.odb.write(pygit2.enums.ObjectType.TREE, raw))
+        corrupt.add(
+            move(
+                _commit(
+                    repo, [tip()], _put(repo, _tree(repo, tip()), "tasks", tasks), f"{subject}\n"
+                )
+            )
+        )
+    liar = f"task {TASK}: summary\n\nOrange-Task: {TASK}\nOrange-Event: task.updated\n"
+    changes_other = _put(repo, _tree(repo, tip()), other_md, _file(repo, "y", task=IDS[0]))
+    tips.append(move(_commit(repo, [tip()], changes_other, liar)))  # names it, changes another
     store = TaskStore.open(path)
-    for n in range(8):
+    for n in range(6):
         set_field(store, IDS[(n * 5) % len(IDS)], "summary", f"after {n}")
-    second = str(store.pygit.references[layout.TASKS_REF].target)
-    git(path, "update-ref", layout.TASKS_REF, first)
-    return path, first, second
+    first = tip()
+    tips.append(first)
 
-
-def test_the_byte_comparison_finds_what_the_walk_finds(histories: tuple[Path, str, str]) -> None:
-    path, first, second = histories
-    repo = pygit2.Repository(str(path))
-    for tip in (first, second):
-        reference = _reference(repo, tip)
-        assert list(history._new_rows(repo, tip, None)) == reference
-        tasks = {row[1] for row in reference}
-        assert set(IDS) <= tasks  # every task, and the hostile trees' odd entries
-    changed_by = {row[2].split("\n")[0] for row in _reference(repo, second)}
-    assert {"hostile 0", "hostile 1", "hostile 3", "hostile 5"} <= changed_by
-
-
-def test_an_index_built_in_slices_answers_as_one_walk_also_after_a_rewrite(
-    histories: tuple[Path, str, str], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    path, first, second = histories
-    monkeypatch.setattr(history, "SLICE", 7)
+    # The rewrite: from the fork, other commits.
+    move(fork)
     store = TaskStore.open(path)
-    (store.repo.orange_dir() / "history.sqlite3").unlink(missing_ok=True)
-    for tip in (first, second, first):  # built, rewritten to a hostile history, back
-        expected = _rows_by_task(_reference(store.pygit, tip))
-        for task in [*IDS, "zz-notes"]:
-            assert _index(store, tip, task) == expected.get(task, [])
-    merge = next(row for row in _reference(store.pygit, first) if row[2] == "merge\n")
-    assert merge[1] == IDS[3] and (merge[4], merge[5]) == ("pending", "review")
+    for n in range(4):
+        set_field(store, IDS[(n * 3) % len(IDS)], "summary", f"rewritten {n}")
+    tips.append(tip())
+    tips.append(move(first))
+    return Histories(path, tips, first, corrupt)
 
 
-def test_a_build_stopped_half_way_goes_on_from_its_last_slice(
-    histories: tuple[Path, str, str], monkeypatch: pytest.MonkeyPatch
+def _same(
+    repo: pygit2.Repository,
+    found: list[history.Found],
+    reference: list[history.Found],
+    corrupt: set[str],
 ) -> None:
-    path, first, _second = histories
-    monkeypatch.setattr(history, "SLICE", 10)
-    store = TaskStore.open(path)
+    """The same commits with the same statuses, each after its ancestors (two walks may
+    order commits of parallel lines differently).  Where a tree is corrupt (names out
+    of order or twice: git's fsck refuses it), git's reading and libgit2's differ and
+    the history follows git's: those commits are left out of the comparison."""
+    assert Counter(row for row in found if row[0] not in corrupt) == Counter(
+        row for row in reference if row[0] not in corrupt
+    )
+    ids = [row[0] for row in found]
+    for later, commit in enumerate(ids):
+        assert not any(repo.descendant_of(earlier, commit) for earlier in ids[:later])
+
+
+def test_gits_walk_finds_what_the_walk_over_every_commit_finds(histories: Histories) -> None:
+    repo = pygit2.Repository(str(histories.path))
+    for tip in histories.tips:
+        for task in IDS:
+            found = history.find(repo, tip, task)
+            _same(repo, found, history.walked(repo, tip, None, task), histories.corrupt)
+    subjects = [row[1].split("\n")[0] for row in history.find(repo, histories.first, TASK)]
+    merges = {"merge", "three parents", "merge from behind"}
+    assert {"by hand", f"task {IDS[0]}: summary", *merges} <= set(subjects)
+    assert not {"merge keeping ours", "merge of a root", f"task {TASK}: summary"} & set(subjects)
+    odd = ["its file a tree", "its folder a blob", "its folder a gitlink", "its shard a blob"]
+    odd += ["restored", "non-UTF-8 status", "back", "removed", "added again"]  # (no folder
+    # before or after "tasks/ a blob": not a change of the task)
+    assert [s for s in subjects if s in odd] == odd
+
+
+def test_a_commit_not_orange_s_record_of_the_task_reads_its_status_from_the_file(
+    histories: Histories,
+) -> None:
+    repo = pygit2.Repository(str(histories.path))
+    found = {row[1].split("\n")[0]: row[3:] for row in history.find(repo, histories.first, TASK)}
+    assert found["by hand"] == ("pending", "working")
+    assert found[f"task {IDS[0]}: summary"] == ("working", "review")  # names another task
+    assert found["merge"] == ("pending", "review")
+    assert found["merge from behind"] == ("review", "ahead")
+    assert found["its file a tree"] == ("ahead", None)
+    assert found["non-UTF-8 status"] == ("ahead", None)
+    assert found["back"] == (None, "pending")
+
+
+@pytest.mark.parametrize("extend", [history.EXTEND, 3], ids=["extended", "walked-afresh"])
+def test_the_cache_extended_tip_by_tip_answers_as_one_walk(
+    histories: Histories, extend: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Asked at each tip in turn, the cache answers as the walk over every commit from
+    that tip: extended by the new commits, or (more than `EXTEND` of them, the ref
+    rewritten) walked afresh."""
+    monkeypatch.setattr(history, "EXTEND", extend)
+    store = TaskStore.open(histories.path)
     db = store.repo.orange_dir() / "history.sqlite3"
     db.unlink(missing_ok=True)
-    extend = history._extend
-    walked: list[str | None] = []
+    repo = store.pygit
+    for tip in histories.tips:
+        for task in (TASK, IDS[0], IDS[5]):
+            rows = history.commits_of(db, repo, tip, task)
+            found = [(r.commit, r.message, r.time, r.from_status, r.to_status) for r in rows]
+            _same(repo, found, history.walked(repo, tip, None, task), histories.corrupt)
+            assert [r.own for r in rows] == [
+                "\nOrange-Task: " + task + "\n" in r.message for r in rows
+            ]
 
-    def stops_at_the_third(*args: object, **options: bool) -> None:
-        walked.append(args[3])  # type: ignore[arg-type]
-        if len(walked) == 3:
-            raise KeyboardInterrupt
-        extend(*args, **options)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(history, "_extend", stops_at_the_third)
-    with pytest.raises(KeyboardInterrupt):
-        _index(store, first, IDS[0])
-    done = walked[2]  # the tip the index was whole for when it stopped
-    assert done is not None
-    walked.clear()
-
-    def goes_on(*args: object, **options: bool) -> None:
-        walked.append(args[3])  # type: ignore[arg-type]
-        extend(*args, **options)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(history, "_extend", goes_on)
-    expected = _rows_by_task(_reference(store.pygit, first))
-    assert _index(store, first, IDS[0]) == expected[IDS[0]]
-    assert walked[0] == done  # went on from there, not from the root
+def test_where_git_cannot_walk_the_walk_over_every_commit_answers(
+    histories: Histories, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A damaged tree on the task's path stops git (``rev-list`` fails); no git on PATH
+    stops it too: the history is still read, as the slow walk reads it."""
+    clone = tmp_path / "clone"
+    shutil.copytree(histories.path, clone)  # (Orange's writes: loose objects, damaged here)
+    (clone / ".git" / "orange" / "history.sqlite3").unlink(missing_ok=True)
+    repo = pygit2.Repository(str(clone))
+    tip, path = histories.first, layout.task_dir(TASK)
+    expected = history.walked(repo, tip, None, TASK)
+    monkeypatch.setenv("PATH", str(tmp_path / "nowhere"))
+    assert history._candidates(repo, tip, path) is None
+    _same(repo, history.find(repo, tip, TASK), expected, histories.corrupt)
+    monkeypatch.undo()
+    shard = path.rsplit("/", 1)[0]
+    damage(clone, git(clone, "rev-parse", f"{histories.tips[0]}:{shard}").strip())
+    assert history._candidates(repo, tip, path) is None
+    store = TaskStore.open(clone)
+    assert [h.subject for h in history.task_history(store, TASK)] == [
+        row[1].split("\n")[0] for row in history.walked(store.pygit, tip, None, TASK)
+    ]

@@ -38,11 +38,18 @@ if TYPE_CHECKING:
 
 SOCKET_ENV = "ORANGE_TMUX_SOCKET"
 
-# Pause between typing a message and pressing Enter.  Agent TUIs (Claude Code, codex:
-# Ink/React) treat an Enter that arrives in the same burst as the text, or inside a
-# bracketed paste they are still digesting, as part of the input instead of a submit
-# (tmux/tmux#1778; Soul-Brews-Studio/maw-js#16; andyrewlee/amux#171).
-SUBMIT_DELAY = 0.5
+# Between typing a message and pressing Enter, the pane is read until the agent has
+# shown the message: agent TUIs (Claude Code, codex: Ink/React) treat an Enter that
+# arrives in the same burst as the text, or inside a bracketed paste they are still
+# digesting, as part of the input instead of a submit (tmux/tmux#1778;
+# Soul-Brews-Studio/maw-js#16; andyrewlee/amux#171).  A fixed pause (0.5 s) was too
+# short for codex on a loaded machine (issue 25): now Enter goes once the screen has
+# changed since before the text and then held still for SUBMIT_STILL seconds, or after
+# SUBMIT_WAIT seconds in any case (an agent that never redraws, or one whose spinner
+# never holds still, still gets its Enter).
+SUBMIT_WAIT = 5.0
+SUBMIT_STILL = 0.2
+_POLL = 0.05
 
 _SEP = "\x1f"  # list-panes field separator: cannot occur in Orange's names
 _FIELDS = (
@@ -92,9 +99,9 @@ class Tmux:
     each call, else the user's default server.  One adapter serves a whole process (the
     composition root builds it, `orange.compose.tmux`)."""
 
-    def __init__(self, socket_name: str | None = None, *, submit_delay: float = SUBMIT_DELAY):
+    def __init__(self, socket_name: str | None = None, *, submit_wait: float = SUBMIT_WAIT):
         self._socket_name = socket_name or None
-        self.submit_delay = submit_delay
+        self.submit_wait = submit_wait
         self._libtmux_server: Server | None = None
 
     @property
@@ -271,13 +278,27 @@ class Tmux:
         if pane.dead:
             raise HookFailed(f'tmux window "{session}:{window}" is not running')
         text = text.replace("\r\n", "\n").rstrip("\n")
+        before = self.visible(pane.pane_id)
         if "\n" in text:
             self._paste(pane.pane_id, text)
         elif text:
             self._run("send-keys", "-t", pane.pane_id, "-l", "--", _literal(text))
-        if text and self.submit_delay > 0:
-            time.sleep(self.submit_delay)
+        if text:
+            self._wait_shown(pane.pane_id, before)
         self._run("send-keys", "-t", pane.pane_id, "Enter")
+
+    def _wait_shown(self, pane_id: str, before: str) -> None:
+        """Wait until the pane differs from ``before`` and then holds still for
+        `SUBMIT_STILL` seconds, or `submit_wait` seconds have passed."""
+        deadline = time.monotonic() + self.submit_wait
+        last, still_since = before, None
+        while time.monotonic() < deadline:
+            time.sleep(_POLL)
+            now = self.visible(pane_id)
+            if now != last:
+                last, still_since = now, time.monotonic()
+            elif still_since is not None and time.monotonic() - still_since >= SUBMIT_STILL:
+                return
 
     # -- sessions and windows --------------------------------------------------------
 

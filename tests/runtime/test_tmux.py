@@ -48,7 +48,7 @@ NASTY = (
 def tmux(monkeypatch: pytest.MonkeyPatch) -> Iterator[Tmux]:
     socket = f"orange-test-{uuid.uuid4().hex[:10]}"
     monkeypatch.setenv("ORANGE_TMUX_SOCKET", socket)
-    server = Tmux(submit_delay=0.05)
+    server = Tmux()
     assert server.socket_name == socket
     yield server
     server.kill_server()
@@ -137,6 +137,41 @@ def test_send_text_reaches_a_program_reading_stdin(tmux: Tmux, tmp_path: Path) -
     tmux.send_text("p/b", "worker", "first line\nsecond; line\n")
     expected = 'hello "world" $(x) `y` 🍊 ;\nfirst line\nsecond; line\n'
     retry_until(lambda: out.read_text(encoding="utf-8") == expected)
+
+
+# An agent TUI on a loaded machine: raw input, and what arrives while it is still taking
+# in a burst of text (a second here) is part of that text, an Enter included; only
+# an Enter by itself submits.  It shows the text once it has taken it in.
+SLOW_TUI = """\
+import os, select, sys, time, tty
+tty.setraw(0)
+os.write(1, b"ready")
+typed = b""
+while True:
+    data = os.read(0, 1024)
+    if data == b"\\r" and typed:
+        with open(sys.argv[1], "ab") as handle:
+            handle.write(typed + b"\\n")
+        typed = b""
+        continue
+    time.sleep(1.0)
+    while select.select([0], [], [], 0)[0]:
+        data += os.read(0, 1024)
+    typed += data.replace(b"\\r", b" ")
+    os.write(1, b"\\r\\x1b[K> " + typed)
+"""
+
+
+def test_send_text_submits_once_a_slow_agent_shows_the_text(tmux: Tmux, tmp_path: Path) -> None:
+    out = tmp_path / "submitted.txt"
+    tmux.start("p/b", "worker", [PY, script(tmp_path, "slow.py", SLOW_TUI), str(out)], tmp_path)
+    pane = retry_until(lambda: tmux.pane("p/b", "worker"))
+    retry_until(lambda: "ready" in tmux.visible(pane.pane_id))
+    tmux.send_text("p/b", "worker", "Review round 1 failed")
+    tmux.send_text("p/b", "worker", "first line\nsecond line")
+    # Each message submitted by itself: no Enter was taken in as part of its text.
+    retry_until(lambda: out.exists() and out.read_bytes().count(b"\n") == 2)
+    assert out.read_bytes() == b"Review round 1 failed\nfirst line second line\n"
 
 
 def test_send_text_to_a_dead_or_missing_pane_fails(tmux: Tmux, tmp_path: Path) -> None:

@@ -313,7 +313,12 @@ _INSTALL = "run `orange install --harness {h}` (it settles this for every task),
 # Without onboarding done and no way to api.anthropic.com it says it cannot connect, exits 1.
 # codex-cli 0.171.0 with a fresh HOME: the sign-in choice, "Trust this folder?" (per
 # repository root), "Hooks need review" (a hook it does not know yet, e.g. Orange's stop
-# hook).  opencode 1.18.33 and pi 0.73.1 showed no blocking screen with a provider set.
+# hook).  opencode 1.18.33 and pi 0.73.1 showed no blocking screen with a provider set;
+# with a fresh HOME in tmux: opencode falls back to its own free model and, offline,
+# says it cannot connect and idles; where its permission is "ask" (a project's own
+# tracked opencode.json, which Orange leaves alone) it asks before each command.  pi
+# with no provider says "No API key found for the selected model" and idles; with one it
+# cannot reach, "Error: Retry failed after 3 attempts: Connection error." and idles.
 SCREENS: dict[str, tuple[Screen, ...]] = {
     "claude": (
         Screen(
@@ -373,6 +378,35 @@ SCREENS: dict[str, tuple[Screen, ...]] = {
             "hooks review",
             "Hooks need review",
             _INSTALL.format(h="codex") + " and trust Orange's stop hook",
+        ),
+    ),
+    "opencode": (
+        Screen(
+            "permission prompt",
+            "Allow once Allow always Reject",
+            "attach and answer; the project's own opencode.json asks before commands: "
+            'set "permission": "allow" in it for agents to run unattended',
+        ),
+        Screen(
+            "connection error",
+            "Cannot connect to API:",
+            "opencode could not reach its model: configure a provider in "
+            "~/.config/opencode/opencode.json (or run `opencode providers login`), then "
+            "`orange task respawn`",
+        ),
+    ),
+    "pi": (
+        Screen(
+            "missing API key",
+            "No API key found for the selected model",
+            "run `pi` once in a terminal and /login, or add a provider to "
+            "~/.pi/agent/models.json, then `orange task respawn`",
+        ),
+        Screen(
+            "connection error",
+            "Error: Retry failed after",
+            "pi could not reach its model: check its provider (~/.pi/agent/models.json, "
+            "/login) and the network, then attach and say go on",
         ),
     ),
 }

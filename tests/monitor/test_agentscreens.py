@@ -108,8 +108,9 @@ class Seen(NamedTuple):
     dead: bool = False
 
 
-# Captured from the real programs in tmux with a fresh HOME: Claude Code 2.1.197 and
-# codex-cli 0.171.0 (npm), wrapped as their panes wrapped them.
+# Captured from the real programs in tmux with a fresh HOME: Claude Code 2.1.197,
+# codex-cli 0.171.0, opencode 1.18.33 and pi 0.73.1 (npm), wrapped as their panes
+# wrapped them.
 SEEN = {
     "claude-trust": Seen(
         "claude",
@@ -156,6 +157,34 @@ SEEN = {
         "  Welcome to Codex, OpenAI's command-line coding agent\n"
         "  Choose how you want to use Codex.\n> 1. Sign in with ChatGPT\n",
         "sign-in choice",
+    ),
+    # opencode 1.18.33 and pi 0.73.1 (npm), 160 columns, right-hand panels cut.
+    "opencode-permission": Seen(
+        "opencode",
+        "  ┃  △ Permission required\n  ┃    # Shell command\n  ┃\n"
+        '  ┃  $ echo "env=$FOO" >> out.txt\n  ┃\n'
+        "  ┃   Allow once   Allow always   Reject               ctrl+f fullscreen  ⇆ select\n",
+        "permission prompt",
+    ),
+    "opencode-offline": Seen(
+        "opencode",
+        "  ┃  hello there\n  ┃\n"
+        "  ┃  Cannot connect to API: Was there a typo in the url or port?\n"
+        "     ▣  Build · Big Pickle\n",
+        "connection error",
+    ),
+    "pi-no-key": Seen(
+        "pi",
+        " Warning: No models available. Use /login to log into a provider via OAuth or API"
+        " key. See:\n Error: No API key found for the selected model.\n"
+        " Use /login to log into a provider via OAuth or API key. See:\n",
+        "missing API key",
+    ),
+    "pi-offline": Seen(
+        "pi",
+        " Error: Connection error.\n\n Error: Retry failed after 3 attempts: Connection error.\n"
+        "────────────────────────────────────────\n~/orange/workspaces/proj--1 (first)\n",
+        "connection error",
     ),
     "claude-text-in-codex": Seen(
         "codex", "Do you want to use this API key?\n", None

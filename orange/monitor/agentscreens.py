@@ -21,6 +21,7 @@ do, instead of a bare crash count.
 
 from __future__ import annotations
 
+import hashlib
 import time
 from collections.abc import Callable
 
@@ -99,7 +100,8 @@ def look_at(
     if not due(look, pane, window, now):
         return None, look
     harness = harness_of(task, window)
-    screen = waiting_screen(harness, tmux.visible(pane.pane_id))
+    visible = tmux.visible(pane.pane_id)
+    screen = waiting_screen(harness, visible)
     assert pane.activity is not None  # `due` said so
     stamp = pane.activity if now - pane.activity >= SETTLED else -1  # -1: read again
     new = waiting.Look(task.id, window, pane.pane_id, stamp)
@@ -113,12 +115,24 @@ def look_at(
                 _quietly(lambda: setter.set(task.id, text))
             said = f"task {task.id}: {text}"
         new = new._replace(screen=screen.name, attention=text)
+    elif look is not None and look.shown and look.shown == digest(visible):
+        # Marked by the harness's own hook (`orange.monitor.notified`), and the pane
+        # shows the same text (a bell, a redraw): the agent still waits.
+        new = new._replace(screen=look.screen, attention=look.attention, shown=look.shown)
     elif look is not None and look.screen:
         if task.str_field("attention") == look.attention:  # ours, not a person's since
             _quietly(lambda: setter.clear(task.id))
         said = f"task {task.id}: the agent ({window}) moved on from the {look.screen}"
     waiting.write(project, new)
     return said, new
+
+
+def digest(text: str) -> str:
+    """A short fingerprint of a pane's text, white space runs taken as one, its last
+    two lines left out: a TUI's bottom lines are hints and status that change while it
+    waits (Claude Code 2.1.197 rotates its tips there)."""
+    lines = [line for line in text.splitlines() if line.strip()][:-2]
+    return hashlib.sha256(" ".join(" ".join(lines).split()).encode()).hexdigest()[:16]
 
 
 def exit_reason(task: Task, window: str, pane: PaneInfo | None, tmux: Tmux) -> str | None:

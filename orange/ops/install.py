@@ -25,7 +25,9 @@ for each ``orange`` command an agent may run (``Bash(orange task update:*)`` ...
 `orange.runtime.harness.ORANGE_PERMISSIONS`; https://code.claude.com/docs/en/permissions)
 and loses the ``Bash(orange:*)``, every command, that Orange wrote before; ``hooks.Stop``
 gets ``{"hooks": [{"type": "command", "command": ...}]}`` (no matcher: Stop does not
-use one; https://code.claude.com/docs/en/hooks).
+use one; https://code.claude.com/docs/en/hooks), and ``hooks.Notification`` the same
+for Orange's ear for a waiting agent (`orange.monitor.notified`; no matcher: the module
+picks the kinds of notification that wait for a person).
 
 codex (``~/.codex/hooks.json``, https://developers.openai.com/codex/hooks): ``hooks.Stop``
 gets the same group.  Codex runs a command hook as ``$SHELL -lc COMMAND`` in the
@@ -63,6 +65,7 @@ SKILL_DIRS: dict[str, str] = {
     "codex": ".agents/skills",
 }
 STOP_HOOK = "orange-stop.sh"
+NOTIFY_HOOK = "orange-notify.sh"  # Claude Code's Notification hook (orange.monitor.notified)
 # Where each harness with a stop hook keeps Orange's shim and its hook settings file.
 STOP_HOOKS: dict[str, tuple[str, str]] = {
     "claude": (".claude/hooks", ".claude/settings.json"),
@@ -113,6 +116,18 @@ def stop_hook_script(harness: str = "claude") -> str:
         f"# Orange stop hook for {TOOL_NAMES[harness]} (seed 003); installed by `orange install`.\n"
         "# Reports the outcome in .orange-task: see orange/agent_hooks/stop.py.\n"
         f"exec {shlex.join(hook_command())} || exit 0\n"
+    )
+
+
+def notify_hook_script() -> str:
+    """The shell shim Claude Code runs on a Notification: it execs
+    `orange.monitor.notified` with this Python."""
+    command = [sys.executable, "-P", "-m", "orange.monitor.notified"]
+    return (
+        "#!/bin/sh\n"
+        "# Orange's ear for Claude Code's notifications; installed by `orange install`.\n"
+        "# A waiting agent's task gets attention at once: see orange/monitor/notified.py.\n"
+        f"exec {shlex.join(command)} || exit 0\n"
     )
 
 
@@ -202,6 +217,15 @@ def _install_stop_hook(home: Path, harness: str) -> list[tuple[Path, Outcome]]:
         raise InvalidInput(f"{settings}: hooks.Stop: must be a list")
     if not any(STOP_HOOK in command for command in _commands(stop)):
         stop.append({"hooks": [{"type": "command", "command": shlex.quote(str(script))}]})
+    if harness == "claude":
+        shim = home / folder / NOTIFY_HOOK
+        results.append(_write(shim, notify_hook_script(), mode=0o755))
+        notification = hooks.setdefault("Notification", [])
+        if not isinstance(notification, list):
+            raise InvalidInput(f"{settings}: hooks.Notification: must be a list")
+        if not any(NOTIFY_HOOK in command for command in _commands(notification)):
+            entry = {"type": "command", "command": shlex.quote(str(shim))}
+            notification.append({"hooks": [entry]})
     if settings.exists() and json.dumps(data, sort_keys=True) == before:
         results.append((settings, "unchanged"))
     else:

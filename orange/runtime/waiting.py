@@ -25,7 +25,7 @@ from orange.store.layout import valid_task_id
 class Look(NamedTuple):  # not a dataclass: read by `task list` (see engine.workflow)
     """What the monitor saw of one task's agent: ``window`` (worker, review-N), tmux's
     ``pane`` id and ``activity`` stamp when it read it, the ``screen`` shown ("" none)
-    and the ``attention`` it set for that screen ("" none)."""
+    and the ``attention`` it set for that screen ("" none); ``shown``, see below."""
 
     task: str
     window: str
@@ -33,6 +33,9 @@ class Look(NamedTuple):  # not a dataclass: read by `task list` (see engine.work
     activity: int
     screen: str = ""
     attention: str = ""
+    # What the pane showed when a harness's own hook said the agent waits (a digest of
+    # its text; "": marked by reading the pane): the same text redrawn is still waiting.
+    shown: str = ""
 
 
 def _safe(name: str) -> str:
@@ -52,7 +55,7 @@ def read(project: str, task_id: str) -> Look | None:
         look = Look(**data)
     except (OSError, ValueError, TypeError):
         return None
-    texts = (look.task, look.window, look.pane, look.screen, look.attention)
+    texts = (look.task, look.window, look.pane, look.screen, look.attention, look.shown)
     if look.task != task_id or not all(isinstance(t, str) for t in texts):
         return None
     return look if type(look.activity) is int else None

@@ -56,12 +56,14 @@ class Script:
 
     ``verdicts[branch]`` lists the reviewer's verdict per review round of that task
     (default PASS); ``nested_reviews`` the answers of a nested review session, in turn;
-    a reviewer of a branch in ``hold_reviews`` answers and does nothing.
+    a reviewer of a branch in ``hold_reviews`` answers and does nothing, and so does
+    the worker of a branch in ``questions`` (as one that asked the user something).
     """
 
     verdicts: dict[str, list[str]] = field(default_factory=dict)
     nested_reviews: list[str] = field(default_factory=list)
     hold_reviews: set[str] = field(default_factory=set)  # branches whose reviewer idles
+    questions: set[str] = field(default_factory=set)  # branches whose worker asks and waits
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def decide(self, turns: list[Turn], has_shell: bool) -> Reply:
@@ -94,6 +96,8 @@ class Script:
         branch = _field(prompt, "Branch")
         if prompt.startswith("# Task:") and "Task id:" in prompt:  # self-review worker
             return self.self_review(_field(prompt, "Task id"))
+        if prompt.startswith("# Task:") and branch in self.questions:
+            return []  # answers in words (a question to the user) and waits
         if prompt.startswith("# Task:") or _resuming(prompt, "planning"):
             return [plan(o), implement(o, fixing=False)]
         if _resuming(prompt, "working"):

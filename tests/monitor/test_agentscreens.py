@@ -101,6 +101,37 @@ def test_a_quiet_pane_is_read_once_and_a_busy_one_not_at_all(tmux: Tmux, tmp_pat
     assert said.calls == []
 
 
+def test_a_wait_the_agents_hook_named_stays_until_its_text_changes(
+    tmux: Tmux, tmp_path: Path
+) -> None:
+    # Marked by Claude Code's Notification hook (`orange.monitor.notified`): no known
+    # screen, the pane's text (bottom lines aside) as it was then.
+    pane = _pane(tmux, tmp_path, "Which database should I use?\n\n> \n  hint one")
+    text = tmux.visible(pane.pane_id)
+    said_by_hook = "agent (worker) waits on Claude Code's question to you: attach and answer"
+    waiting.write(
+        "p",
+        waiting.Look(
+            TASK.id, "worker", pane.pane_id, -1, "question to you", said_by_hook,
+            agentscreens.digest(text),
+        ),
+    )  # fmt: skip
+    task = TASK._replace(fields={**TASK.fields, "attention": said_by_hook})
+    said = Said()
+    assert pane.activity is not None
+    _, look = agentscreens.look_at("p", task, "worker", pane, tmux, said, now=pane.activity + 9)
+    assert look is not None and look.screen == "question to you"  # read, still waiting
+    assert said.calls == []
+    # Output that changes the text (a person answered): the mark and attention go.
+    tmux.send_text("s", "worker", "use sqlite")
+    moved = retry_until(lambda: "use sqlite" in tmux.visible(pane.pane_id))
+    assert moved
+    later = retry_until(lambda: tmux.pane("s", "worker"))
+    _, look = agentscreens.look_at("p", task, "worker", later, tmux, said, now=time.time() + 9)
+    assert look is not None and look.screen == ""
+    assert said.calls == [("clear", TASK.id)]
+
+
 class Seen(NamedTuple):
     harness: str
     pane: str  # as the program showed it in an 80- or 120-column tmux pane

@@ -37,6 +37,7 @@ def test_installs_for_detected_harnesses_in_the_hermetic_home(agents: Path, herm
         ".claude/skills/orange-task/SKILL.md": "written",
         ".claude/skills/orange-orchestrator/SKILL.md": "written",
         ".claude/hooks/orange-stop.sh": "written",
+        ".claude/hooks/orange-notify.sh": "written",
         ".claude/settings.json": "written",
         ".config/opencode/skills/orange-task/SKILL.md": "written",
         ".config/opencode/skills/orange-orchestrator/SKILL.md": "written",
@@ -70,6 +71,13 @@ def test_installs_for_detected_harnesses_in_the_hermetic_home(agents: Path, herm
     assert group["hooks"][0]["type"] == "command"
     assert group["hooks"][0]["command"].endswith("orange-stop.sh")
     assert os.access(hermetic / ".claude/hooks/orange-stop.sh", os.X_OK)
+    # Claude Code's Notification hook beside it: a waiting agent is named at once.
+    [group] = settings["hooks"]["Notification"]
+    assert group["hooks"][0]["command"].endswith("orange-notify.sh")
+    shim = (hermetic / ".claude/hooks/orange-notify.sh").read_text()
+    assert "-m orange.monitor.notified" in shim and os.access(
+        hermetic / ".claude/hooks/orange-notify.sh", os.X_OK
+    )
 
 
 def test_second_run_changes_nothing(agents: Path) -> None:

@@ -12,7 +12,10 @@ Claude Code 2.1.197 (seen in its pane with a fresh HOME, and in its settings fil
 - the bypass-permissions warning, once per HOME (its default, "1. No, exit", quits):
   ``"skipDangerousModePermissionPrompt": true`` in ``~/.claude/settings.json``;
 - the API-key approval for ``ANTHROPIC_API_KEY`` users: the key's last 20 characters in
-  ``customApiKeyResponses.approved`` of ``~/.claude.json``.
+  ``customApiKeyResponses.approved`` of ``~/.claude.json`` (seen with the real program:
+  with them there it asks nothing).  The key is the one agents get: ``harness_env`` of
+  claude in config.yml, else the environment `orange install` runs in.  A key the
+  person rejected (``customApiKeyResponses.rejected``) is their decision: left alone.
 
 codex-cli 0.171.0: "Trust this folder?" once per repository root:
 ``[projects."<path>"] trust_level = "trusted"`` in ``~/.codex/config.toml``
@@ -32,6 +35,7 @@ from typing import NamedTuple
 from orange.errors import InvalidInput
 from orange.ops.install import read_json_object
 from orange.projects import Project
+from orange.runtime.harness import harness_env
 from orange.runtime.places import pool_name, pool_path
 
 
@@ -53,6 +57,7 @@ class Write(NamedTuple):
 
 
 HARNESSES = ("claude", "codex")
+API_KEY_VARIABLE = "ANTHROPIC_API_KEY"
 
 
 def project_paths(projects: list[Project]) -> list[str]:
@@ -110,11 +115,14 @@ def _claude_state(home: Path, projects: list[Project]) -> Write | None:
             entry["hasTrustDialogAccepted"] = True
             key = f"projects[{json.dumps(where)}].hasTrustDialogAccepted = true"
             added.append(Setting("claude", "folder trust question", path, key))
-    key = os.environ.get("ANTHROPIC_API_KEY", "")
+    # The key the agents get: config.yml's harness_env for claude, else this shell's.
+    key = harness_env("claude").get(API_KEY_VARIABLE) or os.environ.get(API_KEY_VARIABLE, "")
     if key:
         responses = data.setdefault("customApiKeyResponses", {})
         approved = responses.setdefault("approved", []) if isinstance(responses, dict) else None
-        if isinstance(approved, list) and key[-20:] not in approved:
+        rejected = responses.get("rejected", []) if isinstance(responses, dict) else []
+        refused = isinstance(rejected, list) and key[-20:] in rejected
+        if isinstance(approved, list) and key[-20:] not in approved and not refused:
             approved.append(key[-20:])
             what = "customApiKeyResponses.approved += last 20 characters of ANTHROPIC_API_KEY"
             added.append(Setting("claude", "API key approval", path, what))

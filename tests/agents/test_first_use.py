@@ -4,6 +4,9 @@ screen waits for a person (issue 25, item 2)."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
 from orange.store.task import Task
@@ -17,16 +20,18 @@ NOTICED = 30.0  # a screen is named within seconds of showing; the bound is the 
 
 @pytest.mark.parametrize("harness", ["claude", "codex"])
 def test_after_install_the_first_task_meets_no_screen(
-    agents: World, model: ModelServer, harness: str, monkeypatch: pytest.MonkeyPatch
+    agents: World, model: ModelServer, harness: str
 ) -> None:
-    # A gateway's token rather than an Anthropic API key: Claude Code asks to approve a
-    # key once, a question `orange install` leaves to the user (the waiting test covers it).
-    monkeypatch.delenv("ANTHROPIC_API_KEY")
-    monkeypatch.setenv("ANTHROPIC_AUTH_TOKEN", API_KEY)
+    # With ANTHROPIC_API_KEY set (the tier sets it), Claude Code asks once to approve
+    # the key; `orange install` records its approval as Claude Code does (the key's
+    # last 20 characters in ~/.claude.json).
     agents.ok("install", "--harness", harness, "--yes")
     task_id = agents.create("first", "First task", "--harness", harness)
     task = agents.wait_status(task_id, "reviewing", timeout=WAIT)
     assert task.str_field("attention") == ""
+    if harness == "claude":
+        state = json.loads((Path.home() / ".claude.json").read_text())
+        assert state["customApiKeyResponses"]["approved"] == [API_KEY[-20:]]
 
 
 @pytest.mark.parametrize("harness", ["claude", "codex"])
@@ -44,3 +49,26 @@ def test_without_install_the_waiting_screen_is_named(
     assert "trust" in said.lower(), f"{said}\n{screens(agents)}"  # the folder-trust question
     assert task.status == "planning"
     assert "waiting" in agents.ok("task", "list").out
+
+
+def test_pi_without_a_provider_is_named_waiting(
+    agents: World, model: ModelServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A new pi user with no model configured: pi says so in its pane and idles.  (With
+    # ANTHROPIC_API_KEY it picks Anthropic's model, fails to connect, and idles on
+    # "Retry failed": a screen too, known from the same capture.)
+    for name in ("models.json", "settings.json"):
+        (Path.home() / ".pi" / "agent" / name).unlink()
+    monkeypatch.delenv("ANTHROPIC_API_KEY")
+    task_id = agents.create("first", "First task", "--harness", "pi")
+
+    def attention() -> str:
+        return agents.task(task_id).str_field("attention")
+
+    try:
+        said = wait_for(attention, NOTICED + 30, "attention naming pi's screen")
+    except AssertionError as failed:
+        raise AssertionError(f"{failed}\n{screens(agents)}") from None
+    assert "pi's missing API key" in said, f"{said}\n{screens(agents)}"
+    [row] = json.loads(agents.ok("task", "list", "--json").out)["tasks"]
+    assert row["waiting"] == "missing API key"

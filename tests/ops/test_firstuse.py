@@ -117,6 +117,28 @@ def test_install_yes_settles_each_screen_and_keeps_the_users_settings(
     assert again["settled"] == []  # nothing left to ask: no consent needed
 
 
+def test_install_approves_the_key_agents_get_and_keeps_a_rejected_one(
+    fresh: Path, cli: Cli, hermetic: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    agents_key = "sk-ant-agents-0123456789abcdefghijklmnop"
+    (orange_home() / "config.yml").write_text(
+        f"harness_env:\n  claude:\n    ANTHROPIC_API_KEY: {agents_key}\n"
+    )
+    cli.ok("install", "--harness", "claude", "--yes", cwd=fresh)
+    state = json.loads((hermetic / ".claude.json").read_text())
+    assert state["customApiKeyResponses"]["approved"] == [agents_key[-20:]]
+    # A key the person answered "No" for stays theirs.
+    refused = "sk-ant-refused-abcdefghijklmnopqrstuvwx"
+    state["customApiKeyResponses"] = {"approved": [], "rejected": [refused[-20:]]}
+    (hermetic / ".claude.json").write_text(json.dumps(state))
+    (orange_home() / "config.yml").write_text("")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", refused)
+    cli.ok("install", "--harness", "claude", "--yes", cwd=fresh)
+    state = json.loads((hermetic / ".claude.json").read_text())
+    assert state["customApiKeyResponses"] == {"approved": [], "rejected": [refused[-20:]]}
+
+
 def test_claude_as_root_needs_is_sandbox(fresh: Path, hermetic: Path) -> None:
     def root_findings() -> list[str]:
         found = check(hermetic, fresh, root=True)

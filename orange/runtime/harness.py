@@ -207,6 +207,11 @@ class Harness:
 #           calls in one app-server daemon per HOME, started by the first TUI with that
 #           TUI's environment: a second task's commands ran as the first task's agent
 #           (issue 25).  `codex exec` never uses the daemon (and rejects the flag).
+#           Seen with codex-cli 0.171.0: a TUI given `-c` overrides or
+#           `--dangerously-bypass-hook-trust` also runs without the daemon (options the
+#           shared server cannot take per client), so `--no-daemon` is what keeps it so
+#           should those go; tests/agents/test_codex_together.py runs two tasks beside a
+#           daemon started with another task's environment (red without all three).
 #           `-c allow_login_shell=false` (a key of codex 0.171's config.toml): codex runs
 #           an agent's commands in a login shell by default, whose profile resets PATH,
 #           so an Orange in an activated venv was `orange: command not found` and the

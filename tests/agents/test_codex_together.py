@@ -1,21 +1,74 @@
-"""Two codex tasks at once: each agent's commands run as that task's agent (issue 25,
-item 1: one shared app-server daemon ran every TUI's commands with the first one's
-environment, so task B's `orange task update` moved task A)."""
+"""Two codex tasks at once, with codex's shared background server running: each agent's
+commands run as that task's agent (issue 25, item 1).
+
+codex 0.171's TUI runs its tool calls in one app-server daemon per CODEX_HOME when one
+is running (and starts it when none is): the daemon's environment is the one it was
+started with, so every later TUI's commands ran with the first one's ORANGE_TASK_ID
+(task B's `orange task update` moved task A, a reviewer ran as a worker).  Seen with the
+real codex: a daemon started from a shell with FOO=A, then a TUI started with FOO=B ran
+`echo $FOO` as A, the daemon its parent.  Here the daemon is started on purpose, as a
+user's own codex session or the codex app would have left it, with another task's
+environment; the test went red with Orange's guard taken out of the codex command line
+(`--no-daemon`, and the `-c` override that also keeps codex off the daemon).
+"""
 
 from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
 
 from tests.agents.conftest import settle
 from tests.agents.modelserver import ModelServer
 from tests.conftest import git
 from tests.e2e.conftest import World, wait_for
+from tests.processes import processes_under
 
 WAIT = 300.0
+FOREIGN = "someone-else"  # the task id in the daemon's environment
 
 
-def test_two_codex_tasks_each_act_as_themselves(agents: World, model: ModelServer) -> None:
+def _codex(*args: str, env: dict[str, str], cwd: Path) -> dict[str, object]:
+    out = subprocess.run(
+        ["codex", *args], env=env, cwd=cwd, capture_output=True, text=True, timeout=120
+    )
+    assert out.returncode == 0, f"codex {' '.join(args)}: {out.stderr}"
+    reply = json.loads(out.stdout.strip().splitlines()[-1])
+    assert isinstance(reply, dict)
+    return reply
+
+
+@pytest.fixture
+def shared_daemon(agents: World) -> Iterator[dict[str, object]]:
+    """codex's background server, running in the test's HOME with another agent's
+    environment; stopped (with its update loop) afterwards."""
+    # Another agent's environment with `orange` on its PATH, and commands in a plain
+    # shell (a TUI's own config decides that, so the user's config.toml says it, as
+    # Orange's command line does): a command run in the daemon acts as that agent.
+    config = Path.home() / ".codex" / "config.toml"
+    config.write_text("allow_login_shell = false\n" + config.read_text())
+    path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"
+    env = dict(os.environ, ORANGE_TASK_ID=FOREIGN, ORANGE_AGENT_ROLE="worker", PATH=path)
+    started = _codex("app-server", "daemon", "start", env=env, cwd=agents.repo)
+    assert started["status"] in ("started", "running"), started
+    yield started
+    _codex("app-server", "daemon", "stop", env=env, cwd=agents.repo)
+    # The update loop lives on after `stop`: end it (it runs from codex's copy in HOME).
+    for proc in processes_under(Path.home() / ".codex" / "packages"):
+        os.kill(proc.pid, signal.SIGTERM)
+
+
+def test_two_codex_tasks_each_act_as_themselves(
+    agents: World, model: ModelServer, shared_daemon: dict[str, object]
+) -> None:
     settle(agents.repo)
     first = agents.create("first", "First feature", "--harness", "codex")
-    # The second starts once the first codex runs (and would have started its daemon).
     wait_for(lambda: model.asked("# Task:"), WAIT, "the first agent to call the model")
     second = agents.create("second", "Second feature", "--harness", "codex")
     for task_id in (first, second):
@@ -24,3 +77,6 @@ def test_two_codex_tasks_each_act_as_themselves(agents: World, model: ModelServe
         # The line the agent's shell wrote names the task that shell ran for.
         branch = task.str_field("branch")
         assert git(agents.repo, "show", f"{branch}:feature.txt") == f"feature by {task_id}\n"
+    # The shared server was there all along: the agents did not use it.
+    socket = Path(str(shared_daemon["socketPath"]))
+    assert socket.exists(), "codex's background server went away during the test"

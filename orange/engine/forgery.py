@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 
 import pygit2
 
+from orange.engine import localqueue
 from orange.engine.definitions import committed_workflow_text, parse_committed
 from orange.engine.fields import IDENTITY_FIELDS
 from orange.engine.policy import field_problem
@@ -110,6 +111,7 @@ def verify_new(
             if checker.tainted and end != tip:
                 end, result.left = tip, 0
                 checker = Checker(store.pygit, trusted).verify(tip, start, hands)
+            localqueue.forget(store, checker.deleted)  # an id is no name for good
             for violation in checker.found:
                 if violation.untrusted and violation not in result.untrusted:
                     result.untrusted.append(violation)

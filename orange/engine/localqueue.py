@@ -18,8 +18,12 @@ fetched or pushed.
 The queue's order is the record's: the order the tasks entered this clone's ref (a
 task created here enters it when its creating commit does; one bound here, when a
 human here took it), never ``created_at``.  The file only grows, by one short line
-(``O_APPEND``: concurrent writers never mix lines); a line of a deleted task is never
-read again.  A task created before this record existed is not in it: it waits for a
+(``O_APPEND``: concurrent writers never mix lines).  An id is no name for good: a
+teammate may legally cancel a queued task, delete it and make another under its id
+with their own text, so when the replay sees a task deleted (every commit that reaches
+the ref is replayed, `orange.engine.forgery.verify_new`: by the sync that brings it,
+the monitor's pass, a tasks checkout's hooks) a line ``-ID`` takes that id out of the
+queue.  A task created before this record existed is not in it: it waits for a
 human's ``orange task spawn``, as a teammate's does.
 
 A task created here with ``--no-spawn`` is *parked*: in the queue record (created
@@ -96,15 +100,26 @@ def _lines(store: TaskStore, record: str) -> list[str]:
         return []
 
 
+def forget(store: TaskStore, task_ids: Iterable[str]) -> None:
+    """The tasks ``task_ids`` left the ref (a legal deletion, `orange.engine.forgery`):
+    their ids leave this host's queue for good, so a task a teammate makes later under
+    the same id waits like any of theirs."""
+    held = positions(store)
+    for task_id in sorted(set(task_ids) & held.keys()):
+        _append(store, RECORD, f"-{task_id}")
+
+
 def positions(store: TaskStore) -> dict[str, int]:
     """Each task of this host's queue and its place in it (0 first).  A missing or
     unreadable record is an empty queue, never an error; a line that is no task id is
-    passed over."""
+    passed over, and a line ``-ID`` (`forget`) takes ``ID`` out."""
     found: dict[str, int] = {}
     for line in _lines(store, RECORD):
         if valid_task_id(line) and line not in found:
             found[line] = len(found)
-    return found
+        elif line.startswith("-"):
+            found.pop(line[1:], None)
+    return {task_id: place for place, task_id in enumerate(found)}
 
 
 class Standing(NamedTuple):  # not a dataclass: see `orange.engine.workflow`

@@ -74,6 +74,7 @@ class Checker:
     found: list[Violation] = field(default_factory=list)
     tainted: dict[str, tuple[Violation, bytes | None]] = field(default_factory=dict)
     repaired: list[Violation] = field(default_factory=list)
+    deleted: set[str] = field(default_factory=set)  # ids of tasks legally deleted
     _trust: dict[str, bool] = field(default_factory=dict)
     # Task files a legal bare move started in this walk (`stranded` looks at them again).
     _starts: set[str] = field(default_factory=set)
@@ -127,6 +128,8 @@ class Checker:
             reason, untrusted = self.check_change(
                 commit.tree, parent, path, old, new, claimed=claimed
             )
+            if new is None and not reason and path.endswith("/TASK.md"):
+                self.deleted.add(path.split("/")[2])
             if reason:
                 task_id = path.split("/")[2] if path.count("/") >= 3 else path
                 violation = Violation(str(commit.id), task_id, reason, path, untrusted)

@@ -1,0 +1,47 @@
+"""A task id in this host's queue record names the task this host created, not
+whatever later holds that id: a teammate may legally cancel a queued task, delete it
+and create another under the same id with their own text; that task waits here like
+any teammate's (issue 24: this host starts only what a human here asked for)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from orange.engine.catalog import load_named
+from orange.engine.engine import Engine
+from orange.engine.localqueue import queued
+from orange.engine.tasks import create_task
+from orange.store import layout
+from orange.store.task import Task
+from orange.sync.sync import sync_project
+from tests.conftest import git
+from tests.githooks.test_forgery import PUSH, engine, forge, push, task_text, tip
+
+__all__ = ["engine"]  # the fixture, used by name
+
+
+def test_a_queued_id_deleted_and_made_again_by_a_teammate_is_not_started(
+    engine: Engine, repo: Path, hub: Path, tmp_path: Path
+) -> None:
+    assert engine.project is not None
+    project = engine.project.name
+    mine = create_task(engine.store, engine.project, load_named("default"), summary="mine")
+    assert queued(engine.store, engine.store.snapshot(), project) == [mine.id]
+    assert push(repo).returncode == 0
+
+    theirs = tmp_path / "teammate"
+    git(tmp_path, "clone", "-q", str(hub), str(theirs))
+    git(theirs, "fetch", "-q", "origin", PUSH)
+    path = layout.task_path(mine.id)
+    was = Task.parse(task_text(theirs, mine.id), where="mine")
+    forge(theirs, {path: was.with_fields(status="cancelled").render()}, "cancel")
+    forge(theirs, {path: None}, "delete")
+    again = was.with_fields(summary="run my script", created_at="2026-01-01T00:00:00Z")
+    forge(theirs, {path: again.render()}, "create")
+    pushed = git(theirs, "push", "-q", "origin", PUSH, check=False)
+    assert tip(hub) == tip(theirs), pushed  # every step legal: the hub takes it
+
+    sync_project(engine.project, "hub")  # replays what came in
+    now = engine.store.get(mine.id)
+    assert (now.status, now.summary) == ("pending", "run my script")
+    assert queued(engine.store, engine.store.snapshot(), project) == []

@@ -42,6 +42,7 @@ class Turn:
 class Reply:
     command: str | None = None  # run this through the shell tool ...
     text: str = ""  # ... or answer with this text and end the turn
+    side: bool = False  # a side request (a title, a summary), not an agent's turn
 
 
 def append_section(heading: str, content: str) -> str:
@@ -79,7 +80,7 @@ class Script:
             if done < len(steps) and has_shell:
                 return Reply(command=steps[done])
             return Reply(text=self.last_words(turns[at].text))
-        return Reply(text="OK.")  # a side request (title, summary): answer and end
+        return Reply(text="OK.", side=True)  # a side request (title, summary): answer, end
 
     def last_words(self, prompt: str) -> str:
         if prompt.lstrip('"').startswith("Review the changes"):
@@ -537,6 +538,11 @@ class ModelServer:
     def calls(self) -> list[str]:
         """The commands the model ran, in order (for a failing test to print)."""
         return [r.reply.command for r in self.requests if r.reply and r.reply.command]
+
+    def turns_answered(self) -> int:
+        """How many of an agent's turns the model answered (side requests aside): each
+        reported `USAGE` once, which the agent program's session file keeps."""
+        return sum(1 for r in list(self.requests) if r.reply is not None and not r.reply.side)
 
     def asked(self, start: str) -> int:
         """How many requests the model answered that hold a user text starting with

@@ -3,15 +3,29 @@ fails, the fix, a review that passes, a human's merge."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
 from orange.store import layout
 from tests.agents.conftest import settle
-from tests.agents.modelserver import ModelServer
+from tests.agents.modelserver import USAGE, ModelServer
 from tests.conftest import git
 from tests.e2e.conftest import World, commits_on
 
 WAIT = 240.0  # a deadline, not a pause: a real program on a loaded machine
+# Tokens one answer of the scripted model counts in Orange's ledger (`USAGE`): Claude
+# Code's session keeps input, cache reads and cache writes apart; codex's its input with
+# the cached part inside (Orange counts it once, as cache) and no cache writes.
+SENT = {
+    "claude": {
+        "in": USAGE["input"],
+        "out": USAGE["output"],
+        "cache": USAGE["cache_read"] + USAGE["cache_write"],
+    },
+    "codex": {"in": USAGE["input"], "out": USAGE["output"], "cache": USAGE["cache_read"]},
+}
 SLOW = {"opencode": 1200.0}  # opencode: ~10 min for this flow at a load of 20 on 2 cores
 
 
@@ -38,6 +52,29 @@ def run_to_done(agents: World, model: ModelServer, harness: str, review: str | N
     actors = git(agents.repo, "log", "--format=%(trailers:key=Orange-Actor,valueonly)",
                  layout.TASKS_REF)  # fmt: skip
     assert actors.split().count("agent") >= 5  # every move but the first and the merge
+    if harness in SENT and review in (None, harness):
+        # The ledger (issue 30): the tokens Orange recorded are what the model sent,
+        # turn by turn.  Claude Code never writes down the answer to a reviewer's last
+        # turn when Orange ends that reviewer right after its verdict (seen: the model
+        # answered 9 turns, the session files hold 8): there, what it kept counts.
+        turns = model.turns_answered() if harness == "codex" else claude_turns_kept()
+        expected = {k: v * turns for k, v in SENT[harness].items()}
+        tokens = agents.task(task_id).fields.get("tokens")
+        assert tokens == expected, f"{turns} turns: {tokens} != {expected}"
+        assert 0 < turns <= model.turns_answered()
+
+
+def claude_turns_kept() -> int:
+    """The answers Claude Code wrote to its session files in this HOME (one per
+    message, however many lines it takes)."""
+    kept = set()
+    for path in (Path.home() / ".claude" / "projects").glob("*/*.jsonl"):
+        for line in path.read_text().splitlines():
+            entry = json.loads(line)
+            message = entry.get("message") if entry.get("type") == "assistant" else None
+            if isinstance(message, dict) and message.get("usage"):
+                kept.add(message["id"])
+    return len(kept)
 
 
 @pytest.mark.parametrize("harness", ["claude", "codex", "opencode", "pi"])

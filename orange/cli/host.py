@@ -14,6 +14,7 @@ from orange.cli.output import emit_json
 from orange.errors import InvalidInput
 from orange.hosts import probe, roster
 from orange.hosts.holdings import host_rows
+from orange.hosts.nudge import nudge
 from orange.hosts.roster import Host
 from orange.hosts.start import HOST_SYNC_INTERVAL, start_here
 from orange.projects import Project
@@ -154,6 +155,12 @@ def start(
     report_outcome(start_here(project, task), json_out)
 
 
+def nudge_(project: Annotated[str, typer.Option("--project", help="Project name.")]) -> None:
+    """Push the project's tasks and have its hosts sync now (started in the background
+    after a person's command changed its tasks: `orange.hosts.nudge`)."""
+    nudge(projects.get(project), lambda line: typer.echo(f"orange: {line}", err=True))
+
+
 def _project(name: str | None) -> Project:
     found = current_project(name)
     if found is None:
@@ -187,5 +194,6 @@ COMMANDS: tuple[tuple[str, Callable[..., None]], ...] = (
     ("remove", remove),
     ("probe", probe_),
     ("start", start),
+    ("nudge", nudge_),
 )
-HIDDEN = ("probe", "start")  # run by another host's Orange over SSH
+HIDDEN = ("probe", "start", "nudge")  # run by another host's Orange over SSH, or by this one

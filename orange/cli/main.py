@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from collections.abc import Callable, Iterable
 from importlib import import_module
 from typing import TYPE_CHECKING
@@ -167,11 +168,15 @@ def run(argv: list[str] | None = None) -> int:
     try:
         _check_text(args)
         _confine(args)
+        started = time.time()
         command = fast_command(args)
         if command is None:
-            return _run_typer(args)
-        command()
-        return 0
+            code = _run_typer(args)
+        else:
+            command()
+            code = 0
+        _tell_hosts(args, started)
+        return code
     except OrangeError as exc:
         return report_user_error(exc, args)
     except KeyboardInterrupt:
@@ -182,6 +187,25 @@ def run(argv: list[str] | None = None) -> int:
         return report_user_error(EnvironmentProblem.of(exc), args)
     except Exception as exc:
         return report_bug(exc, args)
+
+
+_READING = frozenset({"list", "show", "log", "peek"})  # task commands that write nothing
+
+
+def _tell_hosts(args: list[str], started: float) -> None:
+    """After a person's task command, the hosts of a project whose tasks it changed
+    sync now (`orange.hosts.nudge`).  ``--host`` commands asked their host already;
+    an agent's moves reach the hosts by the automatic sync."""
+    if args[:1] != ["task"] or set(args[1:2]) & _READING or "--host" in args:
+        return
+    if from_env(os.environ).kind == "agent":
+        return
+    from orange.hosts import roster
+
+    if roster.path().is_file():  # no host registered: nothing more loaded
+        from orange.hosts.nudge import after_command
+
+        after_command(started)
 
 
 def _check_text(args: list[str]) -> None:

@@ -291,6 +291,20 @@ class Dashboard(App[None]):
                 pass
         return f"{RETURN_KEY} returns" if inside in self.inside_tmux else "detach returns"
 
+    def background(self, work: Callable[[], str]) -> None:
+        def run() -> None:
+            try:
+                line = work()
+            except OrangeError as error:
+                line = f"error: {error}"
+            self.call_from_thread(self._done, line)
+
+        self.run_worker(run, thread=True, group="background")
+
+    def _done(self, line: str) -> None:
+        self.say(line)
+        self.watch_refs()
+
     def say(self, line: str) -> None:
         self.put_line("message", visible(line))
 

@@ -4,17 +4,28 @@
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Callable
 
 from orange.dashboard.keys import passed_review
 from orange.dashboard.operations import Actions
 from orange.dashboard.ports import Host
 from orange.dashboard.rows import Row
-from orange.dashboard.screens import ConfirmScreen, CreateScreen, HelpScreen, NewTask, TextPrompt
+from orange.dashboard.screens import (
+    ConfirmScreen,
+    CreateScreen,
+    HelpScreen,
+    HostScreen,
+    NewTask,
+    TextPrompt,
+)
 from orange.engine.catalog import load_named
 from orange.errors import OrangeError
 from orange.hosts import reach
+from orange.hosts.holdings import status_lines
+from orange.hosts.nudge import after_command
 from orange.hosts.roster import by_reported
+from orange.hosts.start import choose, start_on
 from orange.runtime.harness import installed_names
 from orange.runtime.places import agent_window
 
@@ -26,6 +37,7 @@ TASK_KEYS = (
     ("a", "ack"),
     ("d", "delete"),
     ("p", "pr"),
+    ("h", "to_host"),
 )
 VIEW_KEYS = (("v", "task"), ("l", "log"), ("o", "output"), ("D", "diff"), ("w", "pool"))
 
@@ -36,11 +48,14 @@ def actions_for(app: Host, row: Row) -> Actions:
 
 
 def act(app: Host, work: Callable[[], str]) -> None:
-    """Run one action: its line, or its one-line error; then show what changed."""
+    """Run one action: its line, or its one-line error; then show what changed (and
+    have the hosts of a project whose tasks it changed sync now: `orange.hosts.nudge`)."""
+    started = time.time()
     try:
         app.say(work())
     except OrangeError as error:
         app.say(f"error: {error}")
+    after_command(started)
     app.watch_refs()
 
 
@@ -148,6 +163,30 @@ def _attach_remote(app: Host, row: Row, acts: Actions) -> None:
         app.exit()
 
 
+def _to_host(app: Host, row: Row, acts: Actions) -> None:
+    """Start the task on a registered host, or move it there (`orange.hosts.start`):
+    a dialog lists the hosts with their status; the start runs in the background."""
+    hosts = status_lines(acts.project)
+    if not hosts:
+        app.say("no host registered: add one with `orange host add NAME SSH_TARGET`")
+        return
+
+    def chosen(name: str | None) -> None:
+        if name is None:
+            app.say("nothing started")
+            return
+
+        def start() -> str:
+            started = start_on(choose(acts.project, name), acts.project, row.id)
+            said = [f"task {row.id}: started on host {started.host.name}"]
+            return "; ".join([*said, *started.messages])
+
+        app.say(f"starting task {row.id} on host {name} ...")
+        app.background(start)
+
+    app.push_screen(HostScreen(f"Run task {row.id} ({row.summary}) on host:", hosts), chosen)
+
+
 HANDLERS: dict[str, Callable[[Host, Row, Actions], None]] = {
     "merge": _merge,
     "cancel": _cancel,
@@ -158,6 +197,7 @@ HANDLERS: dict[str, Callable[[Host, Row, Actions], None]] = {
     "spawn": lambda app, row, acts: act(app, lambda: acts.spawn(row.id)),
     "respawn": lambda app, row, acts: act(app, lambda: acts.respawn(row.id)),
     "attach": _attach,
+    "to_host": _to_host,
 }
 
 
@@ -209,6 +249,7 @@ def show_help(app: Host, return_key: str) -> None:
         "  m  merge (asks unless the task passed review)    x  cancel (asks)",
         "  r  request changes (a text box; sent as request-changes -m)",
         "  a  acknowledge attention    d  delete (always asks)    p  open or create the PR",
+        "  h  run on a registered host (start it there, or move it there)",
         "Views (Esc comes back):",
         "  v  TASK.md    l  history    o  agent output    D  diff (c comment, s send)",
         "  w  workspace pool",

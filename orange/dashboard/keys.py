@@ -11,6 +11,7 @@ from typing import NamedTuple
 from orange.dashboard.rows import Row
 from orange.engine.decide import can_start
 from orange.engine.workflow import Workflow
+from orange.hosts.holdings import served
 from orange.hosts.roster import by_reported
 
 
@@ -32,14 +33,19 @@ def task_keys(
     here, so a PR can be made of it)."""
     if workflow is None or row.task is None:
         return []  # broken or unreadable: only looked at here
+    to_host = Key("h", "to_host", "run on host")
     if row.host:  # bound on another host: attached to over SSH where it is registered
-        remote = not workflow.is_terminal(row.status) and by_reported(row.host) is not None
-        return [Key("enter", "attach", "attach")] if remote else []
+        if workflow.is_terminal(row.status):
+            return []
+        remote = [Key("enter", "attach", "attach")] if by_reported(row.host) else []
+        return [*remote, to_host] if served(row.project) else remote
     status = row.status
     keys: list[Key] = []
     enter = enter_action(workflow, row, agent)
     if enter is not None:
         keys.append(Key("enter", enter, enter))
+        if served(row.project):  # start it, or move it, there
+            keys.append(to_host)
     if _human_move(workflow, status, workflow.done_state):
         keys.append(Key("m", "merge", "merge"))
     if workflow.request_changes_target(status) is not None:

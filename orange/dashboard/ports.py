@@ -35,6 +35,10 @@ class Host(Protocol):
     def watch_refs(self) -> None:
         """Read the tasks again if a ref moved, and redraw."""
 
+    def background(self, work: Callable[[], str]) -> None:
+        """Run ``work`` in a thread (it may wait on the network), then show its line,
+        or its one-line error, and what changed."""
+
     def selected(self) -> Row | None: ...
 
     def offered(self) -> list[Key]:

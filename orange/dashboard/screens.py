@@ -1,14 +1,16 @@
-"""The dashboard's dialogs: confirm, a text box, the create form, help."""
+"""The dashboard's dialogs: confirm, a text box, the create form, choosing a host, help."""
 
 from __future__ import annotations
 
 from typing import Any, ClassVar, NamedTuple
 
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.screen import ModalScreen
-from textual.widgets import Input, Label, Select, Static
+from textual.widgets import Input, Label, OptionList, Select, Static
+from textual.widgets.option_list import Option
 
 from orange.dashboard.table import visible
 from orange.runtime.harness import DEMO
@@ -127,6 +129,37 @@ class CreateScreen(ModalScreen[NewTask | None]):
             self.action_create()
         else:
             self.focus_next()
+
+    def action_drop(self) -> None:
+        self.dismiss(None)
+
+
+class HostScreen(ModalScreen[str | None]):
+    """Choose one of the registered hosts, each shown with what its last check and the
+    ref say of it (Enter chooses, Esc drops it); the chosen host's name."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "drop", "cancel")]
+
+    def __init__(self, title: str, hosts: list[tuple[str, str]]) -> None:
+        super().__init__()
+        self.title_text = title
+        self.hosts = hosts  # (name, its status line)
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog"):
+            yield Label(visible(self.title_text), id="title", markup=False)
+            width = max((len(name) for name, _said in self.hosts), default=0)
+            yield OptionList(
+                *(
+                    Option(Text(f"{name:<{width}}  {visible(said)}"), id=name)
+                    for name, said in self.hosts
+                ),
+                id="hosts",
+            )
+            yield Label("Enter: choose   Esc: cancel")
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        self.dismiss(event.option.id)
 
     def action_drop(self) -> None:
         self.dismiss(None)

@@ -3,7 +3,7 @@ host's last contact with them): for `orange host list`, `task list` and the dash
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 from orange import projects
 from orange.engine.definitions import is_active
@@ -36,6 +36,27 @@ def host_rows(project: Project | None) -> list[dict[str, Any]]:
     return rows
 
 
+def status_lines(project: Project) -> list[tuple[str, str]]:
+    """Each registered host's name and one line on it for ``project``: unreachable
+    since when, not set up for it, or its free worktrees (from the ref) and its agents
+    (as its last check said)."""
+    found = []
+    for row in host_rows(project):
+        pools = row["pools"]
+        agents = ", ".join(row["agents"]) or "none reported"
+        if row["unreachable_since"]:
+            said = f"unreachable since {row['unreachable_since']}"
+        elif not pools:
+            said = f"not set up for {project.name} (`orange host add --project {project.name}`)"
+        elif pools[0]["used"] >= pools[0]["size"]:
+            said = f"pool full ({pools[0]['used']} of {pools[0]['size']} in use)"
+        else:
+            free, size = pools[0]["size"] - pools[0]["used"], pools[0]["size"]
+            said = f"ready: {free} of {size} worktrees free; agents: {agents}"
+        found.append((str(row["name"]), said))
+    return found
+
+
 def _running(project_name: str, reported: str) -> dict[str, int]:
     """Harness name -> active tasks the ref shows bound to host ``reported``."""
     if not reported:
@@ -55,27 +76,45 @@ def _running(project_name: str, reported: str) -> dict[str, int]:
         return {}
 
 
-_seen: dict[str, tuple[float, dict[str, str]]] = {}  # registry path -> (mtime, answer)
+class _Known(NamedTuple):
+    unreachable: dict[str, str]  # reported host name -> since when
+    served: frozenset[str]  # the projects a registered host serves
 
 
-def unreachable() -> dict[str, str]:
-    """Reported host name -> since when this host could not reach it (read again only
-    when the registry file changed: the dashboard asks on every drawing)."""
+_seen: dict[str, tuple[float, _Known]] = {}  # registry path -> (mtime, what it said)
+
+
+def _known() -> _Known:
+    """What the registry says, read again only when its file changed (the dashboard
+    asks on every drawing)."""
     file = roster.path()
     try:
         mtime = file.stat().st_mtime
     except OSError:
-        return {}
+        return _Known({}, frozenset())
     cached = _seen.get(str(file))
     if cached is not None and cached[0] == mtime:
         return cached[1]
     try:
         hosts = roster.load_all()
     except OrangeError:
-        return {}
-    found = {h.reports_as: h.unreachable_since for h in hosts if h.unreachable_since}
+        return _Known({}, frozenset())
+    found = _Known(
+        {h.reports_as: h.unreachable_since for h in hosts if h.unreachable_since},
+        frozenset(name for h in hosts for name, _there in h.projects),
+    )
     _seen[str(file)] = (mtime, found)
     return found
+
+
+def unreachable() -> dict[str, str]:
+    """Reported host name -> since when this host could not reach it."""
+    return _known().unreachable
+
+
+def served(project: str) -> bool:
+    """Whether a registered host serves ``project`` (it can run its tasks)."""
+    return project in _known().served
 
 
 def where(host: str) -> str:

@@ -104,10 +104,12 @@ def run(
     *,
     timeout: float = 120.0,
     stdin: str | None = None,
+    connect_timeout: int = CONNECT_TIMEOUT,
 ) -> Answer:
-    """Run ``orange ARGS`` on ``host`` and wait for it (at most ``timeout`` seconds);
-    `HostUnreachable` when ssh could not get there."""
-    argv = ssh_argv(host, args)
+    """Run ``orange ARGS`` on ``host`` and wait for it (at most ``timeout`` seconds,
+    ``connect_timeout`` of them to connect); `HostUnreachable` when ssh could not get
+    there."""
+    argv = ssh_argv(host, args, timeout=connect_timeout)
     try:
         done = subprocess.run(
             argv,

@@ -1,9 +1,11 @@
-"""Snapshots of the main screen, the create form and the diff view (fixed ids and
-times: the same picture on every run).  `pytest --snapshot-update` records them anew
+"""Snapshots of the main screen, the create form, the host dialog and the diff view
+(fixed ids and times: the same picture on every run).  `pytest --snapshot-update` records them anew
 after a deliberate change of the look."""
 
 from __future__ import annotations
 
+import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +37,31 @@ def test_main_screen_at_80_columns(project: Path, snap_compare: Any) -> None:
 
 def test_create_form(project: Path, snap_compare: Any) -> None:
     assert snap_compare(app_for(project), press=["c", *"new-parser"], terminal_size=(100, 24))
+
+
+def test_host_dialog(project: Path, snap_compare: Any) -> None:
+    # Registered hosts as `orange host add` and `host check` leave them (local
+    # configuration): one ready, one unreachable, one not set up for this project.
+    put_task(project, "aaaa0001", summary="add the parser")
+    box = {
+        "name": "box",
+        "target": "me@box",
+        "reports_as": "boxhost",
+        "projects": {"proj": "proj"},
+        "pools": {"proj": 2},
+        "agents": ["claude", "demo"],
+    }
+    far = {
+        **box,
+        "name": "far",
+        "target": "far",
+        "reports_as": "farhost",
+        "unreachable_since": "2026-01-02T11:40:00Z",
+    }
+    other = {**box, "name": "other", "target": "other", "reports_as": "o", "projects": {}}
+    hosts = {"hosts": [box, far, other]}
+    (Path(os.environ["ORANGE_HOME"]) / "hosts.json").write_text(json.dumps(hosts))
+    assert snap_compare(app_for(project), press=["h"], terminal_size=(100, 16))
 
 
 def test_diff_view(project: Path, snap_compare: Any) -> None:

@@ -1,6 +1,8 @@
 """A task started on another host with ``--host``, reached from here through SSH:
-``task peek``, the dashboard's ``o`` and its Enter key; ``--host auto`` and a full
-pool there."""
+``task peek``, the dashboard's ``o`` and its Enter key; another started there with the
+dashboard's ``h`` (its host dialog); ``--host auto`` and a full pool there; a change
+made here reaching it at once (the nudge: that host has no automatic sync here, its
+monitor is off), and a nudge of an unreachable host."""
 
 from __future__ import annotations
 
@@ -11,15 +13,20 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from textual.widgets import Static
+from textual.widgets import DataTable, OptionList, Static
 
+from orange.dashboard.screens import HostScreen
 from orange.dashboard.views import RemoteOutputView
 from orange.home import orange_home
+from orange.hosts import roster
 from orange.store.listing import tasks
 from orange.store.store import TaskStore
 from tests.conftest import Cli
 from tests.dashboard.conftest import app_for, drive
+from tests.e2e.conftest import sessions_on
+from tests.helpers import retry_until
 from tests.hosts.conftest import CLAIM_TIMEOUT, make_other
+from tests.hosts.test_watch import _point
 from tests.ssh import SshServer
 
 HELLO = "hello from the other host"
@@ -34,7 +41,6 @@ def test_a_task_on_another_host_is_peeked_and_shown_through_ssh(
     other = make_other(tmp_path, hub)
     (Path(other.env["ORANGE_HOME"]) / "config.yml").write_text(config)
     cli.ok("project", "update", "--pool-size", "1", cwd=repo)
-    other.orange("project", "update", "--pool-size", "1")
     try:
         cli.ok(*other.add_args(ssh_server), cwd=repo)
         made = cli.ok(
@@ -53,16 +59,34 @@ def test_a_task_on_another_host_is_peeked_and_shown_through_ssh(
         assert made["host"] == "otherbox"
         listed = cli.ok("host", "list", "--json", cwd=repo).json()["hosts"]
         assert [h["pools"] for h in listed] == [
-            [{"project": "proj", "size": 1, "used": 1, "running": {"hold": 1}}]
+            [{"project": "proj", "size": 2, "used": 1, "running": {"hold": 1}}]
         ]
         _peeks(cli, repo, made["id"])
-        _dashboard(repo, made["id"])
+        parked = cli.ok(
+            "task", "create", "--no-spawn", "--harness", "hold", "b2", "Two", "--json", cwd=repo
+        ).json()["id"]
+        _dashboard(repo, made["id"], parked)
+        assert len(sessions_on(other.socket)) == 2
 
-        # Its one worktree is taken: auto finds no host, and nothing is created.
-        full = cli("task", "create", "--host", "auto", "b2", "More", cwd=repo)
+        # Its two worktrees are taken: auto finds no host, and nothing is created.
+        full = cli("task", "create", "--host", "auto", "b3", "More", cwd=repo)
         assert full.code == 1
         assert "every host of project proj has a full pool" in full.err
-        assert [t.id for t in tasks(TaskStore.open(repo).snapshot())] == [made["id"]]
+        assert {t.id for t in tasks(TaskStore.open(repo).snapshot())} == {made["id"], parked}
+
+        # Cancelled here: the command nudges the host, which syncs and stops its agent
+        # (nothing else syncs there: its monitor is off).
+        cli.ok("task", "cancel", made["id"], "--yes", cwd=repo)
+        retry_until(lambda: len(sessions_on(other.socket)) == 1, 60, 0.2, "the nudged host")
+        assert roster.get("box").unreachable_since == ""
+
+        # Unreachable: the command still succeeds; the nudge remembers the host as such.
+        _point(ssh_server.unreachable_config(tmp_path))
+        cli.ok("task", "create", "--no-spawn", "b4", "Later", cwd=repo)
+        retry_until(lambda: roster.get("box").unreachable_since, 60, 0.2, "the failed nudge")
+        log = orange_home() / "logs" / "nudge.log"
+        said = "orange: host box (other) unreachable: "
+        retry_until(lambda: said in log.read_text(), 10, 0.1, "the nudge's line")
     finally:
         subprocess.run(["tmux", "-L", other.socket, "kill-server"], capture_output=True)
 
@@ -75,11 +99,22 @@ def _peeks(cli: Cli, repo: Path, task_id: str) -> None:
     assert shown.code == 0
 
 
-def _dashboard(repo: Path, task_id: str) -> None:
+def _dashboard(repo: Path, remote: str, parked: str) -> None:
+    """``o`` shows the remote task's output; ``h`` on the parked one lists the host and
+    starts it there."""
     app = app_for(repo)
 
+    def select(task_id: str) -> None:
+        at = [row.id for row in app.shown_rows].index(task_id)
+        app.query_one("#table", DataTable).move_cursor(row=at)
+
     async def script(pilot: Any) -> None:
-        assert [(k.key, k.action) for k in app.offered()] == [("enter", "attach")]
+        select(remote)
+        await pilot.pause()
+        assert [(k.key, k.action) for k in app.offered()] == [
+            ("enter", "attach"),
+            ("h", "to_host"),
+        ]
         await pilot.press("o")
         assert isinstance(app.screen, RemoteOutputView)
         deadline = time.monotonic() + 20
@@ -89,5 +124,20 @@ def _dashboard(repo: Path, task_id: str) -> None:
             await pilot.pause()
         await pilot.press("escape")
 
+        select(parked)
+        await pilot.pause()
+        assert ("h", "to_host") in [(k.key, k.action) for k in app.offered()]
+        await pilot.press("h")
+        assert isinstance(app.screen, HostScreen)
+        options = app.screen.query_one("#hosts", OptionList)
+        shown = [str(options.get_option_at_index(i).prompt) for i in range(options.option_count)]
+        assert shown == ["box  ready: 1 of 2 worktrees free; agents: demo, hold"]
+        await pilot.press("enter")
+        deadline = time.monotonic() + 120
+        while "started on host box" not in app.lines.get("message", ""):
+            assert time.monotonic() < deadline, app.lines.get("message")
+            await asyncio.sleep(0.2)
+            await pilot.pause()
+        assert TaskStore.open(repo).get(parked).str_field("host") == "otherbox"
+
     drive(app, script)
-    assert task_id

@@ -16,6 +16,7 @@ from orange.store.events import Change
 from orange.store.store import Snapshot
 from tests.conftest import Cli, orange_bin
 from tests.e2e.conftest import commit_behind_engine
+from tests.helpers import retry_until
 from tests.hosts.conftest import make_other
 from tests.ssh import SshServer
 
@@ -64,6 +65,12 @@ def test_no_value_from_the_ref_reaches_ssh(
     assert len(_recorded(calls)) == 1  # the probe of `host add`
     task_id = cli.ok("task", "create", "--no-spawn", "--json", "b1", "Work", cwd=repo).json()["id"]
     pwned = tmp_path / "pwned"
+    env = [f"{key}={value}" for key, value in other.env.items()]
+
+    # The new task nudges the host to sync: local values only (the project's name there).
+    nudged = retry_until(lambda: _recorded(calls), 30, 0.1, "the nudge's ssh call")
+    remote = ["env", *env, orange_bin(), "sync", "--project", "proj"]
+    assert [argv[-3:] for argv in nudged] == [["--", "other", shlex.join(remote)]]
 
     # A host name from the ref that no registered host records itself as: one line,
     # no ssh at all (the registered host's own name and target are not keys either).
@@ -79,7 +86,6 @@ def test_no_value_from_the_ref_reaches_ssh(
     # The host it records itself as: ssh runs, with local values only and the id.
     _forge(repo, task_id, host="otherbox", tmux_session="$(touch x);", branch="-evil")
     cli("task", "peek", task_id, cwd=repo)
-    env = [f"{key}={value}" for key, value in other.env.items()]
     remote = ["env", *env, orange_bin(), "task", "peek", task_id, "--project", "proj"]
     assert _recorded(calls) == [
         [

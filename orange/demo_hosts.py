@@ -5,7 +5,7 @@ a private OpenSSH server this demo starts on 127.0.0.1 (a generated host key and
 key, an sshd_config of its own; this user logs in with the generated key) — so it needs
 OpenSSH's ``sshd`` installed.  Both clones share a bare hub with Orange's server hook;
 scripted agents (`orange.demo_agent`) plan, work and pass review on each host; both
-tasks are merged here, the second host ending its copy at its next automatic sync.
+tasks are merged here, the second host ending its copy once the merge tells it to sync.
 Everything lives in a temporary directory and is stopped and removed at the end.
 """
 
@@ -19,6 +19,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import yaml
@@ -36,8 +37,10 @@ class DemoFailed(SystemExit):
     pass
 
 
-def run_hosts_demo() -> None:
-    if not demo_sshd.SSHD.exists():
+def run_hosts_demo(server: demo_sshd.ServerCommand | None = None) -> None:
+    """The demo, its SSH server OpenSSH's sshd unless ``server`` gives another's
+    command line (the tests' stand-in where sshd is not installed)."""
+    if server is None and not demo_sshd.SSHD.exists():
         raise SystemExit(
             "orange: the two-host demo needs OpenSSH's sshd (e.g. apt-get install "
             "openssh-server); `orange demo` runs on one host without it"
@@ -45,46 +48,64 @@ def run_hosts_demo() -> None:
     console = Console(highlight=False)
     root = Path(tempfile.mkdtemp(prefix="orange-demo-hosts-"))
     started = time.monotonic()
-    sshd: demo_sshd.SshServer | None = None
     env_a, env_b = _homes(root)
     here, there = root / "coffee", root / "coffee-b"
-    try:
-        console.rule("[bold orange3]Orange demo: two hosts")
-        _projects(root, here, there, env_a, env_b)
-        sshd = demo_sshd.start(root / "ssh", HOST_B)
-        add = ["host", "add", "b", HOST_B, "--ssh-config", str(sshd.config)]
-        add += ["--orange", _orange_program()]
-        add += [arg for key, value in env_b.items() for arg in ("--env", f"{key}={value}")]
-        create = ["task", "create", "--harness", "demo"]
-        for args, env in (
-            (add, env_a),
-            ([*create, "dark-mode", "Add a dark mode"], env_a),
-            ([*create, "--host", "b", "fix-login", "Fix the login"], env_a),
-        ):
-            shown = args if args is not add else [*add[:4], "--ssh-config", "…", "--env", "…"]
-            console.print(f"$ orange {' '.join(shown)}", style="dim", markup=False)
-            console.print(_ok(args, here, env).strip(), markup=False)
-        _until_reviewing(console, here, env_a)
-        for task in _tasks(here, env_a):
-            console.print(f"$ orange task merge {task['id']} --local", style="dim", markup=False)
-            console.print(_ok(["task", "merge", task["id"], "--local"], here, env_a).strip())
-        _ok(["sync"], here, env_a)
-        _until(lambda: not _sessions(env_b), "host b to end its task after the merge")
-        console.print("host b ended fix-login at its next sync (no session left there)")
-        console.rule("git log --oneline main (the merged work of both hosts)")
-        console.print(git("log", "--oneline", "main", cwd=here).rstrip(), markup=False)
-        console.print(f"\ndone in {time.monotonic() - started:.1f} s")
-    finally:
-        for env in (env_a, env_b):
-            _orange(["monitor", "stop"], here if env is env_a else there, env)
-            subprocess.run(
-                ["tmux", "-L", env["ORANGE_TMUX_SOCKET"], "kill-server"],
-                capture_output=True,
-                check=False,
-            )
-        if sshd is not None:
-            sshd.stop()
-        shutil.rmtree(root, ignore_errors=True)
+    with ThreadPoolExecutor(1) as pool:
+        # The SSH server starts while the projects are set up.
+        sshd = pool.submit(demo_sshd.start, root / "ssh", HOST_B, server)
+        try:
+            console.rule("[bold orange3]Orange demo: two hosts")
+            _projects(root, here, there, env_a, env_b)
+            _story(console, sshd.result(), here, env_a, env_b)
+            console.print(f"\ndone in {time.monotonic() - started:.1f} s")
+        finally:
+            stopping = pool.submit(_stop, there, env_b)
+            _stop(here, env_a)
+            stopping.result()
+            if sshd.exception() is None:
+                sshd.result().stop()
+            shutil.rmtree(root, ignore_errors=True)
+
+
+def _story(
+    console: Console,
+    sshd: demo_sshd.SshServer,
+    here: Path,
+    env_a: dict[str, str],
+    env_b: dict[str, str],
+) -> None:
+    add = ["host", "add", "b", HOST_B, "--ssh-config", str(sshd.config)]
+    add += ["--orange", _orange_program()]
+    add += [arg for key, value in env_b.items() for arg in ("--env", f"{key}={value}")]
+    shown = [*add[:4], "--ssh-config", "…", "--env", "…"]
+    console.print(f"$ orange {' '.join(shown)}", style="dim", markup=False)
+    console.print(_ok(add, here, env_a).strip(), markup=False)
+    create = ["task", "create", "--harness", "demo"]
+    remote = [*create, "--host", "b", "fix-login", "Fix the login"]
+    local = [*create, "dark-mode", "Add a dark mode"]
+    with ThreadPoolExecutor(1) as pool:  # typed at once, as in two terminals
+        there = pool.submit(_ok, remote, here, env_a)
+        answers = [(remote, there.result()), (local, _ok(local, here, env_a))]
+    for args, answer in answers:
+        console.print(f"$ orange {' '.join(args)}", style="dim", markup=False)
+        console.print(answer.strip(), markup=False)
+    _until_reviewing(console, here, env_a)
+    for task in _tasks(here, env_a):
+        console.print(f"$ orange task merge {task['id']} --local", style="dim", markup=False)
+        console.print(_ok(["task", "merge", task["id"], "--local"], here, env_a).strip())
+    # The merge told host b to sync (`orange.hosts.nudge`): it ends its copy.
+    _until(lambda: not _sessions(env_b), "host b to end its task after the merge")
+    console.print("host b, told to sync, ended fix-login (no session left there)")
+    console.rule("git log --oneline main (the merged work of both hosts)")
+    console.print(git("log", "--oneline", "main", cwd=here).rstrip(), markup=False)
+
+
+def _stop(clone: Path, env: dict[str, str]) -> None:
+    """Stop a host's monitor and its tmux server."""
+    _orange(["monitor", "stop"], clone, env)
+    subprocess.run(
+        ["tmux", "-L", env["ORANGE_TMUX_SOCKET"], "kill-server"], capture_output=True, check=False
+    )
 
 
 def _homes(root: Path) -> tuple[dict[str, str], dict[str, str]]:
@@ -115,6 +136,7 @@ def _homes(root: Path) -> tuple[dict[str, str], dict[str, str]]:
                 "ORANGE_HOME": str(home),
                 "ORANGE_HOST": host,
                 "ORANGE_TMUX_SOCKET": f"orange-demo-{host}-{os.getpid()}",
+                "ORANGE_MONITOR": "on",  # each host's monitor drives its agents
                 "PATH": path,
                 **identity,
             }
@@ -136,9 +158,13 @@ def _projects(
     git("remote", "add", "origin", str(hub), cwd=here)
     git("push", "-q", "origin", "main", cwd=here)
     git("clone", "-q", str(hub), str(there), cwd=root)
-    _ok(["project", "add", "--pool-size", "2"], here, env_a)
-    _ok(["sync", "--setup"], here, env_a)
-    _ok(["project", "add", "--pool-size", "2", "--name", "coffee"], there, env_b)
+    with ThreadPoolExecutor(1) as pool:  # each host registers its clone, at once
+        b = pool.submit(
+            _ok, ["project", "add", "--pool-size", "2", "--name", "coffee"], there, env_b
+        )
+        _ok(["project", "add", "--pool-size", "2"], here, env_a)
+        _ok(["sync", "--setup"], here, env_a)
+        b.result()
 
 
 def _orange_program() -> str:

@@ -49,12 +49,17 @@ def _asyncssh(port: int, host_key: Path, authorized: Path) -> list[str]:
     return [sys.executable, str(ASYNCSSH_SERVER), str(port), str(host_key), str(authorized)]
 
 
+def server_command() -> demo_sshd.ServerCommand | None:
+    """The server the tests run: None for OpenSSH's sshd, else the asyncssh stand-in."""
+    openssh = demo_sshd.SSHD.exists() and os.environ.get(SERVER_ENV) != "asyncssh"
+    return None if openssh else _asyncssh
+
+
 @pytest.fixture(scope="session")
 def ssh_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SshServer]:
-    openssh = demo_sshd.SSHD.exists() and os.environ.get(SERVER_ENV) != "asyncssh"
-    folder = tmp_path_factory.mktemp("sshd")
-    server = demo_sshd.start(folder, ALIAS, None if openssh else _asyncssh)
+    command = server_command()
+    server = demo_sshd.start(tmp_path_factory.mktemp("sshd"), ALIAS, command)
     try:
-        yield SshServer(server.port, server.config, "openssh" if openssh else "asyncssh")
+        yield SshServer(server.port, server.config, "asyncssh" if command else "openssh")
     finally:
         server.stop()

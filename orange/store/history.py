@@ -12,9 +12,9 @@ along that one path, skips a commit whose commit-graph changed-path filter says 
 path did not change, and holds no more than its delta cache (bounded here), never the
 objects of the whole history (at 100,000 commits 4.4 s of CPU on a loaded machine,
 where a walk in Python opening three trees a commit took 37: bench/README.md).  git
-proposes, Orange decides: git lists every commit differing at the path from any
-parent, and each is kept only when its folder's entry differs from its first parent's
-as libgit2 reads it (`_decided`, the store's own reading).  On a tree git's fsck calls
+proposes, Orange decides merges: git lists every commit differing at the path from any
+parent, and a merge is kept only when its folder's entry differs from its first
+parent's as libgit2 reads it (`_decided`, the store's own reading).  On a tree git's fsck calls
 corrupt (names out of order or twice) the two readings can differ; the history then
 follows git's, as ``git log`` shows it.
 Where git cannot walk (a damaged object on the path, no git), `walked`, the same
@@ -218,7 +218,8 @@ def find(repo: pygit2.Repository, tip: str, task_id: str) -> list[Found]:
     listed = _candidates(repo, tip, layout.task_dir(task_id))
     if listed is None:
         return walked(repo, tip, None, task_id)
-    return list(_decided(repo, (repo[name].peel(pygit2.Commit) for name in listed), task_id))
+    commits = (repo[name].peel(pygit2.Commit) for name in listed)
+    return list(_decided(repo, commits, task_id, proposed=True))
 
 
 def walked(repo: pygit2.Repository, tip: str, since: str | None, task_id: str) -> list[Found]:
@@ -270,28 +271,39 @@ def _candidates(repo: pygit2.Repository, tip: str, path: str) -> list[str] | Non
 
 
 def _decided(
-    repo: pygit2.Repository, commits: Iterable[pygit2.Commit], task_id: str
+    repo: pygit2.Repository,
+    commits: Iterable[pygit2.Commit],
+    task_id: str,
+    *,
+    proposed: bool = False,
 ) -> Iterator[Found]:
-    """Of ``commits``, those whose task folder differs from their first parent's."""
+    """Of ``commits``, those whose task folder differs from their first parent's.
+    ``proposed``: git listed them, so a commit of one parent (or none) differs from it
+    by git's reading, and only a merge is compared here."""
     path = layout.task_dir(task_id)
     for commit in commits:
         parents = commit.parent_ids
-        try:
-            parent = repo[parents[0]].peel(pygit2.Commit).tree if parents else None
-        except (KeyError, pygit2.GitError):  # beyond a shallow clone's edge: as a root
-            parent = None
-        tree = _tree(commit)
-        if _entry(tree, path) == _entry(parent, path):
-            continue
+        if not proposed or len(parents) > 1:
+            tree, parent = _tree(commit), _first_parent_tree(repo, parents)
+            if _entry(tree, path) == _entry(parent, path):
+                continue
         message, time = commit.message, commit.commit_time
         if _names(message, task_id):
             yield str(commit.id), message, time, None, None  # the trailers say the rest
             continue
+        tree, parent = _tree(commit), _first_parent_tree(repo, parents)
         before = _status(repo, _entry(parent, f"{path}/TASK.md"))
         after = _status(repo, _entry(tree, f"{path}/TASK.md"))
         if before == after:  # an edit, not a move
             before = after = None
         yield str(commit.id), message, time, before, after
+
+
+def _first_parent_tree(repo: pygit2.Repository, parents: list[pygit2.Oid]) -> pygit2.Tree | None:
+    try:
+        return repo[parents[0]].peel(pygit2.Commit).tree if parents else None
+    except (KeyError, pygit2.GitError):  # beyond a shallow clone's edge: as a root
+        return None
 
 
 def _tree(commit: pygit2.Commit) -> pygit2.Tree | None:

@@ -20,11 +20,16 @@ import resource
 import shutil
 import statistics
 import subprocess
+import sys
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
 import pygit2
+
+from store_bench import isolate
 
 FOLDERS, FILES = 50, 100  # 5,000 files
 BRANCHES, COMMITS = 30, 20
@@ -113,16 +118,10 @@ def register(path: Path) -> tuple[object, object, list[object]]:
 
 def main() -> None:
     root = Path(tempfile.mkdtemp(prefix="orange-conflictbench-"))
-    os.environ.update(
-        HOME=str(root),
-        ORANGE_HOME=str(root / "home"),
+    isolate(
+        root,
         ORANGE_TMUX_SOCKET=f"orange-conflictbench-{os.getpid()}",
         ORANGE_HOST="bench",
-        GIT_CONFIG_NOSYSTEM="1",
-        GIT_AUTHOR_NAME="b",
-        GIT_AUTHOR_EMAIL="b@b",
-        GIT_COMMITTER_NAME="b",
-        GIT_COMMITTER_EMAIL="b@b",
         ORANGE_MONITOR="off",
     )
     try:

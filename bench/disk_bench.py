@@ -35,7 +35,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from store_bench import QUICK, Bench, machine
+from store_bench import QUICK, Bench, machine, summary_change
 
 TASKS = 10_000
 TRANSITIONS = 20_000
@@ -87,8 +87,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def run(bench: Bench, tasks: int, transitions: int) -> None:
     from orange.store import layout
-    from orange.store.events import Change
-    from orange.store.store import Snapshot, TaskStore
+    from orange.store.store import TaskStore
 
     repo, ids = bench.project("disk", tasks)
     bench.git(repo, "gc", "-q")
@@ -101,18 +100,7 @@ def run(bench: Bench, tasks: int, transitions: int) -> None:
     for number in range(transitions):
         task_id = ids[(number * 7919) % len(ids)]
 
-        def compute(snap: Snapshot, task_id: str = task_id, number: int = number) -> Change:
-            task = snap.task(task_id)
-            assert task is not None
-            new = task.with_fields(summary=f"edited {number}")
-            return Change(
-                task_id=task_id,
-                event="task.updated",
-                subject=f"task {task_id}: summary",
-                writes={new.path: new.render().encode()},
-            )
-
-        store.commit(compute)
+        store.commit(summary_change(task_id, f"edited {number}"))
         most_packs = max(most_packs, packs(objects))
         if number % 100 == 99:
             most_loose = max(most_loose, loose(objects))

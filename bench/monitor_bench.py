@@ -25,6 +25,10 @@ import tempfile
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from store_bench import isolate
+
 TASKS, ACTIVE, RUNS = 1000, 50, 7
 BACKLOG = 2_000
 
@@ -33,18 +37,7 @@ def main() -> None:
     backlog = int(sys.argv[sys.argv.index("--backlog") + 1]) if "--backlog" in sys.argv else BACKLOG
     root = Path(tempfile.mkdtemp(prefix="orange-monbench-"))
     socket = f"orange-monbench-{os.getpid()}"
-    os.environ.update(
-        HOME=str(root),
-        ORANGE_HOME=str(root / "home"),
-        ORANGE_TMUX_SOCKET=socket,
-        ORANGE_HOST="bench",
-        GIT_CONFIG_NOSYSTEM="1",
-        GIT_AUTHOR_NAME="b",
-        GIT_AUTHOR_EMAIL="b@b",
-        GIT_COMMITTER_NAME="b",
-        GIT_COMMITTER_EMAIL="b@b",
-        ORANGE_MONITOR="off",
-    )
+    isolate(root, ORANGE_TMUX_SOCKET=socket, ORANGE_HOST="bench", ORANGE_MONITOR="off")
     try:
         repo = root / "proj"
         repo.mkdir()

@@ -32,6 +32,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from orange.store.events import Change
+    from orange.store.store import Snapshot
 
 HOST = "benchhost"
 LIST_SIZES = (10, 1_000, 10_000)
@@ -101,13 +106,38 @@ def hermetic_env(root: Path) -> dict[str, str]:
     return env
 
 
+def isolate(root: Path, **extra: str) -> dict[str, str]:
+    """Make this process's environment `hermetic_env` plus ``extra`` (a bench's in-process
+    work then uses the same home as the processes it starts); returns it."""
+    env = hermetic_env(root) | extra
+    os.environ.clear()
+    os.environ.update(env)
+    return env
+
+
+def summary_change(task_id: str, summary: str) -> Callable[[Snapshot], Change]:
+    """A store write as ``orange task update ID --summary S`` makes it, for `commit`."""
+    from orange.store.events import Change
+
+    def compute(snap: Snapshot) -> Change:
+        task = snap.task(task_id)
+        assert task is not None
+        new = task.with_fields(summary=summary)
+        return Change(
+            task_id=task_id,
+            event="task.updated",
+            subject=f"task {task_id}: summary",
+            writes={new.path: new.render().encode()},
+        )
+
+    return compute
+
+
 class Bench:
     def __init__(self, root: Path, plan: Plan) -> None:
         self.root = root
         self.plan = plan
-        self.env = hermetic_env(root)
-        os.environ.clear()
-        os.environ.update(self.env)  # the in-process bulk writes use the same home
+        self.env = isolate(root)  # the in-process bulk writes use the same home
         self.python = sys.executable
         self.orange = str(Path(sys.executable).with_name("orange"))
         if not Path(self.orange).is_file():
@@ -174,7 +204,7 @@ def bulk_create(repo: Path, count: int) -> list[str]:
     from orange.engine.tasks import create_task
     from orange.store import layout
     from orange.store.events import Change
-    from orange.store.store import Snapshot, TaskStore
+    from orange.store.store import TaskStore
 
     store = TaskStore.open(repo)
     project = projects.infer(repo)

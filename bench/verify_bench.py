@@ -38,7 +38,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from store_bench import QUICK, Bench, machine
+from store_bench import QUICK, Bench, machine, summary_change
 
 SIZES = (1_000, 10_000, 50_000)
 COMMITS, RUNS = 200, 3
@@ -65,26 +65,14 @@ def old_changed_files(
 def edits(repo: Path, ids: list[str], count: int) -> tuple[str, str]:
     """``count`` commits, each a new summary of one task; (tip before, tip after)."""
     from orange.store import layout
-    from orange.store.events import Change
-    from orange.store.store import Snapshot, TaskStore
+    from orange.store.store import TaskStore
 
     store = TaskStore.open(repo)
     before = str(store.pygit.references[layout.TASKS_REF].target)
     for number in range(count):
         task_id = ids[(number * 7919) % len(ids)]  # spread over the shards
 
-        def compute(snap: Snapshot, task_id: str = task_id, number: int = number) -> Change:
-            task = snap.task(task_id)
-            assert task is not None
-            new = task.with_fields(summary=f"edited {number}")
-            return Change(
-                task_id=task_id,
-                event="task.updated",
-                subject=f"task {task_id}: summary",
-                writes={new.path: new.render().encode()},
-            )
-
-        store.commit(compute)
+        store.commit(summary_change(task_id, f"edited {number}"))
     return before, str(store.pygit.references[layout.TASKS_REF].target)
 
 

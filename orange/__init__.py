@@ -15,7 +15,7 @@ The packages, from the bottom up (DESIGN §1; import-linter checks the order in
 - `orange.ops`: what a person asks for that is not a hook action (create and start a
   task, merge, rename, workspace gc, installing the agents' skills).
 - `orange.compose`: the composition root; every driver gets its engine and the
-  runtime's adapters (one tmux adapter per process) there.
+  runtime's adapters (one tmux and one GitHub adapter per process) there.
 - drivers: `orange.monitor` (the loop that reacts to dead agents), `orange.githooks`
   (what git's hooks do), `orange.cli` (the ``orange`` command), `orange.demo`.
 """

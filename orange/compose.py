@@ -4,7 +4,8 @@ Every driver — the CLI, the monitor, the git hooks, the dashboard — gets its
 from `build_engine`: the project's store, the registry of every hook action, the
 agents' TASK.md working copies, the tmux liveness probe, the claim of a task on the
 sync remote before its agent starts, and who is acting; and the process's one tmux
-adapter from `tmux` (the hook actions get it when the registry is built).  Nothing
+adapter from `tmux` and GitHub adapter from `gh` (the hook actions get them when the
+registry is built).  Nothing
 below this module chooses an implementation: the engine uses what it is handed.
 """
 
@@ -29,6 +30,7 @@ from orange.store.store import TaskStore
 from orange.store.task import Task
 
 if TYPE_CHECKING:
+    from orange.runtime.github import GitHub
     from orange.runtime.tmuxclient import TmuxClient
 
 
@@ -57,10 +59,20 @@ def tmux() -> TmuxClient:
 
 
 @cache
+def gh() -> GitHub:
+    """This process's one GitHub adapter (pull requests through ``gh``), handed to every
+    driver and hook action that opens or reads a pull request."""
+    # Imported here: only a command that touches a pull request loads it.
+    from orange.runtime.github import GitHub
+
+    return GitHub()
+
+
+@cache
 def runtime() -> Runtime:
     """This host's runtime (its parts keep no state: built once per process)."""
     return Runtime(
-        full_registry(tmux()),
+        full_registry(tmux(), gh),
         LocalCopies(),
         TmuxProbe(),
         _release,

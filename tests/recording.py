@@ -16,10 +16,11 @@ from orange.engine.actions import Action, HookContext, Registry
 from orange.errors import HookFailed
 from orange.home import host_name
 from orange.hooks.registry import full_registry, runtime_actions
+from orange.runtime.github import GitHub
 from orange.runtime.tmux import Tmux
 
 # The actions that drive worktrees, tmux and remotes; the rest stay real.
-_RUNTIME = sorted(action.name for action in runtime_actions(Tmux()))
+_RUNTIME = sorted(action.name for action in runtime_actions(Tmux(), GitHub()))
 
 
 @dataclass
@@ -77,4 +78,4 @@ class _Recorded(Action):
 def recording_registry(recorder: Recorder | None = None) -> tuple[Registry, Recorder]:
     recorder = recorder or Recorder()
     actions: dict[str, Action] = {name: _Recorded(name, recorder) for name in _RUNTIME}
-    return full_registry(Tmux()).replace(**actions), recorder
+    return full_registry(Tmux(), GitHub).replace(**actions), recorder

@@ -24,7 +24,7 @@ BUILDERS = ("orange/runtime/", "orange/compose.py")
 # (run by the agent program, importing nothing of Orange's) asks git where the
 # worktree's git directory is.
 OUTSIDE_PROGRAMS = ("orange/demo_agent.py", "orange/agent_hooks/stop.py")
-ADAPTERS = {"Tmux", "TmuxClient", "Server"}  # Server: libtmux's, under the adapter
+ADAPTERS = {"Tmux", "TmuxClient", "Server", "GitHub"}  # Server: libtmux's, under the adapter
 SUBPROCESS = {"run", "Popen", "call", "check_call", "check_output"}
 
 
@@ -102,8 +102,12 @@ class Case(NamedTuple):
             "import subprocess\nsubprocess.run(['git', 'status'])\n",
             "git run past orange.runtime.git",
         ),
+        Case(
+            "from orange.runtime.github import GitHub\nGitHub().pr_state(p, u)\n",
+            "GitHub()",
+        ),
     ],
-    ids=["module-level-tmux", "client-in-a-function", "subprocess-git"],
+    ids=["module-level-tmux", "client-in-a-function", "subprocess-git", "github"],
 )
 def test_a_planted_construction_is_found(case: Case) -> None:
     assert [site.what for site in sites(case.source, "orange/cli/x.py")] == [case.what]
@@ -111,4 +115,5 @@ def test_a_planted_construction_is_found(case: Case) -> None:
 
 def test_a_handed_adapter_is_not_a_construction() -> None:
     source = "from orange import compose\ntmux = compose.tmux()\ntmux.panes()\n"
+    source += "compose.gh().create_pr(project, task)\n"
     assert sites(source, "orange/cli/x.py") == []

@@ -22,7 +22,6 @@ from orange.home import host_name
 from orange.ops.merge import merge_task, rebase_task
 from orange.run.state import agent_log
 from orange.runtime.bindings import session_of, workspace_of
-from orange.runtime.github import create_pr as open_pr
 from orange.runtime.places import agent_window
 from orange.runtime.snapshots import restore as restore_snapshot
 from orange.store.branches import check_branch_name
@@ -209,7 +208,15 @@ def merge(
     engine = engine_for(ref)
     current = ref.store.get(ref.task_id)
     fetched = _fetch_from_host(engine, ref.store, current)
-    outcome = merge_task(engine, ref.project, current, strategy=strategy, local=local, force=force)
+    outcome = merge_task(
+        engine,
+        ref.project,
+        current,
+        strategy=strategy,
+        local=local,
+        force=force,
+        gh=compose.gh(),
+    )
     outcome.messages[:0] = fetched
     report_outcome(outcome, json_out)
 
@@ -240,7 +247,7 @@ def create_pr(task: TaskArg = None, project: ProjectOpt = None, json_out: JsonOp
 
     ref = locate(task, project)
     current = ref.store.get(ref.task_id)
-    url = open_pr(ref.project, current)
+    url = compose.gh().create_pr(ref.project, current)
     updated = engine_for(ref).set_fields(current.id, {"pr_url": url}, "task.updated", "pr_url")
     if json_out:
         emit_json(task_object(updated))

@@ -6,6 +6,7 @@ the app) and changes nothing.
 
 from __future__ import annotations
 
+from orange import compose
 from orange.compose import build_engine, process_caller
 from orange.engine import requests
 from orange.engine.decide import Outcome
@@ -16,7 +17,6 @@ from orange.ops.create import Harnesses, create_and_spawn
 from orange.ops.merge import merge_task
 from orange.projects import Project
 from orange.runtime.bindings import session_of
-from orange.runtime.github import create_pr
 from orange.store.store import TaskStore
 
 
@@ -33,7 +33,10 @@ class Actions:
     def merge(self, task_id: str) -> str:
         task = self.store.get(task_id)
         engine = self.engine()
-        return said(merge_task(engine, self.project, task, strategy=None, local=False, force=False))
+        merged = merge_task(
+            engine, self.project, task, strategy=None, local=False, force=False, gh=compose.gh()
+        )
+        return said(merged)
 
     def cancel(self, task_id: str) -> str:
         return said(requests.cancel(self.engine(), task_id))
@@ -68,7 +71,7 @@ class Actions:
         url = task.str_field("pr_url")
         if url:
             return f"task {task.id}: {url}"
-        url = create_pr(self.project, task)
+        url = compose.gh().create_pr(self.project, task)
         self.engine().set_fields(task.id, {"pr_url": url}, "task.updated", "pr_url")
         return f"task {task.id}: opened {url}"
 

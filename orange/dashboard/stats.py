@@ -10,10 +10,10 @@ from collections.abc import Iterable
 
 import pygit2
 
+from orange import compose
 from orange.errors import OrangeError
 from orange.projects import Project, open_store
 from orange.runtime.conflicts import predicted
-from orange.runtime.github import pr_view
 from orange.store.branches import check_branch_name
 
 LIMIT = 500  # branches looked at per pass: the active tasks shown first
@@ -46,7 +46,7 @@ def pr_cell(project: Project, url: str) -> str:
     number = url.rstrip("/").rsplit("/", 1)[-1]
     label = f"#{number}" if number.isdigit() else "PR"
     try:
-        state, checks = pr_view(project, url)
+        state, checks = compose.gh().pr_view(project, url)
     except OrangeError:
         return f"{label} ?"
     if state == "OPEN" and checks:

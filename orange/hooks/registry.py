@@ -4,31 +4,34 @@ adapters and hands it to every engine."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from orange.engine.actions import ENGINE_ACTIONS, Action, DeferredRegistry, Registry
 
 if TYPE_CHECKING:
+    from orange.runtime.github import GitHub
     from orange.runtime.tmux import Tmux
 
 
-def full_registry(tmux: Tmux) -> Registry:
-    """The registry of every action; its table is built when a move first runs one."""
-    return DeferredRegistry(lambda: Registry(table(tmux)))
+def full_registry(tmux: Tmux, gh: Callable[[], GitHub]) -> Registry:
+    """The registry of every action; its table is built when a move first runs one
+    (``gh`` gives the GitHub adapter then)."""
+    return DeferredRegistry(lambda: Registry(table(tmux, gh())))
 
 
-def table(tmux: Tmux) -> dict[str, Action]:
+def table(tmux: Tmux, gh: GitHub) -> dict[str, Action]:
     """Action name → action, the engine's and the runtime's."""
     from orange.hooks.command import RunCommand
     from orange.hooks.notify import Notify
 
     actions = {name: make() for name, make in ENGINE_ACTIONS.items()}
     actions.update({action.name: action for action in (Notify(), RunCommand())})
-    actions.update({action.name: action for action in runtime_actions(tmux)})
+    actions.update({action.name: action for action in runtime_actions(tmux, gh)})
     return actions
 
 
-def runtime_actions(tmux: Tmux) -> tuple[Action, ...]:
+def runtime_actions(tmux: Tmux, gh: GitHub) -> tuple[Action, ...]:
     """The actions that drive worktrees, tmux and remotes."""
     # Loaded when a move first runs an action: a move with no hooks never pays for the
     # modules of tmux, worktrees and gh.
@@ -46,5 +49,5 @@ def runtime_actions(tmux: Tmux) -> tuple[Action, ...]:
         queue.SpawnNext(),
         remotes.PushBranch(),
         remotes.DeleteRemoteBranch(),
-        remotes.CreatePr(),
+        remotes.CreatePr(gh),
     )

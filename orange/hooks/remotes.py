@@ -9,7 +9,7 @@ from orange.errors import HookFailed
 from orange.hooks.workspaces import project_of
 from orange.runtime import workspace
 from orange.runtime.git import git
-from orange.runtime.github import create_pr
+from orange.runtime.github import GitHub
 
 
 class PushBranch(Action):
@@ -39,8 +39,11 @@ class DeleteRemoteBranch(Action):
 class CreatePr(Action):
     name = "create_pr"
 
+    def __init__(self, gh: GitHub) -> None:
+        self.gh = gh
+
     def apply(self, ctx: HookContext) -> None:
 
-        url = create_pr(project_of(ctx), ctx.task)
+        url = self.gh.create_pr(project_of(ctx), ctx.task)
         ctx.engine.set_fields(ctx.task.id, {"pr_url": url}, "task.updated", "pr_url")
         ctx.say(f"opened {url}")

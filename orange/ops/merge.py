@@ -15,9 +15,10 @@ from orange.engine.decide import Outcome
 from orange.engine.engine import Engine
 from orange.errors import IllegalTransition, InvalidInput
 from orange.projects import Project
-from orange.runtime import bindings, github, workspace
+from orange.runtime import bindings, workspace
 from orange.runtime.conflicts import against_base
 from orange.runtime.git import GitFailed, git, git_ok
+from orange.runtime.github import GitHub
 from orange.runtime.snapshots import unsaved_work
 from orange.store.task import Task
 
@@ -32,7 +33,10 @@ def merge_task(
     strategy: str | None,
     local: bool,
     force: bool,
+    gh: GitHub | None,
 ) -> Outcome:
+    """Merge ``task`` (``local``: its branch here, pushed; else its pull request must
+    be merged, read through ``gh``) and finish it."""
     if strategy is not None and strategy not in STRATEGIES:
         raise InvalidInput(f"unknown strategy {strategy!r}", hint="use --strategy ff or merge")
     done = engine.workflow(task).done_state
@@ -45,7 +49,8 @@ def merge_task(
     requests.check_may_move(engine, task, done, doing="merge")  # before git is touched
     _check_worktree(project, task, force=force)
     if task.str_field("pr_url") and not local:
-        messages = _merged_on_github(project, task.str_field("pr_url"))
+        assert gh is not None, "a merge through a pull request reads it through gh"
+        messages = _merged_on_github(gh, project, task.str_field("pr_url"))
     else:
         into = workspace.base_of(project, task)  # the task's base, else the default branch
         _refuse_conflict(engine, project, task)
@@ -115,9 +120,9 @@ def _check_worktree(project: Project, task: Task, *, force: bool) -> None:
         )
 
 
-def _merged_on_github(project: Project, url: str) -> list[str]:
+def _merged_on_github(gh: GitHub, project: Project, url: str) -> list[str]:
     """The task's pull request must be merged; then the default branch is fetched."""
-    state = github.pr_state(project, url)
+    state = gh.pr_state(project, url)
     if state == "OPEN":
         raise InvalidInput(
             f"the pull request {url} is still open",

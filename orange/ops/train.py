@@ -107,7 +107,9 @@ def merge_ready(engine: Engine, project: Project, *, say: Callable[[str], None])
             failed = run_check(project, current) if project.check else ""
             if failed:
                 return train._replace(stopped=f"task {task.id}: {failed}", stopped_at=task.id)
-            outcome = merge_task(engine, project, current, strategy=None, local=True, force=False)
+            outcome = merge_task(
+                engine, project, current, strategy=None, local=True, force=False, gh=None
+            )
         except OrangeError as exc:  # a bad branch, unsaved work, a branch not here ...
             return train._replace(stopped=f"task {task.id}: {exc.message}", stopped_at=task.id)
         train.merged.append(task.id)

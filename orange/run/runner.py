@@ -17,6 +17,7 @@ import re
 from collections.abc import Callable
 from typing import TypeVar
 
+from orange import compose
 from orange.errors import BrokenTaskFile, InvalidInput
 from orange.projects import Project
 from orange.run import state
@@ -27,7 +28,6 @@ from orange.run.prompts import CLARIFY, PLAN, history_text, plan_json
 from orange.run.record import RunCancelled, RunFailed, RunRecord
 from orange.runtime import workspace
 from orange.runtime.git import GitFailed, git
-from orange.runtime.github import create_pr
 from orange.runtime.workspace import has_origin
 from orange.store.runfile import RunFile
 from orange.store.task import Task
@@ -262,7 +262,9 @@ class Runner(RunRecord):
             return
         self.check_cancelled()
         run = self.step("CREATING_PR", "pushing the run's branch")
-        url = create_pr(self.project, _pr_task(run, self.requirement(run), self.the_plan()))
+        url = compose.gh().create_pr(
+            self.project, _pr_task(run, self.requirement(run), self.the_plan())
+        )
         self.step("COMPLETED", url, status="completed", pr_url=url, error=None)
 
     # -- agents ----------------------------------------------------------------------

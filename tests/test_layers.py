@@ -55,6 +55,8 @@ def test_the_package_keeps_its_layers(tree: Path) -> None:
         ("orange/engine/notices.py", "from orange.engine import engine", "no import cycle"),
         ("orange/dashboard/views.py", "from orange.dashboard import app", "no import cycle"),
         ("orange/agent_hooks/stop.py", "from orange import errors", "drivers above"),
+        ("orange/engine/loader.py", "from orange.engine import gates", "reading workflows"),
+        ("orange/engine/gates.py", "from orange.engine import replay", "deciding a move"),
     ],
     ids=[
         "engine->runtime",
@@ -64,6 +66,8 @@ def test_the_package_keeps_its_layers(tree: Path) -> None:
         "notices->engine",
         "views->app",
         "agent_hooks->errors",
+        "loader->gates",
+        "gates->replay",
     ],
 )
 def test_a_function_level_import_across_a_layer_breaks_a_contract(

@@ -121,13 +121,13 @@ def get(name: str) -> Host:
 
 def by_reported(reported: str) -> Host | None:
     """The registered host that records itself as ``reported`` in the ref (a task's
-    ``host`` field), if any: the only way a value from the ref finds a host."""
+    ``host`` field), if any: the only way a value from the ref finds a host.  Two
+    entries that record themselves alike (`orange host check` says so) find none:
+    which machine runs the task cannot be told, so none is reached."""
     if not reported:
         return None
-    for host in load_all():
-        if host.reports_as and host.reports_as == reported:
-            return host
-    return None
+    found = [host for host in load_all() if host.reports_as == reported]
+    return found[0] if len(found) == 1 else None
 
 
 @contextmanager

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from orange import projects
 from orange.home import orange_home
+from orange.hosts import roster
 from orange.hosts.probe import PROTOCOL, missing
 from orange.hosts.roster import Host
 from tests.conftest import Cli, orange_bin
@@ -198,3 +199,14 @@ def test_an_agent_installed_only_there_starts_there(
         assert "agent claude is not installed on host box (it has: " in absent.err
     finally:
         subprocess.run(["tmux", "-L", other.socket, "kill-server"], capture_output=True)
+
+
+def test_two_hosts_that_record_themselves_alike_reach_neither(repo: Path, hub: Path) -> None:
+    box = Host("box", "other", reports_as="otherbox", projects=(("proj", "proj"),))
+    roster.save(box)
+    assert roster.by_reported("otherbox") == box
+    answer = {"protocol": PROTOCOL, "host": "otherbox", "projects": [], "doctor": {}}
+    checked = missing(Host("twin", "twin"), projects.get("proj"), answer)
+    assert "it records itself as 'otherbox', as host box does" in checked.missing
+    roster.save(checked.host)  # registered all the same (`host add` saves, exits 1)
+    assert roster.by_reported("otherbox") is None  # a task bound there reaches neither

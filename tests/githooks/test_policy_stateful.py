@@ -48,7 +48,7 @@ from orange.errors import OrangeError
 from orange.githooks import shims as githooks
 from orange.store import layout, listing
 from orange.store.store import TaskStore
-from orange.store.task import Task
+from orange.store.task import STRING_FIELDS, Task
 from orange.sync.sync import sync
 from tests.conftest import git, make_repo
 from tests.githooks.test_forgery import push, tip
@@ -68,7 +68,8 @@ BENDS: dict[str, tuple[str, Any]] = {
     "crash_count up": ("crash_count", BUMP),
     "crash_count negative": ("crash_count", -1),
     "baseline set": (BASELINE_FIELD, {"## Plan": "0" * 12}),
-    "agent_run set": (RUN_FIELD, "forged-run"),
+    # (A new agent_run alone is what a respawn records: legal, see the module's end.)
+    "agent_run not text": (RUN_FIELD, ["forged-run"]),
     "dead_run set": (DEAD_FIELD, "forged-run@planning"),
     "tokens set": (TOKENS, {"in": 5, "out": 5, "cache": 0}),
     "cost set": (COST, "12.50"),
@@ -93,9 +94,6 @@ BENDS: dict[str, tuple[str, Any]] = {
     "review_harness not a name": ("review_harness", "-x"),
     "effort a list": ("effort", [1, 2]),
     "review_effort a mapping": ("review_effort", {"a": [1]}),
-    "summary a mapping": ("summary", {"a": 1}),
-    "attention a list": ("attention", [1]),
-    "pr_url a count": ("pr_url", -3),
     "updated_at not a time": ("updated_at", "yesterday"),
     "after not ids": ("after", ["NOT AN ID"]),
     "after twice": ("after", ["aaaaaaaa", "aaaaaaaa"]),
@@ -103,8 +101,14 @@ BENDS: dict[str, tuple[str, Any]] = {
     "unknown key": ("priority", "high"),
     "unknown key, a hook's name": ("hooks", [1]),
 }
-_UNBENT = set(POLICY) - {name for name, _ in BENDS.values()}
+# Text fields bound only by length (64 Ki characters, the frontmatter's own size) have
+# no illegal value a TASK.md can hold, and a known text field reads back as text
+# whatever was pushed (a list, a number: the store's normalisation), so it is no
+# forgery; a person may set them to anything.
+FREE_TEXT = {"summary", "attention", "pr_url"}
+_UNBENT = set(POLICY) - FREE_TEXT - {name for name, _ in BENDS.values()}
 assert not _UNBENT, f"fields of the policy the sessions never bend: {_UNBENT}"
+assert all(isinstance(v, str) or v is DROP for n, v in BENDS.values() if n in STRING_FIELDS)
 
 
 def bent(fields: dict[str, Any], bend: str) -> dict[str, Any]:
@@ -318,3 +322,11 @@ def _runs(machine: type[PolicySession]) -> type[unittest.TestCase]:
 
 
 TestPolicySessions = _runs(PolicySession)
+
+
+# Found by these sessions and left legal: a pushed commit that changes only a task's
+# ``agent_run`` to a new value is what the respawn of its agent records, and the replay
+# cannot tell which host respawned it.  Its worst effect is that the monitor of the
+# host running the task counts an agent death it already handled once more (a step
+# towards ``stuck``, which a teammate may take by hand anyway); a rewind to the run
+# whose death is recorded is refused (`orange.engine.steps`).

@@ -11,10 +11,17 @@ from pathlib import Path
 
 import pygit2
 
+from orange import projects
+from orange.engine.forgery import start_record
+from orange.projects import Project
 from orange.store import layout
+from orange.store.store import TaskStore
 from orange.store.task import Task
 from orange.store.tree import apply_writes
+from orange.sync.setup import setup
+from orange.sync.sync import sync
 from tests.cli.test_bounded import HOSTILE
+from tests.conftest import Cli, git
 from tests.engine.test_workflow_load import ALIAS_BOMB
 
 BOMB_DEFINITION = f"name: bomb\nversion: 1\n{ALIAS_BOMB}"
@@ -58,3 +65,29 @@ def commit_by_hand(repo: Path, writes: dict[str, bytes | None], message: str = "
     commit = pygit.create_commit(None, who, who, message, tree, [parent.id])
     pygit.references[layout.TASKS_REF].set_target(commit)
     return str(commit)
+
+
+def teammate_clone_of(remote: Path, tmp_path: Path) -> Path:
+    """A teammate's plain clone of ``remote`` with its tasks ref (no Orange of theirs:
+    what they commit there is made by hand)."""
+    theirs = tmp_path / "teammate"
+    git(tmp_path, "clone", "-q", str(remote), str(theirs))
+    git(theirs, "fetch", "-q", "origin", f"{layout.TASKS_REF}:{layout.TASKS_REF}")
+    return theirs
+
+
+def peer_project(cli: Cli, repo: Path, tmp_path: Path) -> tuple[Project, TaskStore, str, Path]:
+    """``repo`` as a project syncing with a peer that has no server hook (it takes any
+    push), its verification started, one task of it created and synced: the project,
+    its store, the task's id and the peer."""
+    peer = tmp_path / "peer.git"
+    git(tmp_path, "init", "-q", "--bare", str(peer))
+    git(repo, "remote", "add", "origin", str(peer))
+    git(repo, "push", "-q", "origin", "main")
+    project = projects.add(repo)
+    store = TaskStore.open(repo)
+    start_record(store)
+    setup(project, "origin")
+    made = cli.ok("task", "create", "b1", "mine", "--no-spawn", "--json", cwd=repo).json()
+    sync(store, "origin")
+    return project, store, str(made["id"]), peer

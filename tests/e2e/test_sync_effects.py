@@ -12,14 +12,19 @@ from orange.home import orange_home
 from tests.conftest import git, run_orange
 from tests.e2e.conftest import World, wait_for
 from tests.githooks.test_forgery import PUSH, forge_fields
+from tests.hostile import teammate_clone_of
 
 HOLD = ["sh", "-c", "sleep 600", "{prompt}"]
 
 
-def test_a_teammates_cancel_ends_the_task_here(world: World, tmp_path: Path) -> None:
+def running_with_remote(world: World, tmp_path: Path, *, hook: bool) -> tuple[str, str, Path]:
+    """A bare remote as origin (Orange's server hook in it, or none: a peer that takes
+    any push), a task whose agent holds its session here, synced; its id, its session,
+    the remote."""
     hub = tmp_path / "hub.git"
     git(tmp_path, "init", "-q", "--bare", str(hub))
-    githooks.install_server_hook(hub)
+    if hook:
+        githooks.install_server_hook(hub)
     git(world.repo, "remote", "add", "origin", str(hub))
     git(world.repo, "push", "-q", "origin", "main")
     world.set_harness("hold", HOLD)
@@ -28,6 +33,11 @@ def test_a_teammates_cancel_ends_the_task_here(world: World, tmp_path: Path) -> 
     wait_for(lambda: world.tmux("has-session", "-t", session) == "" or None, 20, "the session")
     assert world.tmux("list-sessions", "-F", "#{session_name}").split() == [session]
     world.ok("sync")
+    return task_id, session, hub
+
+
+def test_a_teammates_cancel_ends_the_task_here(world: World, tmp_path: Path) -> None:
+    task_id, _session, hub = running_with_remote(world, tmp_path, hook=True)
 
     teammate = {
         "ORANGE_HOME": str(tmp_path / "teammate-home"),
@@ -60,19 +70,8 @@ def test_a_forged_take_from_a_hookless_remote_ends_nothing_here(
     """A peer without Orange's server hook takes any push: a teammate's plain-git commit
     binding this host's running task to their host (no `orange task take`) comes in
     with a sync, which restores it before acting: the session and the worktree stay."""
-    hub = tmp_path / "peer.git"
-    git(tmp_path, "init", "-q", "--bare", str(hub))  # no server hook
-    git(world.repo, "remote", "add", "origin", str(hub))
-    git(world.repo, "push", "-q", "origin", "main")
-    world.set_harness("hold", HOLD)
-    task_id = world.create("b1", "Work", "--harness", "hold")
-    session = world.task(task_id).str_field("tmux_session")
-    wait_for(lambda: world.tmux("has-session", "-t", session) == "" or None, 20, "the session")
-    world.ok("sync")
-
-    theirs = tmp_path / "teammate"
-    git(tmp_path, "clone", "-q", str(hub), str(theirs))
-    git(theirs, "fetch", "-q", "origin", f"{PUSH}")
+    task_id, session, peer = running_with_remote(world, tmp_path, hook=False)
+    theirs = teammate_clone_of(peer, tmp_path)
     forged = forge_fields(theirs, task_id, host="teammate")
     git(theirs, "push", "-q", "origin", PUSH)
 

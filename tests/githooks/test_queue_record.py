@@ -16,6 +16,7 @@ from orange.store.task import Task
 from orange.sync.sync import sync_project
 from tests.conftest import git
 from tests.githooks.test_forgery import PUSH, engine, forge, push, task_text, tip
+from tests.hostile import teammate_clone_of
 
 __all__ = ["engine"]  # the fixture, used by name
 
@@ -29,9 +30,7 @@ def test_a_queued_id_deleted_and_made_again_by_a_teammate_is_not_started(
     assert queued(engine.store, engine.store.snapshot(), project) == [mine.id]
     assert push(repo).returncode == 0
 
-    theirs = tmp_path / "teammate"
-    git(tmp_path, "clone", "-q", str(hub), str(theirs))
-    git(theirs, "fetch", "-q", "origin", PUSH)
+    theirs = teammate_clone_of(hub, tmp_path)
     path = layout.task_path(mine.id)
     was = Task.parse(task_text(theirs, mine.id), where="mine")
     forge(theirs, {path: was.with_fields(status="cancelled").render()}, "cancel")

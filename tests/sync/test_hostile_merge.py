@@ -8,35 +8,28 @@ from __future__ import annotations
 from pathlib import Path
 
 from orange import projects
-from orange.engine.forgery import start_record
 from orange.store import layout
 from orange.store.store import TaskStore
-from orange.sync.setup import setup
-from orange.sync.sync import sync, sync_project
+from orange.sync.sync import sync_project
 from tests.cli.test_bounded import HOSTILE
 from tests.conftest import Cli, git
 from tests.githooks.test_forgery import PUSH
-from tests.hostile import BOMB_TASK, BROKEN, commit_by_hand, hostile_writes
+from tests.hostile import (
+    BOMB_TASK,
+    BROKEN,
+    commit_by_hand,
+    hostile_writes,
+    peer_project,
+    teammate_clone_of,
+)
 
 
 def test_a_sync_merging_a_bomb_into_a_changed_task_restores_it(
     cli: Cli, repo: Path, tmp_path: Path
 ) -> None:
-    peer = tmp_path / "peer.git"
-    git(tmp_path, "init", "-q", "--bare", str(peer))
-    git(repo, "remote", "add", "origin", str(peer))
-    git(repo, "push", "-q", "origin", "main")
-    project = projects.add(repo)
-    store = TaskStore.open(repo)
-    start_record(store)
-    setup(project, "origin")
-    made = cli.ok("task", "create", "b1", "mine", "--no-spawn", "--json", cwd=repo).json()
-    task_id = str(made["id"])
-    sync(store, "origin")
+    project, store, task_id, peer = peer_project(cli, repo, tmp_path)
 
-    theirs = tmp_path / "teammate"
-    git(tmp_path, "clone", "-q", str(peer), str(theirs))
-    git(theirs, "fetch", "-q", "origin", PUSH)
+    theirs = teammate_clone_of(peer, tmp_path)
     writes: dict[str, bytes | None] = dict(hostile_writes(store.get(task_id), 20))
     bomb = HOSTILE["laughsaa"][0].replace("laughsaa", task_id)
     writes[layout.task_path(task_id)] = f"---\n{bomb}---\n".encode()

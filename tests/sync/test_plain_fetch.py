@@ -9,14 +9,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from orange import projects
-from orange.engine.forgery import start_record, verify_new
+from orange.engine.forgery import verify_new
 from orange.engine.trust import trusted_here
-from orange.store.store import TaskStore
-from orange.sync.setup import setup
-from orange.sync.sync import sync
 from tests.conftest import Cli, git
 from tests.githooks.test_forgery import PUSH, forge_fields, tip
+from tests.hostile import peer_project, teammate_clone_of
 
 REFS = ("refs/orange/tasks", "refs/orange/tasks2")
 
@@ -24,23 +21,10 @@ REFS = ("refs/orange/tasks", "refs/orange/tasks2")
 def test_a_plain_fetch_of_a_forged_tasks_ref_reaches_it_only_through_the_replay(
     cli: Cli, repo: Path, tmp_path: Path
 ) -> None:
-    peer = tmp_path / "peer.git"  # no server hook: it takes any push
-    git(tmp_path, "init", "-q", "--bare", str(peer))
-    git(repo, "remote", "add", "origin", str(peer))
-    git(repo, "push", "-q", "origin", "main")
-    project = projects.add(repo)
-    store = TaskStore.open(repo)
-    start_record(store)
-    setup(project, "origin")
-    task_id = str(
-        cli.ok("task", "create", "b1", "mine", "--no-spawn", "--json", cwd=repo).json()["id"]
-    )
-    sync(store, "origin")
+    _project, store, task_id, peer = peer_project(cli, repo, tmp_path)
     legal = tip(repo)
 
-    theirs = tmp_path / "teammate"
-    git(tmp_path, "clone", "-q", str(peer), str(theirs))
-    git(theirs, "fetch", "-q", "origin", PUSH)
+    theirs = teammate_clone_of(peer, tmp_path)
     forged = forge_fields(theirs, task_id, status="done")
     git(theirs, "push", "-q", "origin", *(f"{PUSH.split(':')[0]}:{ref}" for ref in REFS))
 

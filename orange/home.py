@@ -14,6 +14,12 @@ def orange_home() -> Path:
     return Path(raw).expanduser() if raw else Path.home() / "orange"
 
 
+def hosts_file() -> Path:
+    """The hosts this machine drives (`orange.hosts.roster`): a file that exists only
+    once a host is registered."""
+    return orange_home() / "hosts.json"
+
+
 def host_name() -> str:
     """This machine's name for runtime fields (``ORANGE_HOST`` overrides it)."""
     return os.environ.get("ORANGE_HOST") or os.uname().nodename  # = socket.gethostname()

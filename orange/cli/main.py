@@ -200,9 +200,9 @@ def _tell_hosts(args: list[str], started: float) -> None:
         return
     if from_env(os.environ).kind == "agent":
         return
-    from orange.hosts import roster
+    from orange.home import hosts_file
 
-    if roster.path().is_file():  # no host registered: nothing more loaded
+    if hosts_file().is_file():  # no host registered: nothing more loaded
         from orange.hosts.nudge import after_command
 
         after_command(started)

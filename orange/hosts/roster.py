@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from orange.errors import InvalidInput, NotFound
-from orange.home import orange_home
+from orange.home import hosts_file, orange_home
 from orange.runtime.ssh import SshHost, check_target
 from orange.store.lock import exclusive
 
@@ -68,7 +68,7 @@ class Host(NamedTuple):  # not a dataclass: see `orange.store.task.Task`
 
 
 def path() -> Path:
-    return orange_home() / "hosts.json"
+    return hosts_file()
 
 
 def check_name(name: str) -> str:

@@ -75,7 +75,7 @@ BENDS: dict[str, tuple[str, Any]] = {
     "cost set": (COST, "12.50"),
     "usage_through set": (THROUGH, "2030-01-01T00:00:00Z"),
     "host moved": ("host", "teammate"),
-    "workspace set": ("workspace", "proj--1"),
+    "workspace moved": ("workspace", "proj--7"),
     "tmux_session set": ("tmux_session", "proj/x"),
     "id changed": ("id", "zzzz9999"),
     "id removed": ("id", DROP),
@@ -188,6 +188,8 @@ class PolicySession(RuleBasedStateMachine):
         path = layout.task_path(task_id)
         legal = Task.parse(self._text(path), where="legal")
         fields = bent(dict(legal.fields), bend)
+        if fields == legal.fields:
+            return  # the task holds that value already: nothing to forge
         self._forge_and_restore(
             {path: Task(fields=fields, body=legal.body).render().encode()}, path
         )

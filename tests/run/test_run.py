@@ -6,6 +6,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from orange.run.state import runner_lock
+from orange.store.repo import open_repo
+from orange.store.store import TaskStore
 from tests.conftest import git, run_orange
 from tests.run.conftest import RunWorld, plan
 
@@ -247,6 +250,8 @@ def test_a_runs_worktree_is_listed_and_collected_once_the_run_ended(world: RunWo
         f"run-{run_id}: 1 uncommitted change (commit or discard them; the branch stays)"
     ]
     (path / "scratch.txt").unlink()
+    with runner_lock(TaskStore(open_repo(world.repo)), run_id) as held:
+        assert held and gc()["released"] == []  # a runner still works in it
     assert gc()["released"] == [f"run-{run_id}"]
     assert not path.exists() and workspaces() == []
     assert str(path) not in git(world.repo, "worktree", "list")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import shutil
 from collections import Counter
+from itertools import pairwise
 from pathlib import Path
 from typing import NamedTuple
 
@@ -208,21 +209,21 @@ def _same(
     corrupt: set[str],
 ) -> None:
     """The same commits with the same statuses, each after its ancestors (two walks may
-    order commits of parallel lines differently).  Where a tree is corrupt (names out
-    of order or twice: git's fsck refuses it), git's reading and libgit2's differ and
-    the history follows git's: those commits are left out of the comparison."""
+    order commits of parallel lines differently: none comes before an ancestor of it).
+    Where a tree is corrupt (names out of order or twice: git's fsck refuses it), git's
+    reading and libgit2's differ and the history follows git's: those commits are left
+    out of the comparison."""
     assert Counter(row for row in found if row[0] not in corrupt) == Counter(
         row for row in reference if row[0] not in corrupt
     )
     ids = [row[0] for row in found]
-    for later, commit in enumerate(ids):
-        assert not any(repo.descendant_of(earlier, commit) for earlier in ids[:later])
+    assert not any(repo.descendant_of(one, then) for one, then in pairwise(ids))
 
 
 def test_gits_walk_finds_what_the_walk_over_every_commit_finds(histories: Histories) -> None:
     repo = pygit2.Repository(str(histories.path))
     for tip in histories.tips:
-        for task in IDS:
+        for task in IDS if tip == histories.first else (TASK, IDS[0]):
             found = history.find(repo, tip, task)
             _same(repo, found, history.walked(repo, tip, None, task), histories.corrupt)
     subjects = [row[1].split("\n")[0] for row in history.find(repo, histories.first, TASK)]
@@ -262,7 +263,7 @@ def test_the_cache_extended_tip_by_tip_answers_as_one_walk(
     db.unlink(missing_ok=True)
     repo = store.pygit
     for tip in histories.tips:
-        for task in (TASK, IDS[0], IDS[5]):
+        for task in (TASK, IDS[0]):
             rows = history.commits_of(db, repo, tip, task)
             found = [(r.commit, r.message, r.time, r.from_status, r.to_status) for r in rows]
             _same(repo, found, history.walked(repo, tip, None, task), histories.corrupt)

@@ -25,7 +25,7 @@ from orange.hooks.registry import full_registry
 from orange.projects import Project, open_store
 from orange.runtime.adapters import LocalCopies, LocalUsage, TmuxProbe
 from orange.runtime.adopt import ensure_adopted
-from orange.runtime.notices import DetachedNotifier
+from orange.runtime.notices import Notices
 from orange.store.store import TaskStore
 from orange.store.task import Task
 
@@ -69,14 +69,21 @@ def gh() -> GitHub:
 
 
 @cache
+def notices() -> Notices:
+    """This process's one adapter that tells a human (desktop, webhook): the engine's
+    notifier, the ``notify`` action's and `orange notify --test`'s."""
+    return Notices()
+
+
+@cache
 def runtime() -> Runtime:
     """This host's runtime (its parts keep no state: built once per process)."""
     return Runtime(
-        full_registry(tmux(), gh),
+        full_registry(tmux(), gh, notices()),
         LocalCopies(),
         TmuxProbe(),
         _release,
-        DetachedNotifier(),
+        notices(),
         _claim,
         _share,
         LocalUsage(),

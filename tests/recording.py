@@ -17,6 +17,7 @@ from orange.errors import HookFailed
 from orange.home import host_name
 from orange.hooks.registry import full_registry, runtime_actions
 from orange.runtime.github import GitHub
+from orange.runtime.notices import Notices
 from orange.runtime.tmux import Tmux
 
 # The actions that drive worktrees, tmux and remotes; the rest stay real.
@@ -78,4 +79,4 @@ class _Recorded(Action):
 def recording_registry(recorder: Recorder | None = None) -> tuple[Registry, Recorder]:
     recorder = recorder or Recorder()
     actions: dict[str, Action] = {name: _Recorded(name, recorder) for name in _RUNTIME}
-    return full_registry(Tmux(), GitHub).replace(**actions), recorder
+    return full_registry(Tmux(), GitHub, Notices()).replace(**actions), recorder

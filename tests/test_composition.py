@@ -24,7 +24,13 @@ BUILDERS = ("orange/runtime/", "orange/compose.py")
 # (run by the agent program, importing nothing of Orange's) asks git where the
 # worktree's git directory is.
 OUTSIDE_PROGRAMS = ("orange/demo_agent.py", "orange/agent_hooks/stop.py")
-ADAPTERS = {"Tmux", "TmuxClient", "Server", "GitHub"}  # Server: libtmux's, under the adapter
+ADAPTERS = {
+    "Tmux",
+    "TmuxClient",
+    "Server",
+    "GitHub",
+    "Notices",
+}  # Server: libtmux's, under the adapter
 SUBPROCESS = {"run", "Popen", "call", "check_call", "check_output"}
 
 

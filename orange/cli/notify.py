@@ -6,9 +6,9 @@ from typing import Annotated
 
 import typer
 
+from orange import compose
 from orange.cli.output import emit_json
 from orange.errors import InvalidInput
-from orange.runtime.notices import send_test
 
 
 def notify(
@@ -20,7 +20,7 @@ def notify(
     """Notifications: a human is told when a task waits for one or needs attention."""
     if not test:
         raise InvalidInput("nothing to do", hint="`orange notify --test` sends a test notification")
-    done = send_test()
+    done = compose.notices().send_test()
     if all(d.state == "off" for d in done):
         raise InvalidInput(
             "no notification channel is on",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 
 from orange.engine.actions import Action, HookContext
-from orange.runtime.notices import body, dispatch
+from orange.runtime.notices import Notices
 
 
 class Notify(Action):
@@ -18,6 +18,9 @@ class Notify(Action):
 
     name = "notify"
 
+    def __init__(self, notices: Notices) -> None:
+        self.notices = notices
+
     def apply(self, ctx: HookContext) -> None:
         task = ctx.task
         text = str(ctx.spec.get("message") or "")
@@ -26,6 +29,6 @@ class Notify(Action):
             sys.stderr.write("\a")
             sys.stderr.flush()
         try:
-            dispatch(body("notify", task, text))
+            self.notices.tell("notify", task, text)
         except OSError:  # no process could be started: the move stands
             pass

@@ -11,22 +11,23 @@ from orange.engine.actions import ENGINE_ACTIONS, Action, DeferredRegistry, Regi
 
 if TYPE_CHECKING:
     from orange.runtime.github import GitHub
+    from orange.runtime.notices import Notices
     from orange.runtime.tmux import Tmux
 
 
-def full_registry(tmux: Tmux, gh: Callable[[], GitHub]) -> Registry:
+def full_registry(tmux: Tmux, gh: Callable[[], GitHub], notices: Notices) -> Registry:
     """The registry of every action; its table is built when a move first runs one
     (``gh`` gives the GitHub adapter then)."""
-    return DeferredRegistry(lambda: Registry(table(tmux, gh())))
+    return DeferredRegistry(lambda: Registry(table(tmux, gh(), notices)))
 
 
-def table(tmux: Tmux, gh: GitHub) -> dict[str, Action]:
+def table(tmux: Tmux, gh: GitHub, notices: Notices) -> dict[str, Action]:
     """Action name → action, the engine's and the runtime's."""
     from orange.hooks.command import RunCommand
     from orange.hooks.notify import Notify
 
     actions = {name: make() for name, make in ENGINE_ACTIONS.items()}
-    actions.update({action.name: action for action in (Notify(), RunCommand())})
+    actions.update({action.name: action for action in (Notify(notices), RunCommand())})
     actions.update({action.name: action for action in runtime_actions(tmux, gh)})
     return actions
 

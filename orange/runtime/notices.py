@@ -92,12 +92,26 @@ def body(event: str, task: Task, reason: str) -> Message:
     return Message(event, task.id, task.project, task.branch, task.summary, task.status, reason)
 
 
-class DetachedNotifier:
-    """The engine's `orange.engine.ports.Notifier`: once per event, never blocking."""
+class Notices:
+    """The adapter that tells a human (a desktop notification, a webhook), one per
+    process, handed out by the composition root (`orange.compose.notices`): the engine's
+    `orange.engine.ports.Notifier` (once per event, never blocking), the ``notify``
+    hook action's channel and `orange notify --test`'s."""
 
     def send(self, notice: Notice) -> None:
         if claim(notice.commit, notice.event):
             dispatch(body(notice.event, notice.task, notice.reason))
+
+    def tell(self, event: str, task: Task, reason: str) -> None:
+        """Send ``reason`` about ``task`` now, from a detached child."""
+        dispatch(body(event, task, reason))
+
+    def send_test(self, timeout: float = 5.0) -> list[Delivery]:
+        """`orange notify --test`: one notification on every channel, now
+        (`InvalidInput` for a bad ``notify`` setting)."""
+        reason = "a test from `orange notify --test`: notifications reach you"
+        payload = Message("test", "test", "", "", "", "test", reason)
+        return deliver(payload, settings(), timeout)
 
 
 def claim(commit: str, event: str) -> bool:
@@ -224,14 +238,6 @@ def say_failing() -> None:
             "(check with `orange notify --test`)",
             file=sys.stderr,
         )
-
-
-def send_test(timeout: float = 5.0) -> list[Delivery]:
-    """`orange notify --test`: one notification on every channel, now (`InvalidInput`
-    for a bad ``notify`` setting)."""
-    reason = "a test from `orange notify --test`: notifications reach you"
-    payload = Message("test", "test", "", "", "", "test", reason)
-    return deliver(payload, settings(), timeout)
 
 
 def text_of(payload: Message) -> str:

@@ -26,6 +26,7 @@ from orange.errors import HookFailed, WorkflowError
 from orange.home import orange_home
 from orange.hooks.registry import full_registry, runtime_actions
 from orange.runtime.github import GitHub
+from orange.runtime.notices import Notices
 from orange.runtime.tmux import Tmux
 from orange.store.history import task_history
 from orange.store.listing import all_tasks
@@ -412,7 +413,7 @@ def test_unknown_action_name_is_a_hook_failure() -> None:
 
 def test_the_full_registry_is_the_engines_actions_plus_the_runtimes() -> None:
     tmux = Tmux()
-    registry = full_registry(tmux, GitHub)
+    registry = full_registry(tmux, GitHub, Notices())
     assert registry.names() == set(ACTION_PARAMS)
     runtime = runtime_actions(tmux, GitHub())
     names = {action.name for action in runtime}

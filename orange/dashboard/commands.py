@@ -21,9 +21,10 @@ from orange.dashboard.screens import (
 )
 from orange.engine.catalog import load_named
 from orange.errors import OrangeError
-from orange.hosts import reach
+from orange.hosts import reach, roster
 from orange.hosts.holdings import status_lines
 from orange.hosts.nudge import after_command
+from orange.hosts.probe import check_line
 from orange.hosts.roster import by_reported
 from orange.hosts.start import choose, start_on
 from orange.runtime.harness import installed_names
@@ -184,7 +185,14 @@ def _to_host(app: Host, row: Row, acts: Actions) -> None:
         app.say(f"starting task {row.id} on host {name} ...")
         app.background(start)
 
-    app.push_screen(HostScreen(f"Run task {row.id} ({row.summary}) on host:", hosts), chosen)
+    def check(name: str) -> str:
+        try:
+            return check_line(roster.get(name), acts.project)
+        except OrangeError as error:
+            return f"error: {error}"
+
+    title = f"Run task {row.id} ({row.summary}) on host:"
+    app.push_screen(HostScreen(title, hosts, check), chosen)
 
 
 HANDLERS: dict[str, Callable[[Host, Row, Actions], None]] = {

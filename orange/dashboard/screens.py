@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import partial
 from typing import Any, ClassVar, NamedTuple
 
 from rich.text import Text
@@ -136,27 +138,44 @@ class CreateScreen(ModalScreen[NewTask | None]):
 
 class HostScreen(ModalScreen[str | None]):
     """Choose one of the registered hosts, each shown with what its last check and the
-    ref say of it (Enter chooses, Esc drops it); the chosen host's name."""
+    ref say of it (Enter chooses, Esc drops it); the chosen host's name.  ``c`` checks
+    every host again over SSH (``check``: a host's name -> its line), each in a thread,
+    its line replaced when it answers."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "drop", "cancel")]
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "drop", "cancel"),
+        Binding("c", "check", "check"),
+    ]
 
-    def __init__(self, title: str, hosts: list[tuple[str, str]]) -> None:
+    def __init__(
+        self, title: str, hosts: list[tuple[str, str]], check: Callable[[str], str]
+    ) -> None:
         super().__init__()
         self.title_text = title
         self.hosts = hosts  # (name, its status line)
+        self.check = check
+        self.width = max((len(name) for name, _said in hosts), default=0)
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
             yield Label(visible(self.title_text), id="title", markup=False)
-            width = max((len(name) for name, _said in self.hosts), default=0)
-            yield OptionList(
-                *(
-                    Option(Text(f"{name:<{width}}  {visible(said)}"), id=name)
-                    for name, said in self.hosts
-                ),
-                id="hosts",
-            )
-            yield Label("Enter: choose   Esc: cancel")
+            yield OptionList(*(Option(self._line(n, s), id=n) for n, s in self.hosts), id="hosts")
+            yield Label("Enter: choose   c: check again over SSH   Esc: cancel")
+
+    def _line(self, name: str, said: str) -> Text:
+        return Text(f"{name:<{self.width}}  {visible(said)}")
+
+    def action_check(self) -> None:
+        for name, _said in self.hosts:
+            self._put(name, "checking over SSH ...")
+            self.run_worker(partial(self._check, name), thread=True)
+
+    def _check(self, name: str) -> None:
+        said = self.check(name)
+        self.app.call_from_thread(self._put, name, said)
+
+    def _put(self, name: str, said: str) -> None:
+        self.query_one("#hosts", OptionList).replace_option_prompt(name, self._line(name, said))
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         self.dismiss(event.option.id)

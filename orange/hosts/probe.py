@@ -183,6 +183,22 @@ def missing(host: Host, project: Project, data: dict[str, Any]) -> Checked:
     return Checked(updated, tuple(lines), free)
 
 
+def check_line(host: Host, project: Project) -> str:
+    """Check ``host`` for ``project`` now, over SSH (as `orange host check` does,
+    remembering what it said), in one line for the dashboard's host dialog."""
+    try:
+        checked = missing(host, project, ask(host))
+    except OrangeError as exc:
+        return f"checked: {exc.message}"
+    roster.save(checked.host)
+    if checked.missing:
+        more = f" (and {len(checked.missing) - 1} more)" if len(checked.missing) > 1 else ""
+        return f"checked: missing: {checked.missing[0]}{more}"
+    agents = ", ".join(checked.host.agents) or "none"
+    pool = checked.host.pool_size(project.name)
+    return f"checked: ready, {checked.free} of {pool} worktrees free; agents: {agents}"
+
+
 def needed_agents(project: Project) -> list[str]:
     """The harnesses the project's tasks use: those its active tasks name (only
     compared, never run) and the one a new task gets here by default."""

@@ -132,6 +132,13 @@ def _dashboard(repo: Path, remote: str, parked: str) -> None:
         options = app.screen.query_one("#hosts", OptionList)
         shown = [str(options.get_option_at_index(i).prompt) for i in range(options.option_count)]
         assert shown == ["box  ready: 1 of 2 worktrees free; agents: demo, hold"]
+        await pilot.press("c")  # checked again over SSH: its line replaced
+        checked = "box  checked: ready, 1 of 2 worktrees free; agents: demo, hold"
+        deadline = time.monotonic() + 60
+        while str(options.get_option_at_index(0).prompt) != checked:
+            assert time.monotonic() < deadline, options.get_option_at_index(0).prompt
+            await asyncio.sleep(0.2)
+            await pilot.pause()
         await pilot.press("enter")
         deadline = time.monotonic() + 120
         while "started on host box" not in app.lines.get("message", ""):

@@ -133,41 +133,21 @@ def _emit(
 
 
 def _tree(tasks: list[Task | BrokenTask], local: _Local) -> None:
-    """The listed tasks as a forest of ``after:`` links: each task under the listed
-    tasks it waits for (under the first, marked ``^`` under the others), roots oldest
-    first; a task's line says its status, this host's word on it and its branch."""
-    shown = {task.id: task for task in tasks if isinstance(task, Task)}
-    below: dict[str, list[str]] = {}
-    for task in shown.values():
-        for dep in dependencies.listed(task):
-            if dep in shown:
-                below.setdefault(dep, []).append(task.id)
-    oldest = sorted(shown.values(), key=lambda t: (t.str_field("created_at"), t.id))
-    roots = [t.id for t in oldest if not any(d in shown for d in dependencies.listed(t))]
-    placed: set[str] = set()
+    """The listed tasks as a forest of ``after:`` links (`dependencies.forest`): each
+    task under the listed tasks it waits for (under the first, marked ``^`` under the
+    others), roots oldest first; a task's line says its status, this host's word on it
+    and its branch."""
     lines: list[str] = []
-
-    def draw(task_id: str, depth: int) -> None:
-        task = shown[task_id]
-        lead = "  " * (depth - 1) + "└─ " if depth else ""
-        if task_id in placed:  # waits for several listed tasks: drawn in full once
-            lines.append(f"{lead}^ {task_id}")
-            return
-        placed.add(task_id)
-        note = local.notes.get(task_id) or (
-            _queue_note(local.queue[task_id]) if task_id in local.queue else ""
+    for place in dependencies.forest(task for task in tasks if isinstance(task, Task)):
+        task = place.task
+        if place.again:  # waits for several listed tasks: drawn in full once
+            lines.append(f"{place.lead()}^ {task.id}")
+            continue
+        note = local.notes.get(task.id) or (
+            _queue_note(local.queue[task.id]) if task.id in local.queue else ""
         )
         status = f"{task.status} {note}".strip()
-        lines.append(visible(f"{lead}{task_id}  {status}  {task.branch}  {task.summary}"))
-        for child in sorted(below.get(task_id, []), key=lambda i: (
-                shown[i].str_field("created_at"), i)):  # fmt: skip
-            draw(child, depth + 1)
-
-    for root in roots:
-        draw(root, 0)
-    for task in oldest:  # a cycle pushed by someone: no root reaches it
-        if task.id not in placed:
-            draw(task.id, 0)
+        lines.append(visible(f"{place.lead()}{task.id}  {status}  {task.branch}  {task.summary}"))
     for broken in tasks:
         if isinstance(broken, BrokenTask):
             lines.append(visible(f"{broken.id}  broken  {broken.error}"))
@@ -193,11 +173,9 @@ def _clashes(task_id: str, clashes: dict[str, tuple[Clash, ...]]) -> dict[str, o
 
 
 def _queue_note(standing: Standing) -> str:
-    if standing.state == "queued":
-        return f"(queued #{standing.position})"
-    if standing.state == "waiting":
-        return f"(waiting for {', '.join(standing.waiting_for)})"
-    return "(parked: starts when a human runs `orange task spawn`)"
+    if standing.state == "parked":
+        return "(parked: starts when a human runs `orange task spawn`)"
+    return f"({standing.label(most=len(standing.waiting_for))})"
 
 
 def _with_body(store: TaskStore, task: Task) -> tuple[Task | BrokenTask, str | None]:

@@ -53,7 +53,7 @@ ModalScreen { align: center middle; }
 """
 
 _NONE = ("", "")
-FIXED_KEYS = "j/k move  f view  / filter  c create  y copy id  v l o D w views  ? help  q quit"
+FIXED_KEYS = "j/k move  f view  / filter  c create  y copy id  v l o D w t views  ? help  q quit"
 
 
 def _reorderable(rows: list[Row], before: list[str]) -> bool:
@@ -104,7 +104,7 @@ class Dashboard(App[None]):
         self.filter_text = ""
         self.agents: dict[str, str] = {}
         self.shown_rows: list[Row] = []
-        self.drawn: dict[str, tuple[Row, str, tuple[str, str]]] = {}
+        self.drawn: dict[str, tuple[Row, str, tuple[str, str], str]] = {}
         self.extra: dict[str, tuple[str, str]] = {}  # key -> ("3 +40 -2", "#7 open")
         self.clashes: dict[str, str] = {}  # key -> the conflicts its branch would meet
         self.waiting: set[str] | None = None  # keys of tasks waiting for a human
@@ -234,20 +234,31 @@ class Dashboard(App[None]):
         multi = len(self.source.feeds) > 1
         now = self.now()
         for row in rows:
-            seen = (row, self.agents.get(row.key, ""), self.extra.get(row.key, _NONE))
+            seen = self._seen(row)
             if self.drawn.get(row.key) != seen:
                 for (column, _), value in zip(
-                    COLUMNS, cells(row, seen[1], now, multi, seen[2]), strict=True
+                    COLUMNS, cells(row, seen[1], now, multi, seen[2], seen[3]), strict=True
                 ):
                     table.update_cell(row.key, column, value)
                 self.drawn[row.key] = seen
 
     def _row_cells(self, row: Row) -> tuple[str, list[Text]]:
         """A row's key and cells as the table adds it (noted as drawn)."""
-        seen = (row, self.agents.get(row.key, ""), self.extra.get(row.key, _NONE))
+        seen = self._seen(row)
         self.drawn[row.key] = seen
         multi = len(self.source.feeds) > 1
-        return row.key, cells(row, seen[1], self.now(), multi, seen[2])
+        return row.key, cells(row, seen[1], self.now(), multi, seen[2], seen[3])
+
+    def _seen(self, row: Row) -> tuple[Row, str, tuple[str, str], str]:
+        """What a row's cells are drawn from: the task, its agent, its branch's stats,
+        where it stands in this host's queue (`Source.standing`)."""
+        standing = self.source.standing(row)
+        return (
+            row,
+            self.agents.get(row.key, ""),
+            self.extra.get(row.key, _NONE),
+            "" if standing is None else standing.label(most=1),
+        )
 
     def _ring_for_new_waits(self) -> None:
         """The terminal bell when a task starts waiting for a human."""
@@ -348,6 +359,11 @@ class Dashboard(App[None]):
             text = f" {row.id}: {row.broken or row.summary}"
             if row.attention and not row.broken:
                 text += f"  ! {row.attention}"
+            standing = self.source.standing(row)
+            if standing is not None and standing.state == "parked":
+                text += "  parked: starts only when a person starts it (Enter)"
+            elif standing is not None and standing.state == "queued":
+                text += f"  {standing.label()}: starts when a workspace frees up"
             after = dependencies.listed(row.task) if row.task is not None else []
             if after:
                 where = {other.id: other.status for other in self.source.rows()}

@@ -40,7 +40,14 @@ TASK_KEYS = (
     ("p", "pr"),
     ("h", "to_host"),
 )
-VIEW_KEYS = (("v", "task"), ("l", "log"), ("o", "output"), ("D", "diff"), ("w", "pool"))
+VIEW_KEYS = (
+    ("v", "task"),
+    ("l", "log"),
+    ("o", "output"),
+    ("D", "diff"),
+    ("w", "pool"),
+    ("t", "tree"),
+)
 
 
 def actions_for(app: Host, row: Row) -> Actions:
@@ -260,7 +267,7 @@ def show_help(app: Host, return_key: str) -> None:
         "  h  run on a registered host (start it there, or move it there)",
         "Views (Esc comes back):",
         "  v  TASK.md    l  history    o  agent output    D  diff (c comment, s send)",
-        "  w  workspace pool",
+        "  w  workspace pool    t  dependency tree (after:, in the order they can merge)",
         "Fixed: j/k or arrows move, f all/active/done, / filter, c create, y copy id,",
         "       ? this help, q quit",
     ]

@@ -41,6 +41,10 @@ class Host(Protocol):
 
     def selected(self) -> Row | None: ...
 
+    @property
+    def shown_rows(self) -> list[Row]:
+        """The rows the table shows (its view and filter), in its order."""
+
     def offered(self) -> list[Key]:
         """The task keys the selected task's workflow has a move for."""
 

@@ -13,7 +13,9 @@ from typing import NamedTuple
 import pygit2
 
 from orange.dashboard.rows import Row, build_row, make_row
+from orange.engine import localqueue
 from orange.engine.definitions import Definitions
+from orange.engine.localqueue import Standing
 from orange.engine.workflow import Workflow
 from orange.errors import BrokenTaskFile, InvalidInput, OrangeError
 from orange.home import host_name
@@ -51,6 +53,10 @@ class _Feed:
         self.rows: dict[str, Row] = {}
         self.shards: dict[str, str] = {}
         self.known: Definitions | None = None
+        # Where each task in its queue state stands on this host (`localqueue`), and
+        # the look of the local records it was read with.
+        self.standings: dict[str, Standing] = {}
+        self.stamp: tuple[tuple[int, int], ...] = ()
         # The sync remote, looked up once (it runs git): None for a project without one.
         self.remote = sync_remote(project)
 
@@ -61,10 +67,19 @@ class _Feed:
             return self.tip
         return "" if ref is None else str(ref.target)
 
+    def stamp_now(self) -> tuple[tuple[int, int], ...]:
+        try:
+            return localqueue.stamp(self.store)
+        except OSError:  # the clone's private folder gone: the next look sees it
+            return self.stamp
+
     def refresh(self, here: str) -> bool:
-        tip = self.tip_now()
+        tip, stamp = self.tip_now(), self.stamp_now()
         if tip == self.tip and self.known is not None:
-            return False
+            if stamp == self.stamp:
+                return False
+            self._stand(self.store.snapshot(), stamp)  # queued, parked by this host
+            return True
         snap = self.store.snapshot()
         first = self.known is None
         self.known = Definitions(snap)
@@ -85,7 +100,18 @@ class _Feed:
             if row.task is None and UNREADABLE in row.broken:
                 shards[key.split("/", 2)[1]] = ""
         self.shards, self.tip = shards, tip
+        self._stand(snap, stamp)
         return True
+
+    def _stand(self, snap: Snapshot, stamp: tuple[tuple[int, int], ...]) -> None:
+        """Where the rows' tasks stand in this host's queue (read from the rows' own
+        fields; only a task in its queue state reads more, the tasks it waits for)."""
+        tasks = [row.task for row in self.rows.values() if row.active and row.task is not None]
+        try:
+            self.standings = localqueue.standings(self.store, snap, self.project.name, tasks)
+        except OrangeError:  # a dependency git cannot read now: the next change retries
+            self.standings = {}
+        self.stamp = stamp
 
     def _reread(self, snap: Snapshot, shard: str, tree: pygit2.Tree | None, here: str) -> None:
         prefix = f"{self.project.name}:tasks/{shard}/"
@@ -171,8 +197,17 @@ class Source:
         self.tmux = tmux
 
     def changed(self) -> bool:
-        """Whether any project's tasks ref moved since the last `refresh` (cheap)."""
-        return any(feed.tip_now() != feed.tip for feed in self.feeds)
+        """Whether any project's tasks ref, or this host's queue records, changed since
+        the last `refresh` (cheap: a ref lookup and two file looks a project)."""
+        return any(
+            feed.tip_now() != feed.tip or feed.stamp_now() != feed.stamp for feed in self.feeds
+        )
+
+    def standing(self, row: Row) -> Standing | None:
+        """Where ``row``'s task stands in this host's queue (None: not in its queue
+        state, or not trusted here)."""
+        feed = self.feed_of(row) if row.task is not None else None
+        return None if feed is None else feed.standings.get(row.id)
 
     def refresh(self) -> bool:
         """Re-read the projects whose ref moved; True when anything did."""

@@ -76,10 +76,16 @@ def visible(text: str) -> str:
 
 
 def cells(
-    row: Row, agent: str, now: datetime, multi: bool, extra: tuple[str, str] = ("", "")
+    row: Row,
+    agent: str,
+    now: datetime,
+    multi: bool,
+    extra: tuple[str, str] = ("", ""),
+    standing: str = "",
 ) -> list[Text]:
     """The cells of ``row``, in `COLUMNS` order (``multi``: several projects shown;
-    ``extra``: its branch's stats and its PR's state, `orange.dashboard.stats`).
+    ``extra``: its branch's stats and its PR's state, `orange.dashboard.stats`;
+    ``standing``: where it stands in this host's queue, after its status).
     Rich `Text` throughout: task data is never read as markup, and plain text is the
     cheapest cell for the table to measure."""
     branch = f"{row.project}/{row.branch}" if multi and row.branch else row.branch
@@ -90,7 +96,7 @@ def cells(
                 red]  # fmt: skip
     return [
         Text(visible(row.id)),
-        Text(visible(row.status), style=status_style(row)),
+        Text(visible(_status(row.status, standing)), style=status_style(row)),
         Text(visible(branch)),
         _agent_cell(agent),
         Text(str(row.review_round) if row.review_round else ""),
@@ -102,6 +108,10 @@ def cells(
         Text(_elsewhere(row.host)),
         Text(visible(row.summary)[:200]),
     ]
+
+
+def _status(status: str, standing: str) -> str:
+    return f"{status} ({standing})" if standing else status
 
 
 _EMPTY = Text("")

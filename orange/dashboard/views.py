@@ -1,6 +1,6 @@
 """Views of the selected task, each one key away and back with Esc: TASK.md (``v``),
-history (``l``), the agent's live output (``o``), the diff with comments (``D``), and
-the workspace pool (``w``)."""
+history (``l``), the agent's live output (``o``), the diff with comments (``D``); the
+workspace pool (``w``) and the dependency tree of the tasks shown (``t``)."""
 
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ from orange.dashboard.ports import Host
 from orange.dashboard.rows import Row
 from orange.dashboard.screens import TextPrompt
 from orange.dashboard.table import visible
+from orange.engine import dependencies
 from orange.errors import OrangeError
 from orange.hosts import reach
 from orange.hosts.roster import by_reported
@@ -238,6 +239,9 @@ def open_view(app: Host, view: str) -> None:
     """Open ``view`` of the selected task (or the pool); a one-line error otherwise."""
     row = app.selected()
     try:
+        if view == "tree":
+            app.push_screen(TextView(" dependency tree (after:), merge order", tree_text(app)))
+            return
         if view == "pool":
             feed = app.source.feeds[0]
             members = pool_status(feed.project)
@@ -249,6 +253,23 @@ def open_view(app: Host, view: str) -> None:
         app.push_screen(_task_view(app, row, view))
     except OrangeError as error:
         app.say(f"error: {error}")
+
+
+def tree_text(app: Host) -> str:
+    """The tasks the table shows as a forest of ``after:`` links (`dependencies.forest`,
+    as ``orange task list --tree`` draws it): each under the tasks it waits for, with its
+    status and where it stands in this host's queue."""
+    rows = {row.task.id: row for row in app.shown_rows if row.task is not None}
+    lines = []
+    for place in dependencies.forest(row.task for row in rows.values() if row.task):
+        row = rows[place.task.id]
+        if place.again:  # waits for several shown tasks: drawn in full once
+            lines.append(f"{place.lead()}^ {row.id}")
+            continue
+        standing = app.source.standing(row)
+        status = row.status if standing is None else f"{row.status} ({standing.label()})"
+        lines.append(f"{place.lead()}{row.id}  {status}  {row.branch}  {row.summary}")
+    return visible_lines("\n".join(lines) if lines else "no tasks shown")
 
 
 def _task_view(app: Host, row: Row, view: str) -> View:

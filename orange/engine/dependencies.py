@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from typing import NamedTuple
 
 from orange.engine.definitions import Definitions
 from orange.errors import InvalidInput, NotFound
@@ -116,6 +117,60 @@ def dependents(snap: Snapshot, task_id: str) -> list[Task]:
             if workflow is None or not workflow.is_terminal(task.status):
                 found.append(task)
     return found
+
+
+class Place(NamedTuple):  # not a dataclass: see `orange.engine.workflow`
+    """One line of the ``after:`` forest (`forest`): a task at ``depth`` under the
+    first listed task it waits for; ``again``: already drawn in full further up (it
+    waits for several listed tasks)."""
+
+    task: Task
+    depth: int
+    again: bool = False
+
+    def lead(self) -> str:
+        """The line's indent: ``└─`` under the task above, two spaces a level."""
+        return "  " * (self.depth - 1) + "└─ " if self.depth else ""
+
+
+def forest(tasks: Iterable[Task]) -> list[Place]:
+    """``tasks`` as a forest of ``after:`` links, in the order they can be merged: each
+    task under the listed tasks it waits for (in full under the first, marked ``again``
+    under the others), roots and siblings oldest first.  A cycle pushed by someone
+    (no root reaches it) is drawn from its oldest task."""
+    shown = {task.id: task for task in tasks}
+    below: dict[str, list[Task]] = {}
+    for task in shown.values():
+        for dep in listed(task):
+            if dep in shown:
+                below.setdefault(dep, []).append(task)
+    oldest = sorted(shown.values(), key=_age)
+    placed: set[str] = set()
+    out: list[Place] = []
+
+    def draw(root: Task) -> None:  # depth first, without recursion: a chain may be long
+        stack = [(root, 0)]
+        while stack:
+            task, depth = stack.pop()
+            if task.id in placed:
+                out.append(Place(task, depth, again=True))
+                continue
+            placed.add(task.id)
+            out.append(Place(task, depth))
+            children = sorted(below.get(task.id, []), key=_age, reverse=True)
+            stack.extend((child, depth + 1) for child in children)
+
+    for task in oldest:
+        if not any(dep in shown for dep in listed(task)):
+            draw(task)
+    for task in oldest:
+        if task.id not in placed:
+            draw(task)
+    return out
+
+
+def _age(task: Task) -> tuple[str, str]:
+    return task.str_field("created_at"), task.id
 
 
 def unmerged(snap: Snapshot, task: Task) -> list[str]:

@@ -55,25 +55,25 @@ def enter(store: TaskStore, task_id: str) -> None:
     """Put ``task_id`` at the end of this host's queue (nothing if it is in it)."""
     if not valid_task_id(task_id) or task_id in positions(store):
         return
-    _append(store, RECORD, task_id)
+    append_line(store, RECORD, task_id)
 
 
 def park(store: TaskStore, task_id: str) -> None:
     """Keep ``task_id`` out of ``spawn_next``'s reach: only a human starts it."""
     if valid_task_id(task_id) and task_id not in parked(store):
-        _append(store, PARKED, task_id)
+        append_line(store, PARKED, task_id)
 
 
 def unpark(store: TaskStore, task_id: str) -> None:
     """A human asked to start ``task_id``: it is queued again (if it was parked)."""
     if task_id in parked(store):
-        _append(store, PARKED, f"-{task_id}")
+        append_line(store, PARKED, f"-{task_id}")
 
 
 def parked(store: TaskStore) -> set[str]:
     """The parked tasks (a missing or unreadable record parks none)."""
     found: set[str] = set()
-    for line in _lines(store, PARKED):
+    for line in record_lines(store, PARKED):
         if valid_task_id(line):
             found.add(line)
         elif line.startswith("-"):
@@ -81,7 +81,9 @@ def parked(store: TaskStore) -> set[str]:
     return found
 
 
-def _append(store: TaskStore, record: str, line: str) -> None:
+def append_line(store: TaskStore, record: str, line: str) -> None:
+    """Append ``line`` to one of this clone's local records (``O_APPEND``: concurrent
+    writers never mix lines)."""
     path = store.repo.orange_dir() / record
     try:
         fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
@@ -93,7 +95,8 @@ def _append(store: TaskStore, record: str, line: str) -> None:
         raise EnvironmentProblem.of(exc) from None
 
 
-def _lines(store: TaskStore, record: str) -> list[str]:
+def record_lines(store: TaskStore, record: str) -> list[str]:
+    """The lines of one of this clone's local records (none when missing or unreadable)."""
     try:
         return (store.repo.orange_dir() / record).read_text(encoding="utf-8").splitlines()
     except (OSError, UnicodeDecodeError):
@@ -106,7 +109,21 @@ def forget(store: TaskStore, task_ids: Iterable[str]) -> None:
     the same id waits like any of theirs."""
     held = positions(store)
     for task_id in sorted(set(task_ids) & held.keys()):
-        _append(store, RECORD, f"-{task_id}")
+        append_line(store, RECORD, f"-{task_id}")
+
+
+def stamp(store: TaskStore) -> tuple[tuple[int, int], ...]:
+    """What the records look like from outside (size and change time of each): a
+    watcher (the dashboard) reads the standings again only when this changes or the
+    ref moves.  A missing record is ``(0, 0)``."""
+    found = []
+    for record in (RECORD, PARKED):
+        try:
+            info = (store.repo.orange_dir() / record).stat()
+            found.append((info.st_size, info.st_mtime_ns))
+        except OSError:
+            found.append((0, 0))
+    return tuple(found)
 
 
 def positions(store: TaskStore) -> dict[str, int]:
@@ -114,7 +131,7 @@ def positions(store: TaskStore) -> dict[str, int]:
     unreadable record is an empty queue, never an error; a line that is no task id is
     passed over, and a line ``-ID`` (`forget`) takes ``ID`` out."""
     found: dict[str, int] = {}
-    for line in _lines(store, RECORD):
+    for line in record_lines(store, RECORD):
         if valid_task_id(line) and line not in found:
             found[line] = len(found)
         elif line.startswith("-"):
@@ -131,6 +148,17 @@ class Standing(NamedTuple):  # not a dataclass: see `orange.engine.workflow`
     state: str
     position: int = 0
     waiting_for: tuple[str, ...] = ()
+
+    def label(self, most: int = 3) -> str:
+        """``queued #2``, ``parked``, ``waiting for ID, ID`` (past ``most`` ids, how many
+        more)."""
+        if self.state == "queued":
+            return f"queued #{self.position}"
+        if self.state != "waiting":
+            return self.state
+        shown = ", ".join(self.waiting_for[:most])
+        more = len(self.waiting_for) - most
+        return f"waiting for {shown}" + (f" and {more} more" if more > 0 else "")
 
 
 def standings(

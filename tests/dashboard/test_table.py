@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import json
 import re
 from pathlib import Path
 from typing import Any
@@ -14,6 +15,7 @@ from textual.widgets.data_table import ColumnKey
 from orange import projects
 from orange.dashboard import table as table_module
 from orange.dashboard.app import make_app
+from orange.engine import localqueue
 from orange.engine.catalog import load_named
 from orange.engine.tasks import create_task
 from orange.store.listing import all_tasks
@@ -132,9 +134,9 @@ def test_several_projects_show_project_slash_branch_and_each_projects_tasks(
     app = make_app([projects.get("proj"), projects.get("other")], now=lambda: NOW, poll=False)
 
     async def script(pilot: Any) -> None:
-        assert [row[:3] for row in table_text(app)] == [
-            ["aaaa0001", "pending", "proj/login"],
-            ["bbbb0001", "pending", "other/login"],
+        assert [(row[0], row[2]) for row in table_text(app)] == [
+            ("aaaa0001", "proj/login"),
+            ("bbbb0001", "other/login"),
         ]
         assert "proj, other  pool 0/4" in str(app.query_one("#header", Static).render())
 
@@ -251,5 +253,47 @@ def test_with_nothing_active_the_dashboard_opens_on_every_task(project: Path) ->
         header = str(app.query_one("#header", Static).render())
         assert header.endswith("all: 1 task")
         assert [row[2] for row in table_text(app)] == ["feature/aaaa0001"]
+
+    drive(app, script)
+
+
+def _queue(project: Path, cli: Cli) -> dict[str, str]:
+    """A pool of one taken by a running task; behind it a task queued, one parked
+    (``--no-spawn``) and one waiting for the parked one (``--after``): their ids."""
+    cli.ok("project", "update", "--pool-size", "1", cwd=project)
+    ids = {}
+    for name, extra in (("running", ()), ("queued", ()), ("parked", ("--no-spawn",))):
+        made = cli.ok("task", "create", name, name, "--harness", "fake", *extra, "--json",
+                      cwd=project)  # fmt: skip
+        ids[name] = str(json.loads(made.out)["id"])
+    made = cli.ok("task", "create", "waiting", "waiting", "--harness", "fake", "--no-spawn",
+                  "--after", ids["parked"], "--json", cwd=project)  # fmt: skip
+    ids["waiting"] = str(json.loads(made.out)["id"])
+    return ids
+
+
+def test_a_task_in_the_queue_says_queued_parked_or_waiting_in_its_row(
+    project: Path, cli: Cli
+) -> None:
+    ids = _queue(project, cli)
+    app = app_for(project)
+
+    async def script(pilot: Any) -> None:
+        status = {row[0]: row[1] for row in table_text(app)}
+        assert status[ids["queued"]] == "pending (queued #1)"
+        assert status[ids["parked"]] == "pending (parked)"
+        assert status[ids["waiting"]] == f"pending (waiting for {ids['parked']})"
+        assert not status[ids["running"]].startswith("pending")
+        # This host's record changes without the ref moving (a create parks its task
+        # after its commit): the next look redraws the row.
+        localqueue.park(TaskStore.open(project), ids["queued"])
+        app.watch_refs()
+        assert {row[0]: row[1] for row in table_text(app)}[ids["queued"]] == "pending (parked)"
+        table = app.query_one("#table", DataTable)
+        table.move_cursor(row=[row[0] for row in table_text(app)].index(ids["parked"]))
+        await pilot.pause()
+        assert "parked: starts only when a person starts it" in str(
+            app.query_one("#detail", Static).render()
+        )
 
     drive(app, script)

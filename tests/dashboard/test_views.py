@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import time
 from pathlib import Path
 from typing import Any
@@ -327,5 +328,36 @@ def test_a_task_whose_worktree_is_being_set_up_shows_it(project: Path) -> None:
         app.watch_agents()
         await pilot.pause()
         assert [r[3] for r in table_text(app)] == ["-", "-"]
+
+    drive(app, script)
+
+
+def test_t_shows_the_dependency_tree_of_the_tasks_shown(project: Path, cli: Cli) -> None:
+    ids: dict[str, str] = {}
+    for name, after in (("base", ""), ("second", "base"), ("other", ""), ("last", "second")):
+        extra = ("--after", f"{ids[after]},{ids['other']}") if name == "last" else ()
+        extra = ("--after", ids[after]) if after and not extra else extra
+        made = cli.ok("task", "create", name, f"the {name}", "--no-spawn", *extra, "--json",
+                      cwd=project)  # fmt: skip
+        ids[name] = str(json.loads(made.out)["id"])
+    app = app_for(project)
+
+    async def script(pilot: Any) -> None:
+        await pilot.press("t")
+        assert isinstance(app.screen, TextView)
+        lines = str(app.screen.query_one("#body", Static).render()).splitlines()
+        assert [re.sub(r"(\w) .*", r"\1", line) for line in lines] == [
+            ids["base"],
+            f"└─ {ids['second']}",
+            f"  └─ {ids['last']}",
+            ids["other"],
+            f"└─ ^ {ids['last']}",
+        ]
+        assert lines[0].split("  ")[1] == "pending (parked)"
+        assert lines[1].strip().split("  ")[1] == f"pending (waiting for {ids['base']})"
+        second, other = ids["second"], ids["other"]
+        assert lines[2].strip().split("  ")[1] == f"pending (waiting for {second}, {other})"
+        await pilot.press("escape")
+        assert not isinstance(app.screen, TextView)
 
     drive(app, script)

@@ -7,7 +7,11 @@ from pathlib import Path
 
 from orange.cli.context import current_project
 from orange.cli.output import emit_json
+from orange.engine import orphans
+from orange.engine.engine import Engine
 from orange.errors import NotFound
+from orange.projects import Project
+from orange.store.store import TaskStore
 from orange.sync import remote as git_remote
 from orange.sync.setup import setup as setup_refspec
 from orange.sync.sync import Synced, sync_project
@@ -28,10 +32,24 @@ def run_sync(remote: str | None, project: str | None, setup: bool, json_out: boo
             print(f"git fetch {name} now also fetches {git_remote.config_refspec(name)}")
         return
     result = sync_project(found, remote)
+    result = result._replace(local=(*result.local, *_flag_orphans(found)))
     if json_out:
         emit_json(result.as_json())
         return
     print(describe(result))
+
+
+def _flag_orphans(project: Project) -> list[str]:
+    """A teammate's cancel that came in leaves no task of ours waiting for it unsaid
+    (`orange.engine.orphans`)."""
+    store = TaskStore(project.repo())
+
+    def engine() -> Engine:  # built only when a task is to be flagged
+        from orange.compose import build_engine
+
+        return build_engine(project, actor="sync", store=store)
+
+    return orphans.flag(store, engine)
 
 
 def describe(result: Synced) -> str:

@@ -20,7 +20,6 @@ from typing import NamedTuple
 
 from orange.engine.definitions import Definitions
 from orange.errors import InvalidInput, NotFound
-from orange.store import listing
 from orange.store.layout import valid_task_id
 from orange.store.store import Snapshot, TaskStore
 from orange.store.task import Task
@@ -105,18 +104,6 @@ def waiting_for(snap: Snapshot, known: Definitions, task: Task) -> list[str]:
         if other is None or workflow is None or other.status != workflow.done_state:
             waiting.append(dep)
     return waiting
-
-
-def dependents(snap: Snapshot, task_id: str) -> list[Task]:
-    """The unfinished tasks that name ``task_id`` in ``after``."""
-    known = Definitions(snap)
-    found = []
-    for task in listing.tasks(snap):
-        if isinstance(task, Task) and task_id in listed(task):
-            workflow = known.of(task)
-            if workflow is None or not workflow.is_terminal(task.status):
-                found.append(task)
-    return found
 
 
 class Place(NamedTuple):  # not a dataclass: see `orange.engine.workflow`

@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
-from orange.engine import localqueue
+from orange.engine import localqueue, orphans
 from orange.engine.actions import HookContext, LocalRelease, Registry, commit_when_ready
 from orange.engine.caller import ENGINE, HUMAN, Caller
 from orange.engine.claims import BranchShare, Claim, claimed, share_waiting
@@ -431,6 +431,10 @@ class Engine:
         shared = share_waiting(self.share, self, acted.workflow, acted.before, after)
         outcome.messages.extend([shared] if shared else [])
         self._run_effects(acted, options, outcome)
+        if acted.before.status != after.status == acted.workflow.cancelled_state:
+            # Tasks that wait for it wait for good: a person decides (one rule for every
+            # path to a cancel, `orphans`).
+            outcome.messages.extend(orphans.flag(self.store, lambda: self, again=True))
         if acted.untrusted and self.release is not None:
             # A cancel of an untrusted task: none of its hooks ran; undo only what this
             # host itself bound to it (its recorded session and worktree).

@@ -10,11 +10,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from orange.engine import dependencies
 from orange.engine.decide import resolve
 from orange.engine.gates import append_to_section
 from orange.engine.workflow import Workflow
-from orange.errors import IllegalTransition, OrangeError, WorkflowError
+from orange.errors import IllegalTransition, WorkflowError
 from orange.store.store import now_iso
 
 OUTCOME = "## Outcome"  # where `complete` records the agent's reported outcome
@@ -33,25 +32,8 @@ def cancel(engine: Engine, task_id: str, options: Mapping[str, Any] | None = Non
     engine.caller.check_own(task_id, "cancel")
     task = engine.store.get(task_id)
     target = _role(engine.workflow(task), "cancelled")
-    outcome = engine.transition(task.id, target, options=options, human_cancel=True)
-    _flag_dependents(engine, task.id, outcome.messages)
-    return outcome
-
-
-def _flag_dependents(engine: Engine, cancelled: str, messages: list[str]) -> None:
-    """A cancelled task leaves the tasks that wait for it (``after``) waiting for good:
-    each gets ``attention`` naming it, and a person decides (DESIGN §10)."""
-    for other in dependencies.dependents(engine.store.snapshot(), cancelled):
-        reason = (
-            f"waits for task {cancelled}, which was cancelled: drop it with `orange task "
-            f"update {other.id} --no-after`, or cancel this task too"
-        )
-        try:
-            engine.set_attention(other.id, reason, event="task.dependency_cancelled")
-        except OrangeError as exc:  # the cancel stands; say what could not be marked
-            messages.append(f"warning: task {other.id} waits for {cancelled}: {exc.message}")
-            continue
-        messages.append(f"task {other.id} waited for {cancelled}: it needs attention")
+    # The tasks that wait for it are flagged by the move itself (`orange.engine.orphans`).
+    return engine.transition(task.id, target, options=options, human_cancel=True)
 
 
 def finish(engine: Engine, task_id: str, options: Mapping[str, Any] | None = None) -> Outcome:

@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING
 import pygit2
 
 from orange.compose import build_engine
-from orange.engine import localqueue, replay
+from orange.engine import localqueue, orphans, replay
 from orange.engine.caller import from_env
 from orange.engine.decide import resolve
 from orange.engine.definitions import TreeView, definition
@@ -258,7 +258,7 @@ def post_commit(cwd: Path, args: Sequence[str] = ()) -> int:
     if head is None or head != taskscheckout.tasks_tip(repo):
         return 0  # the shim did not carry the commit to the ref: nothing to do here
     taskscheckout.record_tip(repo, head)
-    for line in check_new_commits(repo, head):
+    for line in [*check_new_commits(repo, head), *flag_orphans(repo)]:
         print(f"orange: {line}", file=sys.stderr)
     if taskscheckout.tasks_tip(repo) != head:  # the hooks wrote: follow them
         assert repo.workdir is not None
@@ -279,12 +279,23 @@ def post_merge(cwd: Path, args: Sequence[str] = ()) -> int:
     if not found.restored:
         lines += handle_external_moves(repo, head, lambda: merged_moves(repo, head, args[0]))
         lines += ended_elsewhere(repo, head, args[0])
+        lines += flag_orphans(repo)
     for line in lines:
         print(f"orange: {line}", file=sys.stderr)
     if taskscheckout.tasks_tip(repo) != head:  # the hooks wrote: follow them
         assert repo.workdir is not None
         taskscheckout.refresh(repo.workdir)
     return 0
+
+
+def flag_orphans(repo: GitRepo) -> list[str]:
+    """This host's tasks left waiting for a task the commit or merge cancelled get
+    ``attention`` (`orange.engine.orphans`)."""
+    project = find_for_repo(repo)
+    if project is None:
+        return []
+    store = TaskStore(repo)
+    return orphans.flag(store, lambda: build_engine(project, actor="git-hook", store=store))
 
 
 def ended_elsewhere(repo: GitRepo, head: str, old: str) -> list[str]:

@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 
 from orange import compose, projects
 from orange.compose import build_engine
+from orange.engine import orphans
 from orange.engine.definitions import Definitions
 from orange.engine.engine import Engine
 from orange.engine.forgery import verify_new
@@ -106,6 +107,8 @@ def run_pass(task_filter: str | None = None) -> PassReport:
             left = verify_forgeries(project.name, store)  # what a sync brought in
         if left:
             report.unverified[project.name] = left
+        else:  # all verified: a cancel that arrived by any path leaves no task waiting
+            _flag_orphans(project, store)
         # The conflict scan (git only for pairs with a moved tip), so that listings and
         # the dashboard read its answers from the cache.
         predicted(store, store.snapshot(), project)
@@ -209,6 +212,17 @@ def verify_forgeries(name: str, store: TaskStore) -> int:
     for violation in found.untrusted:
         log(f"{name}: definition not trusted on this host: {violation}")
     return found.left
+
+
+def _flag_orphans(project: projects.Project, store: TaskStore) -> None:
+    """This host's tasks that wait for a task cancelled since the last look get
+    ``attention`` (`orange.engine.orphans`; nothing read when the ref did not move)."""
+    try:
+        said = orphans.flag(store, lambda: build_engine(project, actor="monitor", store=store))
+    except OrangeError as exc:
+        said = [f"could not look for tasks waiting on a cancelled task: {exc}"]
+    for line in said:
+        log(f"{project.name}: {line}")
 
 
 def _local_active(snap: Snapshot, known: Definitions, project: str) -> Iterator[tuple[Task, str]]:

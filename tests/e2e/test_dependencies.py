@@ -8,8 +8,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from orange.monitor import loop as monitor_loop
+from orange.store.events import Change
+from orange.store.store import Snapshot
 from tests.conftest import run_orange
-from tests.e2e.conftest import World, add_hub, teammate_clone
+from tests.e2e.conftest import World, add_hub, commit_behind_engine, teammate_clone
 from tests.e2e.test_queue import PASSING, finish, standing
 
 
@@ -78,6 +81,17 @@ def test_a_pushed_after_passes_the_hubs_field_policy(world: World, tmp_path: Pat
     assert world.task(their_task).fields["after"] == [mine]
     assert world.task(their_task).str_field("attention") == ""
 
+    # My task waits for theirs; they cancel theirs: my sync says so, and flags mine.
+    later = world.create("later", "After theirs", "--no-spawn", "--after", their_task)
+    world.ok("sync")
+    cancel = run_orange("task", "cancel", their_task, "--yes", cwd=theirs, env=teammate)
+    assert cancel.code == 0, cancel.err
+    assert later not in cancel.out  # not the teammate's to flag: this host's task
+    assert run_orange("sync", cwd=theirs, env=teammate).code == 0
+    synced = world.ok("sync")
+    assert f"task {later} waited for {their_task}: it needs attention" in synced.out
+    assert world.task(later).str_field("attention").startswith(f"waits for task {their_task}")
+
 
 def test_a_cancelled_dependency_sets_attention_on_the_tasks_waiting_for_it(world: World) -> None:
     first = world.create("first", "First task", "--no-spawn")
@@ -91,3 +105,31 @@ def test_a_cancelled_dependency_sets_attention_on_the_tasks_waiting_for_it(world
     assert f"orange task update {second} --no-after" in attention
     assert world.task(unrelated).str_field("attention") == ""
     assert world.status(second) == "pending"  # a person decides: nothing else moved
+
+
+def test_a_cancel_by_any_path_flags_the_waiting_tasks_once(world: World) -> None:
+    first = world.create("first", "First task", "--no-spawn")
+    second = world.create("second", "Second task", "--no-spawn", "--after", first)
+    other = world.create("other", "Other task", "--no-spawn")
+    third = world.create("third", "Third task", "--no-spawn", "--after", other)
+
+    moved = world.ok("task", "update", first, "--status", "cancelled")
+    assert f"task {second} waited for {first}: it needs attention" in moved.out
+    assert world.task(second).str_field("attention").startswith(f"waits for task {first}")
+    world.ok("task", "ack", second)
+    monitor_loop.run_pass()  # a person acknowledged it: never set again
+    assert world.task(second).str_field("attention") == ""
+
+    # A cancel that reached the ref without this host's Orange (a fetch, plain git):
+    # the monitor's next pass flags the task waiting for it.
+    def cancel(snap: Snapshot) -> Change:
+        task = snap.task(other)
+        assert task is not None
+        done = task.with_fields(status="cancelled")
+        return Change(task_id=other, event="status.changed", subject=f"task {other}: cancelled",
+                      writes={done.path: done.render().encode()})  # fmt: skip
+
+    commit_behind_engine(world.repo, cancel)
+    assert world.task(third).str_field("attention") == ""
+    monitor_loop.run_pass()
+    assert world.task(third).str_field("attention").startswith(f"waits for task {other}")

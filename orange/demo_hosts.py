@@ -208,7 +208,9 @@ def _until_reviewing(console: Console, here: Path, env: dict[str, str]) -> None:
                 console.print(f"  {now}", markup=False)
         return len(tasks) == 2 and all(t["status"] == "reviewing" for t in tasks)
 
-    _until(both, "both tasks to reach review")
+    # A look costs two orange processes: looked at less often, they leave the cores to
+    # the agents.
+    _until(both, "both tasks to reach review", every=2.0)
 
 
 def _sessions(env: dict[str, str]) -> list[str]:
@@ -221,9 +223,9 @@ def _sessions(env: dict[str, str]) -> list[str]:
     return listed.stdout.split()
 
 
-def _until(check: Callable[[], object], what: str) -> None:
+def _until(check: Callable[[], object], what: str, every: float = 0.5) -> None:
     deadline = time.monotonic() + TIMEOUT
     while not check():
         if time.monotonic() > deadline:
             raise DemoFailed(f"demo failed: timed out waiting for {what}")
-        time.sleep(0.5)
+        time.sleep(every)

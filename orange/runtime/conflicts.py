@@ -16,8 +16,17 @@ added a folder, or either side deleted (or renamed) something.  Two branches tha
 added and modified other paths merge cleanly, whatever git would say of renames (there
 are none without a deletion).
 
-Branch names come from the ref: each passes `check_branch_name` and is read as
-``refs/heads/<branch>`` here; git sees only commit ids.
+A task's branch is read where this clone has it: ``refs/heads/<branch>``, else the
+project's sync remote's copy, ``refs/remotes/<remote>/<branch>`` (a teammate's task:
+Orange pushes its branch there when it enters a state that waits for a person, and a
+``git fetch`` of that remote brings it here).  The remote is the one ``orange sync``
+uses (``branch.<default>.remote``, else ``origin``), and only if the repository has it.
+Orange does not fetch for a scan: a remote copy is as fresh as this clone's last fetch
+of it, and a local branch of the same name wins (it is what a merge here would take).
+Such a side shows as ``<remote>/<branch>``.
+
+Branch names come from the ref: each passes `check_branch_name` before it is read
+as a reference name here; git sees only commit ids.
 """
 
 from __future__ import annotations
@@ -41,7 +50,7 @@ from orange.store.task import Task
 from orange.store.treediff import Listings, changes
 
 CACHE = "conflicts.json"
-VERSION = 1
+VERSION = 2  # a side's key names its reference (a local branch or a remote's copy)
 
 
 class Clash(NamedTuple):  # not a dataclass: see `orange.engine.workflow`
@@ -80,7 +89,8 @@ def _printable(name: str) -> str:
 
 class _Side(NamedTuple):
     task: Task
-    branch: str
+    branch: str  # as shown: the branch, or ``<remote>/<branch>`` for a remote's copy
+    ref: str  # the reference read
     base: str
     tip: str
     base_tip: str
@@ -123,7 +133,7 @@ def clashes(
     names the state of the tasks ref they were read from (kept with the answer)."""
     repo = store.repo.pygit
     sides = _sides(repo, project, active)
-    key = [[s.task.id, s.branch, s.tip, s.base, s.base_tip] for s in sides]
+    key = [[s.task.id, s.ref, s.tip, f"refs/heads/{s.base}", s.base_tip] for s in sides]
     cache = _Cache(store)
     if cache.key == key:
         if cache.at != at:
@@ -167,24 +177,43 @@ def against_base(store: TaskStore, project: Project, task: Task) -> Clash | None
 
 def _sides(repo: pygit2.Repository, project: Project, active: Iterable[Task]) -> list[_Side]:
     sides = []
+    remote = sync_remote(repo, project.default_branch)
     for task in active:
         try:
             branch = check_branch_name(task.branch)
             base = check_branch_name(task.str_field("base") or project.default_branch)
         except InvalidInput:
             continue  # a forged name: never handed to git
-        tip, base_tip = _tip(repo, branch), _tip(repo, base)
+        shown, ref = branch, f"refs/heads/{branch}"
+        tip, base_tip = _tip(repo, ref), _tip(repo, f"refs/heads/{base}")
+        if not tip and remote is not None:  # a teammate's: the remote's copy, if fetched
+            shown, ref = f"{remote}/{branch}", f"refs/remotes/{remote}/{branch}"
+            tip = _tip(repo, ref)
         if tip and base_tip:
-            sides.append(_Side(task, branch, base, tip, base_tip))
+            sides.append(_Side(task, shown, ref, base, tip, base_tip))
     sides.sort(key=lambda s: s.task.id)
     return sides
+
+
+def sync_remote(repo: pygit2.Repository, default_branch: str) -> str | None:
+    """The remote ``orange sync`` uses (``branch.<default>.remote``, else ``origin``),
+    from the repository's configuration; None when the repository has no such remote
+    (or a name no reference can hold)."""
+    try:
+        values = list(repo.config.get_multivar(f"branch.{default_branch}.remote"))
+        name = ((values[-1] if values else "") or "").strip() or "origin"
+        if name not in repo.remotes.names():
+            return None
+        return check_branch_name(name)
+    except (pygit2.GitError, InvalidInput, ValueError):
+        return None
 
 
 def _unmoved(repo: pygit2.Repository, key: list[list[str]]) -> bool:
     """Whether every branch and base tip named in a scan's key is where it was."""
     seen: dict[str, str] = {}
-    for _task, branch, tip, base, base_tip in key:
-        for name, was in ((branch, tip), (base, base_tip)):
+    for _task, ref, tip, base, base_tip in key:
+        for name, was in ((ref, tip), (base, base_tip)):
             if name not in seen:
                 seen[name] = _tip(repo, name)
             if seen[name] != was:
@@ -192,10 +221,10 @@ def _unmoved(repo: pygit2.Repository, key: list[list[str]]) -> bool:
     return True
 
 
-def _tip(repo: pygit2.Repository, branch: str) -> str:
-    """The commit ``refs/heads/<branch>`` points at ("" if there is none here)."""
+def _tip(repo: pygit2.Repository, ref_name: str) -> str:
+    """The commit the reference ``ref_name`` points at ("" if there is none here)."""
     try:
-        ref = repo.references.get(f"refs/heads/{branch}")
+        ref = repo.references.get(ref_name)
         if ref is None:
             return ""
         return str(ref.resolve().peel(pygit2.Commit).id)

@@ -188,3 +188,30 @@ def test_an_unreadable_answer_file_is_asked_again(proj: Path) -> None:
     for damage in ('{"version": 1, "key": [["x"]], "result": 3}', "\x00not json", "[]"):
         kept.write_text(damage)
         assert scan(proj, *tasks) == expected
+
+
+def test_a_teammates_branch_is_read_from_the_sync_remotes_copy(proj: Path) -> None:
+    """A task whose branch this clone has only as the sync remote's copy (a teammate's,
+    fetched) is scanned from ``refs/remotes/<remote>/<branch>``, as fresh as the last
+    fetch; a local branch of the same name wins; without the remote, it is left out."""
+    on_branch(proj, "a", {"shared.py": "one\nTWO by a\nthree\n"})
+    on_branch(proj, "theirs", {"shared.py": "one\nTWO by them\nthree\n"})
+    fetched = git(proj, "rev-parse", "theirs").strip()
+    git(proj, "branch", "-q", "-D", "theirs")
+    git(proj, "update-ref", "refs/remotes/origin/theirs", fetched)  # as a fetch leaves it
+    mine, theirs = task("aaaa0001", "a"), task("bbbb0002", "theirs")
+    assert scan(proj, mine, theirs) == {}  # no remote named origin: not read
+
+    git(proj, "remote", "add", "origin", str(proj.parent / "hub.git"))
+    found = scan(proj, mine, theirs)
+    assert found["aaaa0001"] == (Clash("bbbb0002", "origin/theirs", ("shared.py",)),)
+    assert found["bbbb0002"] == (Clash("aaaa0001", "a", ("shared.py",)),)
+
+    # The next fetch brings their fix: the scan follows the remote's copy.
+    on_branch(proj, "fixed", {"other.py": "x\n"})
+    git(proj, "update-ref", "refs/remotes/origin/theirs", git(proj, "rev-parse", "fixed").strip())
+    assert scan(proj, mine, theirs) == {}
+
+    # A local branch of that name is what a merge here takes: it wins.
+    git(proj, "branch", "-q", "theirs", fetched)
+    assert scan(proj, mine, theirs)["aaaa0001"] == (Clash("bbbb0002", "theirs", ("shared.py",)),)

@@ -107,7 +107,12 @@ def test_a_wait_the_agents_hook_named_stays_until_its_text_changes(
     # Marked by Claude Code's Notification hook (`orange.monitor.notified`): no known
     # screen, the pane's text (bottom lines aside) as it was then.
     pane = _pane(tmux, tmp_path, "Which database should I use?\n\n> \n  hint one")
-    text = tmux.visible(pane.pane_id)
+
+    def whole() -> str | None:  # every line drawn, not only the first
+        shown = tmux.visible(pane.pane_id)
+        return shown if "hint one" in shown else None
+
+    text = retry_until(whole)
     said_by_hook = "agent (worker) waits on Claude Code's question to you: attach and answer"
     waiting.write(
         "p",

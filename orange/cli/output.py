@@ -131,19 +131,10 @@ def task_table(
 
 
 def cost_cell(task: Task) -> str:
-    """The ledger's cost of a task as a list shows it (``$1.23``, ``$1.23/5.00`` with a
-    budget; empty without a record)."""
-    from decimal import Decimal  # only a table of people's reading shows a cost
+    """The ledger's cost of a task as a list shows it (`orange.engine.ledger.cost_label`)."""
+    from orange.engine.ledger import cost_label  # only a table of people's reading shows it
 
-    cost = task.fields.get("cost_usd")
-    if not isinstance(cost, str) or not cost:
-        return ""
-    text = f"${Decimal(cost):.2f}" if re.fullmatch(_MONEY, cost) else "?"
-    budget = task.fields.get("budget_usd")
-    return f"{text}/{budget}" if isinstance(budget, str) and budget else text
-
-
-_MONEY = r"\d{1,10}(\.\d{1,6})?"  # the ledger's text (`orange.engine.ledger`)
+    return cost_label(task.fields)
 
 
 def print_task(

@@ -9,6 +9,8 @@ that is literally "list".
 from __future__ import annotations
 
 import sys
+from collections.abc import Mapping
+from decimal import Decimal
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -20,13 +22,17 @@ from typer.core import TyperGroup
 from orange.cli.context import current_project
 from orange.cli.output import emit_json, visible
 from orange.compose import build_engine
-from orange.errors import BrokenTaskFile, InvalidInput, NotFound
+from orange.engine.ledger import BUDGET, UNKNOWN_COST, cost_of, money, tokens_of
+from orange.errors import BrokenTaskFile, InvalidInput, NotFound, OrangeError
 from orange.home import orange_home
 from orange.projects import Project
 from orange.run import control, state
 from orange.run.ask import Asker, FileAsker, TerminalAsker
 from orange.run.progress import progress_for
+from orange.run.spending import Spent, spent_by
+from orange.store.layout import valid_task_id
 from orange.store.runfile import RunFile
+from orange.store.task import Task
 
 HELP = """Take one request to a PR with an architect and SWE agents (seed 004).
 
@@ -44,6 +50,7 @@ request that is literally "list"."""
 
 
 AGENTS_HELP = "SWE agents at once (default 2, at most the pool)."
+BUDGET_HELP = "Dollars the whole run may cost; past them no agent starts (resume raises it)."
 
 
 class RequestGroup(TyperGroup):
@@ -136,6 +143,7 @@ def start(
         str | None, typer.Option("--base", help="Branch to start from and merge into.")
     ] = None,
     no_pr: Annotated[bool, typer.Option("--no-pr", help="Stop after the merge.")] = False,
+    budget: Annotated[str | None, typer.Option("--budget", help=BUDGET_HELP)] = None,
     json_out: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
     """Start a run of REQUEST."""
@@ -143,7 +151,7 @@ def start(
     found = _project(project)
     _check_answers(answers)
     given = (agents, architect, swe, skip_clarification, max_clarification_rounds)
-    options = control.Options(*given, failure_policy, max_iterations, no_pr, base)
+    options = control.Options(*given, failure_policy, max_iterations, no_pr, base, budget)
     run = control.start(build_engine(found, actor="cli"), text, options)
     if not json_out:
         typer.echo(f"run {run.id} on branch {run.fields['branch']}", err=True)
@@ -179,10 +187,13 @@ def _report(found: Project, run: RunFile, json_out: bool) -> None:
     if json_out:
         raise typer.Exit(1)
     logs = state.log_dir(run.id)
+    error = str(run.fields.get("error"))
+    then = f"fix what it says, then `orange run resume {run.id}`"
+    if error.startswith("budget of "):
+        then = f"to go on, raise it: `orange run resume {run.id} --budget DOLLARS`"
     raise InvalidInput(
-        f"run {run.id} failed at {run.fields.get('resume_step')}: {run.fields.get('error')}",
-        hint=(f"its agents' logs are in {logs}; " if logs.is_dir() else "")
-        + f"fix what it says, then `orange run resume {run.id}`",
+        f"run {run.id} failed at {run.fields.get('resume_step')}: {error}",
+        hint=(f"its agents' logs are in {logs}; " if logs.is_dir() else "") + then,
     )
 
 
@@ -192,12 +203,20 @@ def resume(
     answers: Annotated[
         Path | None, typer.Option("--answers", help="Clarification answers, one a line.")
     ] = None,
+    budget: Annotated[
+        str | None, typer.Option("--budget", help="A new budget for the whole run (dollars).")
+    ] = None,
     json_out: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
     """Go on with a run from its last finished step."""
     found = _project(project)
     _check_answers(answers)
-    run = state.get(build_engine(found, actor="cli").store, run_id)
+    engine = build_engine(found, actor="cli")
+    run = state.get(engine.store, run_id)
+    if budget is not None:
+        if run.fields.get("status") in state.ENDED:
+            raise InvalidInput(f"run {run.id} is {run.fields.get('status')}; nothing to resume")
+        run = control.set_budget(engine, run.id, budget)
     _drive(found, run, answers, json_out)
 
 
@@ -235,9 +254,10 @@ def list_runs(
             continue
         f = entry.fields
         request = " ".join(entry.text("Request").split())[:60]
+        cost = cost_text(_spent(store, entry), f.get(BUDGET))
         typer.echo(
             f"{entry.id}  {state.shown_status(store, entry):<11}  {f.get('step')!s:<20}  "
-            f"{visible(request)}"
+            f"{cost:>9}  {visible(request)}"
         )
 
 
@@ -262,10 +282,38 @@ def show(
     typer.echo(visible(describe(obj)))
 
 
+def _subtask_tasks(store: Any, run: RunFile) -> dict[str, Task]:
+    """The tasks the record names for its subtasks, by subtask id, that can be read
+    (shown, never acted on: the record is shared data)."""
+    found: dict[str, Task] = {}
+    for entry in run.subtasks():
+        task_id = entry.get("task")
+        if isinstance(task_id, str) and valid_task_id(task_id):
+            try:
+                found[str(entry.get("id"))] = store.get(task_id)
+            except OrangeError:
+                continue
+    return found
+
+
+def _spent(store: Any, run: RunFile) -> Spent:
+    return spent_by(run, _subtask_tasks(store, run).values())
+
+
+def cost_text(spent: Spent, budget: Any = None) -> str:
+    """``$1.23``, ``$1.23+?`` (a part unknown), ``unknown``; ``/5.00`` with a budget."""
+    text = f"${spent.cost:.2f}"
+    if spent.unknown:
+        text = "unknown" if not spent.cost else f"{text}+?"
+    return f"{text}/{budget}" if isinstance(budget, str) and budget else text
+
+
 def run_object(store: Any, run: RunFile, *, full: bool = False) -> dict[str, Any]:
     f = run.fields
     planned = _safe_json(run, "Plan")
     titles = _titles(planned)
+    tasks = _subtask_tasks(store, run)
+    spent = spent_by(run, tasks.values())
     subtasks = [
         {
             "id": e.get("id"),
@@ -277,6 +325,7 @@ def run_object(store: Any, run: RunFile, *, full: bool = False) -> dict[str, Any
             "iterations": e.get("iterations", 0),
             "retries": e.get("retries", 0),
             "note": e.get("note", ""),
+            **_ledger(tasks[str(e.get("id"))].fields if str(e.get("id")) in tasks else {}),
         }
         for e in run.subtasks()
     ]
@@ -294,6 +343,11 @@ def run_object(store: Any, run: RunFile, *, full: bool = False) -> dict[str, Any
         "agents": f.get("agents"),
         "subtasks": subtasks,
         "request": run.text("Request"),
+        "budget_usd": f.get(BUDGET),
+        "cost_usd": money(spent.cost),
+        "cost_unknown": spent.unknown,
+        "tokens": spent.tokens,
+        "architect_usage": _ledger(f),
         "created_at": f.get("created_at"),
         "updated_at": f.get("updated_at"),
     }
@@ -306,6 +360,15 @@ def run_object(store: Any, run: RunFile, *, full: bool = False) -> dict[str, Any
         obj["plan"] = planned
         obj["logs"] = str(state.log_dir(run.id))
     return obj
+
+
+def _ledger(fields: Mapping[str, Any]) -> dict[str, Any]:
+    """One agent's (or one subtask's agents') recorded usage, as `run show` gives it."""
+    return {
+        "cost_usd": money(cost_of(fields)),
+        "cost_unknown": fields.get(UNKNOWN_COST) is True,
+        "tokens": tokens_of(fields),
+    }
 
 
 def _titles(plan: Any) -> dict[str, str]:
@@ -334,6 +397,13 @@ def describe(obj: dict[str, Any]) -> str:
         f"branch {obj['branch']} (from {obj['base']}); policy {obj['policy']}; "
         f"{obj['agents']} agents",
     ]
+    spent = Spent(Decimal(obj["cost_usd"]), obj["tokens"], obj["cost_unknown"])
+    tokens = obj["tokens"]
+    lines.append(
+        f"cost {cost_text(spent, obj.get('budget_usd'))} (tokens {tokens['in']:,} in, "
+        f"{tokens['out']:,} out, {tokens['cache']:,} cache); the architect "
+        f"{_one_cost(obj['architect_usage'])}"
+    )
     if obj.get("pr_url"):
         lines.append(f"PR {obj['pr_url']}")
     if obj.get("error"):
@@ -349,10 +419,14 @@ def describe(obj: dict[str, Any]) -> str:
         note = f" - {s['note']}" if s.get("note") else ""
         lines.append(
             f"  {s['id']} (group {s['group']}) {s['status']}, iteration {s['iterations']}, "
-            f"task {s['task']}, {s['branch']}: {s['title']}{note}"
+            f"{_one_cost(s)}, task {s['task']}, {s['branch']}: {s['title']}{note}"
         )
     lines += ["", f"agent logs: {obj.get('logs')}"]
     return "\n".join(lines)
+
+
+def _one_cost(ledger: dict[str, Any]) -> str:
+    return cost_text(Spent(Decimal(ledger["cost_usd"]), ledger["tokens"], ledger["cost_unknown"]))
 
 
 COMMANDS = (

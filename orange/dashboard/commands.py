@@ -47,6 +47,7 @@ VIEW_KEYS = (
     ("D", "diff"),
     ("w", "pool"),
     ("t", "tree"),
+    ("s", "stats"),
 )
 
 
@@ -268,6 +269,7 @@ def show_help(app: Host, return_key: str) -> None:
         "Views (Esc comes back):",
         "  v  TASK.md    l  history    o  agent output    D  diff (c comment, s send)",
         "  w  workspace pool    t  dependency tree (after:, in the order they can merge)",
+        "  s  stats of the projects shown (orange stats)",
         "Fixed: j/k or arrows move, f all/active/done, / filter, c create, y copy id,",
         "       ? this help, q quit",
     ]

@@ -11,6 +11,7 @@ from textual.widgets.data_table import RowKey
 
 from orange.dashboard.drawing import RowTable
 from orange.dashboard.rows import Row, ago
+from orange.engine.ledger import cost_label
 from orange.hosts.holdings import where
 
 # (key, label): id, status and branch first, so an 80-column terminal shows them.
@@ -26,6 +27,7 @@ COLUMNS = (
     ("pr", "PR"),
     ("activity", "activity"),
     ("where", "where"),
+    ("cost", "cost"),
     ("summary", "summary"),
 )
 
@@ -93,7 +95,7 @@ def cells(
         red = Text(visible(row.broken)[:200], style="red")
         return [Text(visible(row.id), style="red"), Text("broken", style=status_style(row)),
                 _EMPTY, _DASH, _EMPTY, _MARK, _EMPTY, _EMPTY, _EMPTY, _EMPTY, _EMPTY,
-                red]  # fmt: skip
+                _EMPTY, red]  # fmt: skip
     return [
         Text(visible(row.id)),
         Text(visible(_status(row.status, standing)), style=status_style(row)),
@@ -106,6 +108,7 @@ def cells(
         Text(visible(extra[1])),
         Text(ago(row.activity, now)),
         Text(_elsewhere(row.host)),
+        Text(cost_label(row.task.fields) if row.task is not None else ""),
         Text(visible(row.summary)[:200]),
     ]
 

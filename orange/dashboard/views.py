@@ -1,6 +1,7 @@
 """Views of the selected task, each one key away and back with Esc: TASK.md (``v``),
 history (``l``), the agent's live output (``o``), the diff with comments (``D``); the
-workspace pool (``w``) and the dependency tree of the tasks shown (``t``)."""
+workspace pool (``w``), the dependency tree of the tasks shown (``t``) and `orange
+stats` of the projects shown (``s``)."""
 
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ from orange.engine import dependencies
 from orange.errors import OrangeError
 from orange.hosts import reach
 from orange.hosts.roster import by_reported
+from orange.ops import stats
 from orange.ops.workspaces import pool_status
 from orange.runtime.bindings import session_of
 from orange.runtime.git import git
@@ -247,6 +249,9 @@ def open_view(app: Host, view: str) -> None:
             members = pool_status(feed.project)
             app.push_screen(PoolView(f" pool of {feed.project.name}", members, app.source.here))
             return
+        if view == "stats":
+            app.push_screen(stats_view(app))
+            return
         if row is None or row.task is None:
             app.say("no task selected" if row is None else f"task {row.id} is broken: {row.broken}")
             return
@@ -270,6 +275,16 @@ def tree_text(app: Host) -> str:
         status = row.status if standing is None else f"{row.status} ({standing.label()})"
         lines.append(f"{place.lead()}{row.id}  {status}  {row.branch}  {row.summary}")
     return visible_lines("\n".join(lines) if lines else "no tasks shown")
+
+
+def stats_view(app: Host) -> TextView:
+    """`orange stats` of the projects shown, from their tasks history alone."""
+    feeds = app.source.feeds
+    if not feeds:
+        raise OrangeError("no project: register one with `orange project add`")
+    report = stats.collect([(feed.project.name, feed.store) for feed in feeds]).report()
+    names = ", ".join(feed.project.name for feed in feeds)
+    return TextView(f" stats of {names}", visible_lines("\n".join(stats.render(report))))
 
 
 def _task_view(app: Host, row: Row, view: str) -> View:

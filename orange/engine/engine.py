@@ -52,7 +52,7 @@ from orange.engine.ledger import (
 from orange.engine.notices import announce
 from orange.engine.ports import AgentProbe, Notifier, UsageSource, WorkingCopies
 from orange.engine.prompts import build_prompt
-from orange.engine.records import Acted, Written, fields_change, require
+from orange.engine.records import Acted, Written, fields_change, require, unchanged
 from orange.engine.workflow import HookSpec, Workflow
 from orange.errors import InvalidInput, OrangeError, WorkflowError
 from orange.store.lock import attempt, exclusive
@@ -168,7 +168,8 @@ class Engine:
         who.check_own(task_id, "move")
 
         def compute(snap: Snapshot) -> Acted:
-            task, usage = self.with_recorded_usage(require(snap, task_id))
+            original = require(snap, task_id)
+            task, usage = self.with_recorded_usage(original)
             workflow = workflow_of(snap, task)
             is_trusted = trusted(snap, task, refuse=not human_cancel)
             body = self.body_for_write(task)
@@ -192,7 +193,7 @@ class Engine:
             trailers = move_trailers(task, after, escalation=escalation)
             if usage is not None:
                 trailers += usage_trailers(usage)
-                messages += usage_messages(usage)
+                messages += usage_messages(usage, original.fields)
             return Acted(
                 task_id=task.id,
                 event="budget.spent" if budget else "status.changed",
@@ -233,7 +234,34 @@ class Engine:
         if self.usage is None or since is None:
             return None, until
         usage = self.usage.read(task, since, until)
-        return (None if usage is None or usage.empty else usage), until
+        worth = usage is not None and usage.worth_recording(task.fields)
+        return (usage if worth else None), until
+
+    def record_usage(self, task_id: str, usage: Usage) -> tuple[Task, tuple[str, ...]]:
+        """Commit ``usage``, which an agent the caller ran for the task reported itself
+        (`orange run`'s non-interactive agents), as a record of its own: trailers and
+        totals as a move writes them, up to now.  Nothing when it is not worth a record
+        (`Usage.worth_recording`).  Returns the task and what the record says."""
+        said: list[str] = []
+
+        def compute(snap: Snapshot) -> Written:
+            task = require(snap, task_id)
+            if not usage.worth_recording(task.fields):
+                return unchanged(task)
+            said[:] = usage_messages(usage, task.fields)
+            now = now_iso()
+            after = task.with_fields(**with_usage(task.fields, usage, now), updated_at=now)
+            return Written(
+                task_id=task.id,
+                event="usage.recorded",
+                subject=f"task {task.id}: usage recorded",
+                writes={task.path: after.render().encode()},
+                trailers=usage_trailers(usage),
+                actor=self.actor,
+                task=after,
+            )
+
+        return self.store.commit(compute).task, tuple(said)
 
     def enforce_budget(self, task_id: str, *, live: bool = False) -> Outcome | None:
         """The budget's stop when the task's cost passed its budget: its agent's session

@@ -33,6 +33,7 @@ ENGINE_FIELDS = IDENTITY_FIELDS | {
     "tokens",
     "cost_usd",
     "usage_through",
+    "cost_unknown",
 }
 
 

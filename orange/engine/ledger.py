@@ -11,9 +11,12 @@ trailers (`usage_trailers`) and running totals in the frontmatter (`with_usage`)
   (a record whose model has no price adds its tokens and no cost: its trailer says
   ``unknown``, never a guess);
 - ``usage_through``: the time up to which usage was read, so the next record of the
-  same agent run starts there and nothing is counted twice.
+  same agent run starts there and nothing is counted twice;
+- ``cost_unknown``: true once a record's cost could not be known (a model without a
+  price, or an agent whose program's usage Orange cannot read: its harness names no
+  usage reader), so ``cost_usd`` is only part of what the task cost; never unset.
 
-All three are engine-owned (`orange.engine.policy`): the replay checker holds a
+All four are engine-owned (`orange.engine.policy`): the replay checker holds a
 commit that changes them to its own trailers (`ledger_problem`: the new totals are the
 old ones plus what the commit claims), so a pushed forgery of a total is refused and
 restored like any engine field.  A trailer is still only its writer's claim: Orange
@@ -34,7 +37,8 @@ from typing import Any, NamedTuple
 from orange.engine.workflow import HookSpec
 
 TOKENS, COST, THROUGH, BUDGET = "tokens", "cost_usd", "usage_through", "budget_usd"
-LEDGER_FIELDS = (TOKENS, COST, THROUGH)
+UNKNOWN_COST = "cost_unknown"
+LEDGER_FIELDS = (TOKENS, COST, THROUGH, UNKNOWN_COST)
 TOKEN_KEYS = ("in", "out", "cache")
 MAX_TOKENS = 10**15  # per count: more than any real run, small enough to sum safely
 MAX_USD = Decimal(10) ** 9
@@ -56,9 +60,10 @@ UNKNOWN = "unknown"
 class Usage(NamedTuple):
     """One record: what the agent programs reported for a task's worktree in a window.
 
-    ``cost``: None when it cannot be known (a model without a price); ``broken``: the
-    session entries that could not be read (cut short, too long, not JSON), for the
-    message that says so; ``unpriced``: the models that had no price."""
+    ``cost``: None when it cannot be known (a model without a price, a harness without
+    a usage reader); ``broken``: the session entries that could not be read (cut
+    short, too long, not JSON), for the message that says so; ``unpriced``: the models
+    that had no price; ``unread``: the task's harnesses whose usage cannot be read."""
 
     tokens_in: int = 0
     tokens_out: int = 0
@@ -68,10 +73,17 @@ class Usage(NamedTuple):
     seconds: int = 0
     broken: int = 0
     unpriced: tuple[str, ...] = ()
+    unread: tuple[str, ...] = ()
+    price_error: str = ""  # what is wrong with config.yml's `prices:` (shipped ones used)
 
     @property
     def empty(self) -> bool:
         return not (self.tokens_in or self.tokens_out or self.cache)
+
+    def worth_recording(self, fields: Mapping[str, Any]) -> bool:
+        """Whether this reading makes a record for a task with ``fields``: tokens were
+        used, or it is the first to find the task's cost unknown (said once)."""
+        return not self.empty or (self.cost is None and fields.get(UNKNOWN_COST) is not True)
 
 
 def money(value: Decimal) -> str:
@@ -132,6 +144,11 @@ def cost_of(fields: Mapping[str, Any]) -> Decimal:
     return parse_money(fields.get(COST)) or Decimal(0)
 
 
+def check_flag(value: Any) -> str | None:
+    """The field policy's check of ``cost_unknown``."""
+    return None if value is None or value is True else "must be true when set"
+
+
 def usage_trailers(usage: Usage) -> tuple[tuple[str, str], ...]:
     """The trailers of a record (the cost ``unknown`` when it has no price)."""
     cost = UNKNOWN if usage.cost is None else money(usage.cost)
@@ -172,7 +189,10 @@ def with_usage(fields: Mapping[str, Any], usage: Usage, through: str) -> dict[st
     added = dict(zip(TOKEN_KEYS, (usage.tokens_in, usage.tokens_out, usage.cache), strict=True))
     total = {k: min(tokens[k] + added[k], MAX_TOKENS) for k in TOKEN_KEYS}
     cost = cost_of(fields) + (usage.cost or 0)
-    return {TOKENS: total, COST: money(min(cost, MAX_USD - 1)), THROUGH: through}
+    out: dict[str, Any] = {TOKENS: total, COST: money(min(cost, MAX_USD - 1)), THROUGH: through}
+    if usage.cost is None or fields.get(UNKNOWN_COST) is True:
+        out[UNKNOWN_COST] = True
+    return out
 
 
 def ledger_problem(
@@ -189,11 +209,13 @@ def ledger_problem(
     if not isinstance(through, str) or not through:
         return f"{THROUGH} must be set by a usage record"
     expected = with_usage(before, claimed, through)
-    for name in (TOKENS, COST):
-        if after.get(name) != expected[name]:
+    if after.get(UNKNOWN_COST) is None and before.get(UNKNOWN_COST) is None:
+        expected.pop(UNKNOWN_COST, None)  # a record written before the flag was
+    for name in (TOKENS, COST, UNKNOWN_COST):
+        if after.get(name) != expected.get(name):
             return (
                 f"{name} is {after.get(name)!r}; the usage record of this commit makes it "
-                f"{expected[name]!r}"
+                f"{expected.get(name)!r}"
             )
     return None
 
@@ -240,10 +262,20 @@ def over_budget(fields: Mapping[str, Any]) -> str | None:
     return f"budget of ${budget:.2f} spent (${cost:.2f})"
 
 
-def usage_messages(usage: Usage) -> tuple[str, ...]:
-    """What a record says besides its trailers: entries it could not read, models
-    without a price."""
+def usage_messages(usage: Usage, fields: Mapping[str, Any]) -> tuple[str, ...]:
+    """What a record for a task with ``fields`` (as before it) says besides its
+    trailers: entries it could not read, models without a price, and, the first time
+    only, the harnesses whose usage cannot be read."""
     said = []
+    if usage.price_error:
+        said.append(f"warning: {usage.price_error}; the shipped prices were used")
+    if usage.unread and fields.get(UNKNOWN_COST) is not True:
+        names = ", ".join(usage.unread)
+        said.append(
+            f"warning: harness {names} names no usage reader: its tokens are not recorded "
+            "and the task's cost is unknown (give it `usage: claude`, codex, pi or "
+            "opencode under harnesses: in config.yml, or `usage: none` if it calls no model)"
+        )
     if usage.broken:
         said.append(
             f"warning: {usage.broken} entr{'y' if usage.broken == 1 else 'ies'} of the "
@@ -268,6 +300,21 @@ def budget_text(value: str) -> str:
             f"budget {value!r} is not an amount of dollars", hint="give one such as 5 or 12.50"
         )
     return f"{amount:.2f}" if amount == amount.quantize(Decimal("0.01")) else f"{amount:f}"
+
+
+def cost_label(fields: Mapping[str, Any]) -> str:
+    """A task's cost as a table shows it: ``$1.23``, ``$1.23/5.00`` with a budget, ''
+    without a record.  A cost that cannot be known in full (`UNKNOWN_COST`) reads
+    ``unknown``, or ``$1.23+?`` where part of it is known: never a sum that looks whole."""
+    text = fields.get(COST)
+    if not isinstance(text, str) or not text:
+        return ""
+    amount = parse_money(text)
+    shown = "?" if amount is None else f"${amount:.2f}"
+    if fields.get(UNKNOWN_COST) is True:
+        shown = "unknown" if not amount else f"{shown}+?"
+    budget = fields.get(BUDGET)
+    return f"{shown}/{budget}" if isinstance(budget, str) and budget else shown
 
 
 def cost_summary(fields: Mapping[str, Any]) -> str | None:

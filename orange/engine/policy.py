@@ -27,7 +27,16 @@ from collections.abc import Callable, Collection, Mapping
 from typing import Any, Literal, NamedTuple
 
 from orange.engine.fields import BASELINE_FIELD, DEAD_FIELD, RUN_FIELD
-from orange.engine.ledger import BUDGET, COST, THROUGH, TOKENS, check_money, check_tokens
+from orange.engine.ledger import (
+    BUDGET,
+    COST,
+    THROUGH,
+    TOKENS,
+    UNKNOWN_COST,
+    check_flag,
+    check_money,
+    check_tokens,
+)
 from orange.errors import InvalidInput
 from orange.store.branches import check_branch_name
 from orange.store.layout import valid_task_id
@@ -142,6 +151,7 @@ POLICY: Mapping[str, Field] = {
     TOKENS: Field("engine", check_tokens),  # the ledger (`orange.engine.ledger`)
     COST: Field("engine", check_money),
     THROUGH: Field("engine", _stamp),
+    UNKNOWN_COST: Field("engine", check_flag),
     "host": Field("host", _text),
     "workspace": Field("host", _text),
     "tmux_session": Field("host", _text),
@@ -210,6 +220,13 @@ RUN_POLICY: Mapping[str, Field] = {
     "no_pr": Field("human", _flag),
     "pr_url": Field("human", _text),
     "updated_at": Field("human", _stamp),
+    # The ledger of the run's own agent, the architect (its subtasks' are their tasks'),
+    # held by the replay to its trailers as a task's is (`orange.engine.ledger`).
+    TOKENS: Field("engine", check_tokens),
+    COST: Field("engine", check_money),
+    THROUGH: Field("engine", _stamp),
+    UNKNOWN_COST: Field("engine", check_flag),
+    BUDGET: Field("human", check_money),  # dollars the whole run may cost
 }
 
 # `orange.engine.fields.IDENTITY_FIELDS` names the same fields (a test holds them equal):

@@ -35,7 +35,7 @@ import pygit2
 
 from orange.engine.definitions import TreeView, committed_workflow_text, parse_committed
 from orange.engine.fields import BASELINE_FIELD, DEAD_FIELD, IDENTITY_FIELDS
-from orange.engine.ledger import Usage, usage_of_trailers
+from orange.engine.ledger import Usage, ledger_problem, usage_of_trailers
 from orange.engine.merging import plan_merge
 from orange.engine.policy import RUN_POLICY, field_problem
 from orange.engine.steps import GUARDED, check_created, check_step, guarded, move_hooks
@@ -124,7 +124,7 @@ class Checker:
             if path in self.tainted:
                 self._try_repair(path, new)
                 continue
-            claimed = record[1] if record and path == layout.task_path(record[0]) else None
+            claimed = record[1] if record and path in _ledger_paths(record[0]) else None
             reason, untrusted = self.check_change(
                 commit.tree, parent, path, old, new, claimed=claimed
             )
@@ -161,7 +161,8 @@ class Checker:
             if path.startswith(f"{runfile.RUNS_DIR}/"):
                 if new is None:
                     return f"{path}: a run's record is never deleted", False
-                return runfile.check_path(path, new) or _run_fields(path, old, new), False
+                problem = runfile.check_path(path, new) or _run_fields(path, old, new, claimed)
+                return problem, False
             return f"{path}: only tasks/, runs/ and meta/ belong in {layout.TASKS_REF}", False
         except OrangeError as exc:
             return exc.message, False
@@ -366,14 +367,24 @@ def _usage_record(commit: pygit2.Commit) -> tuple[str, Usage] | None:
     return None if usage is None or not layout.valid_task_id(task_id) else (task_id, usage)
 
 
-def _run_fields(path: str, old: bytes | None, new: bytes) -> str | None:
-    """Why a run record's change breaks `RUN_POLICY` (its text already parses)."""
+def _ledger_paths(record_id: str) -> tuple[str, str]:
+    """The files whose ledger a usage record naming ``record_id`` may change: that
+    task's TASK.md, or that run's RUN.md (its architect's usage)."""
+    run = runfile.run_path(record_id) if runfile.valid_run_id(record_id) else ""
+    return layout.task_path(record_id), run
+
+
+def _run_fields(path: str, old: bytes | None, new: bytes, claimed: Usage | None) -> str | None:
+    """Why a run record's change breaks `RUN_POLICY` (its text already parses), or its
+    ledger is not what the commit's usage record (``claimed``) makes it."""
     run_id = path.split("/")[1]
     try:
         before = None if old is None else runfile.load(old, run_id).fields
     except OrangeError:
         before = None  # a record that was broken: judged as new
-    return field_problem(before, runfile.load(new, run_id).fields, (), RUN_POLICY)
+    after = runfile.load(new, run_id).fields
+    problem = field_problem(before, after, (), RUN_POLICY)
+    return problem or ledger_problem(before or {}, after, claimed)
 
 
 def _restores(path: str, legal: bytes | None, new: bytes | None) -> bool:

@@ -23,6 +23,7 @@ from orange import projects
 from orange.errors import NotFound, OrangeError
 from orange.ops import firstuse
 from orange.ops.install import stale_stop_files
+from orange.runtime import prices
 from orange.runtime.harness import DEFAULT_ORDER, DEMO, harness_env, load_harnesses
 
 TMUX_MIN = (3, 0)
@@ -92,6 +93,9 @@ def check(
             Finding(name, "ok", f"{table[name].binary} is {shutil.which(table[name].binary)}")
         )
         found.extend(_harness(name, home, registered, root=root))
+    wrong = prices.table_or_shipped()[1]
+    if wrong:  # the ledger prices with the shipped table meanwhile, and says so
+        found.append(Finding("prices", "warn", wrong, "correct `prices:` in config.yml"))
     return found
 
 

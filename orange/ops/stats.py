@@ -26,6 +26,7 @@ from orange.store.task import Task
 REVIEW = "agent-review"  # the shipped workflows' state an agent reviews in
 SENT_BACK = ("working", "stuck")  # where a failed agent review sends the task
 DONE, CANCELLED = "done", "cancelled"
+RUN_STEP = "run.step"  # the event of every commit of an `orange run`'s record
 TOP = 5
 
 
@@ -84,6 +85,7 @@ class Stats:
                     "id": f.task,
                     "project": f.project,
                     "cost_usd": _money(f.cost),
+                    "cost_unknown": f.unpriced > 0,
                     "tokens": f.tokens,
                     "summary": f.summary,
                 }
@@ -119,6 +121,8 @@ def _facts(
     by_task: dict[str, TaskFacts] = {}
     entered: dict[str, tuple[str, int]] = {}  # task -> (status, since when)
     for row in history:
+        if row.event == RUN_STEP:
+            continue  # a run's own record (its architect's usage): no task
         task = current.get(row.task)
         if harness is not None and (task is None or task.str_field("harness") != harness):
             continue
@@ -187,10 +191,15 @@ def _reviews(group: list[TaskFacts]) -> dict[str, Any]:
 
 
 def _spend(group: list[TaskFacts]) -> dict[str, Any]:
-    cost = sum((f.cost for f in group), Decimal(0))
+    """Cost per task over the tasks whose cost is known in full (a task with a record
+    of unknown cost, an unpriced model or a harness without a usage reader, would read
+    as cheaper than it was): None when there is none."""
+    known = [f for f in group if not f.unpriced]
+    cost = sum((f.cost for f in known), Decimal(0))
     return {
         "tasks": len(group),
-        "cost_usd": _money(cost / len(group)),
+        "cost_usd": _money(cost / len(known)) if known else None,
+        "cost_unknown": len(group) - len(known),
         "tokens": sum(f.tokens for f in group) // len(group),
         "unpriced_records": sum(f.unpriced for f in group),
     }
@@ -236,14 +245,18 @@ def render(report: dict[str, Any]) -> list[str]:
         if report[key]:
             lines.append(f"per done task by {title}: cost, tokens")
             for name, fig in report[key].items():
+                cost = "cost unknown" if fig["cost_usd"] is None else f"${fig['cost_usd']}"
                 unknown = (
-                    f" ({fig['unpriced_records']} unpriced)" if fig["unpriced_records"] else ""
+                    f" (cost unknown for {fig['cost_unknown']} of {fig['tasks']})"
+                    if fig["cost_unknown"] and fig["cost_usd"] is not None
+                    else ""
                 )
-                lines.append(f"  {name}: ${fig['cost_usd']}, {fig['tokens']}{unknown}")
+                lines.append(f"  {name}: {cost}, {fig['tokens']}{unknown}")
     if report["most_expensive"]:
         lines.append("most expensive:")
         for item in report["most_expensive"]:
-            lines.append(f"  {item['id']} ${item['cost_usd']} {item['summary']}")
+            more = "+?" if item["cost_unknown"] else ""
+            lines.append(f"  {item['id']} ${item['cost_usd']}{more} {item['summary']}")
     return lines
 
 

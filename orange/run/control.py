@@ -25,6 +25,7 @@ from typing import Any, NamedTuple
 
 from orange.compose import build_engine
 from orange.engine.engine import Engine
+from orange.engine.ledger import BUDGET, budget_text
 from orange.errors import InvalidInput, OrangeError
 from orange.home import host_name, load_config
 from orange.projects import Project
@@ -63,6 +64,7 @@ class Options(NamedTuple):
     max_iterations: int | None = None
     no_pr: bool = False
     base: str | None = None
+    budget: str | None = None  # dollars the whole run may cost (`orange run --budget`)
 
 
 def config() -> dict[str, Any]:
@@ -131,6 +133,7 @@ def start(engine: Engine, request: str, options: Options) -> RunFile:
         _check_runnable(role, name)  # refused before anything is written
     base = options.base or project.default_branch
     check_base(project, base, [])
+    budget = budget_text(options.budget) if options.budget is not None else None
     run_id = layout.new_task_id()
     fields: dict[str, Any] = {
         "id": run_id,
@@ -148,11 +151,21 @@ def start(engine: Engine, request: str, options: Options) -> RunFile:
         "max_clarification_rounds": values["max_clarification_rounds"],
         "skip_clarification": options.skip_clarification,
         "no_pr": options.no_pr,
+        BUDGET: budget,
         "group": 0,
         "answers_used": 0,
         "subtasks": [],
     }
     return state.create(engine.store, fields, request)
+
+
+def set_budget(engine: Engine, prefix: str, budget: str) -> RunFile:
+    """Give the run a new budget (a person's: `orange run resume ID --budget 20`)."""
+    amount = budget_text(budget)
+    run = state.get(engine.store, prefix)
+    return state.update(
+        engine.store, run.id, f"budget ${amount}", lambda r: r.fields.update({BUDGET: amount})
+    )
 
 
 def drive(

@@ -49,6 +49,8 @@ class Invocation(NamedTuple):
     answer: str  # the agent's stdout (the envelope still on: see `extract_answer`)
     exit_code: int
     log: Path
+    started: datetime | None = None  # when it ran: its usage is read in that window
+    ended: datetime | None = None
 
 
 class AgentTimeout(Exception):
@@ -208,6 +210,7 @@ def invoke(
     and stderr go to ``log`` as they come, after the prompt; stdout is also returned."""
     argv = [arg.replace(PROMPT, prompt) for arg in h.argv]
     started = time.monotonic()
+    began = datetime.now(UTC)
     with _private_log(log) as sink:
         _write(sink, f"=== {_now()} {h.name} in {cwd}\n--- prompt ---\n{prompt}\n--- output ---\n")
         proc = _start(h, argv, cwd=cwd, env=env, sink=sink)
@@ -230,7 +233,7 @@ def invoke(
             _write(sink, "\n=== the agent exited; what it left running was stopped\n")
             _stop(proc, tee)
         _write(sink, f"\n=== exit code {code} after {time.monotonic() - started:.1f} s\n")
-    return Invocation(tee.text(), code, log)
+    return Invocation(tee.text(), code, log, began, datetime.now(UTC))
 
 
 def ask(
@@ -243,12 +246,16 @@ def ask(
     log: Path,
     env: Mapping[str, str] | None = None,
     on_start: Callable[[int], None] | None = None,
+    spent: Callable[[Invocation], None] | None = None,
 ) -> T:
     """Invoke, extract, parse; a `ContractError` earns one retry with the error added to
-    the prompt, and a second one is raised.  A non-zero exit is `AgentFailed`."""
+    the prompt, and a second one is raised.  A non-zero exit is `AgentFailed`.
+    ``spent(invocation)``: after each invocation, answer or not (the ledger)."""
     attempt = prompt
     for last in (False, True):
         run = invoke(h, attempt, cwd=cwd, timeout=timeout, log=log, env=env, on_start=on_start)
+        if spent is not None:
+            spent(run)
         try:
             return parse(_answer(h, run))
         except ContractError as exc:

@@ -25,7 +25,7 @@ from orange.run.ask import AnswersExhausted, is_affirmative
 from orange.run.contracts import Clarify, ContractError, Plan, parse_clarify, parse_plan
 from orange.run.headless import AgentFailed, AgentTimeout
 from orange.run.prompts import CLARIFY, PLAN, history_text, plan_json
-from orange.run.record import RunCancelled, RunFailed, RunRecord
+from orange.run.record import ARCHITECT, RunCancelled, RunFailed, RunRecord
 from orange.runtime import workspace
 from orange.runtime.git import GitFailed, git
 from orange.runtime.workspace import has_origin
@@ -269,7 +269,7 @@ class Runner(RunRecord):
 
     # -- agents ----------------------------------------------------------------------
     def architect(self, prompt: str, parse: Callable[[str], T]) -> T:
-        return self.ask(self.settings.architect, prompt, parse, who="architect", cwd=self.worktree)
+        return self.ask(self.settings.architect, prompt, parse, who=ARCHITECT, cwd=self.worktree)
 
 
 def _start_of(project: Project, base: str) -> str:

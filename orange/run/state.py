@@ -236,10 +236,15 @@ def create(store: TaskStore, fields: dict[str, Any], request: str) -> RunFile:
 
 
 def update(
-    store: TaskStore, run_id: str, subject: str, change: Callable[[RunFile], None]
+    store: TaskStore,
+    run_id: str,
+    subject: str,
+    change: Callable[[RunFile], None],
+    trailers: Callable[[], tuple[tuple[str, str], ...]] | None = None,
 ) -> RunFile:
     """Apply ``change`` to the run's current record and commit it (re-applied on the new
-    tip when another writer, say a sibling subtask's thread, moved the ref first)."""
+    tip when another writer, say a sibling subtask's thread, moved the ref first).
+    ``trailers``: more trailers, asked for after ``change`` ran (a usage record's)."""
     result: list[RunFile] = []
 
     def compute(snap: Snapshot) -> Change:
@@ -249,19 +254,23 @@ def update(
         change(run)
         run.fields["updated_at"] = now_iso()
         result[:] = [run]
-        return _change(run, f"run {run_id}: {subject}", str(run.fields.get("step", "")))
+        step = str(run.fields.get("step", ""))
+        more = trailers() if trailers is not None else ()
+        return _change(run, f"run {run_id}: {subject}", step, more)
 
     store.commit(compute)
     return result[0]
 
 
-def _change(run: RunFile, subject: str, step: str) -> Change:
+def _change(
+    run: RunFile, subject: str, step: str, more: tuple[tuple[str, str], ...] = ()
+) -> Change:
     return Change(
         task_id=run.id,
         event="run.step",
         subject=subject,
         writes={runfile.run_path(run.id): run.render().encode()},
-        trailers=(("Orange-Run", run.id), ("Orange-Step", step)),
+        trailers=(("Orange-Run", run.id), ("Orange-Step", step), *more),
     )
 
 

@@ -74,6 +74,7 @@ EXCLUDES: tuple[str, ...] = (
 # The usage readers a harness may name (`orange.runtime.usage.READERS`, not imported:
 # every agent start loads this module, the readers only a record does).
 USAGE_READERS: tuple[str, ...] = ("claude", "codex", "pi", "opencode")
+NO_USAGE = "none"  # a harness whose program calls no model: it costs nothing
 
 # Preference order when no harness is named (HARNESSES.md); user-defined ones follow.
 DEFAULT_ORDER: tuple[str, ...] = ("claude", "pi", "opencode", "codex")
@@ -531,9 +532,10 @@ def _parse(path: Path, name: object, entry: object) -> Harness:
     if run is not None and not any(PROMPT in arg for arg in exec_command):
         raise InvalidInput(f'{where}.exec_command: must contain "{PROMPT}" where the prompt goes')
     usage = entry.get("usage") or ""
-    if usage not in ("", *USAGE_READERS):
+    if usage not in ("", NO_USAGE, *USAGE_READERS):
         raise InvalidInput(
-            f"{where}.usage: must name a built-in usage reader: {', '.join(USAGE_READERS)}"
+            f"{where}.usage: must name a built-in usage reader: {', '.join(USAGE_READERS)} "
+            f"(or {NO_USAGE}: a program that calls no model)"
         )
     levels = entry.get("effort_levels") or []
     if not isinstance(levels, list) or not all(isinstance(x, str) for x in levels):

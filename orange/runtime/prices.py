@@ -9,7 +9,7 @@ from functools import cache
 from importlib import resources
 from typing import Any, NamedTuple
 
-from orange.errors import InvalidInput
+from orange.errors import InvalidInput, OrangeError
 from orange.home import load_config, orange_home
 
 MILLION = Decimal(1_000_000)
@@ -79,6 +79,15 @@ def shipped() -> Table:
     data = yaml.safe_load(text)
     models = {str(k).lower(): _price(f"prices.yml: {k}", v) for k, v in data["models"].items()}
     return Table(str(data["date"]), models)
+
+
+def table_or_shipped() -> tuple[Table, str]:
+    """`table`, or, when config.yml's ``prices:`` is wrong, the shipped table and what
+    is wrong with it (a usage record never stops a move or a run for it, and says so)."""
+    try:
+        return table(), ""
+    except OrangeError as exc:
+        return shipped(), exc.message
 
 
 def table() -> Table:

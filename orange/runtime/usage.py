@@ -207,7 +207,7 @@ def _when(value: Any) -> datetime | None:
     return None
 
 
-def _n(value: Any) -> int:
+def count(value: Any) -> int:
     """A token count; ValueError for anything else (the entry is broken)."""
     if value is None:
         return 0
@@ -216,14 +216,15 @@ def _n(value: Any) -> int:
     return value
 
 
-def _money(value: Any) -> Decimal | None:
+def amount(value: Any) -> Decimal | None:
+    """A dollar amount a program recorded (None: not one)."""
     if value is None or isinstance(value, bool) or not isinstance(value, int | float | str):
         return None
     try:
-        amount = Decimal(str(value))
+        dollars = Decimal(str(value))
     except InvalidOperation:
         return None
-    return amount if amount.is_finite() and 0 <= amount < 10**6 else None
+    return dollars if dollars.is_finite() and 0 <= dollars < 10**6 else None
 
 
 def _dig(data: Any, *keys: str) -> Any:
@@ -271,11 +272,11 @@ def _claude(
                 entry = Entry(
                     at,
                     _text(message.get("model")),
-                    _n(usage.get("input_tokens")),
-                    _n(usage.get("output_tokens")),
-                    _n(usage.get("cache_read_input_tokens")),
-                    _n(usage.get("cache_creation_input_tokens")),
-                    _money(line.get("costUSD")),
+                    count(usage.get("input_tokens")),
+                    count(usage.get("output_tokens")),
+                    count(usage.get("cache_read_input_tokens")),
+                    count(usage.get("cache_creation_input_tokens")),
+                    amount(line.get("costUSD")),
                 )
             except ValueError:
                 reading.broken += 1
@@ -332,7 +333,7 @@ def _codex_file(reading: Reading, path: Path, cwd: str, since: datetime, until: 
             reading.broken += 0 if total is None else 1  # `info: null` before a first call
             continue
         try:
-            counts = {k: _n(total.get(k)) for k in _CODEX_COUNTS}
+            counts = {k: count(total.get(k)) for k in _CODEX_COUNTS}
         except ValueError:
             reading.broken += 1
             continue
@@ -395,12 +396,12 @@ def _pi(
                     Entry(
                         at,
                         _text(message.get("model")),
-                        _n(usage.get("input")),
-                        _n(usage.get("output")),
-                        _n(usage.get("cacheRead")),
-                        _n(usage.get("cacheWrite")),
+                        count(usage.get("input")),
+                        count(usage.get("output")),
+                        count(usage.get("cacheRead")),
+                        count(usage.get("cacheWrite")),
                         # 0: a model pi has no price for (a custom provider's)
-                        _money(_dig(usage, "cost", "total")) or None,
+                        amount(_dig(usage, "cost", "total")) or None,
                     )
                 )
             except ValueError:
@@ -458,11 +459,11 @@ def _opencode_store(
                 Entry(
                     at,
                     _text(message.get("modelID")),
-                    _n(tokens.get("input")),
-                    _n(tokens.get("output")) + _n(tokens.get("reasoning")),
-                    _n(_dig(tokens, "cache", "read")),
-                    _n(_dig(tokens, "cache", "write")),
-                    _money(message.get("cost")) or None,  # 0: a provider it has no price for
+                    count(tokens.get("input")),
+                    count(tokens.get("output")) + count(tokens.get("reasoning")),
+                    count(_dig(tokens, "cache", "read")),
+                    count(_dig(tokens, "cache", "write")),
+                    amount(message.get("cost")) or None,  # 0: a provider it has no price for
                 )
             )
         except (ValueError, RecursionError):
@@ -490,27 +491,33 @@ class LocalUsage:
         start, end = _when(since), _when(until)
         if worktree is None or start is None or end is None:
             return None
-        names = readers_of(task)
-        if not names:
+        names, unread = readers_of(task)
+        if not names and not unread:
             return None
-        try:
-            table = prices.table()
-        except OrangeError:
-            table = prices.shipped()  # a broken `prices:` never stops a move
+        table, wrong = prices.table_or_shipped()  # a broken `prices:` never stops a move
         reading = read(names, str(worktree), start, end)
-        return summarise(reading, table, max(int((end - start).total_seconds()), 0))
+        found = summarise(reading, table, max(int((end - start).total_seconds()), 0))
+        found = found._replace(price_error=wrong)
+        if unread:  # an agent whose spending cannot be read: the cost is unknown
+            found = found._replace(cost=None, unread=unread)
+        return found
 
 
-def readers_of(task: Task) -> tuple[str, ...]:
-    """The usage readers of the task's worker and review harnesses."""
+def readers_of(task: Task) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The usage readers of the task's worker and review harnesses, and the harnesses
+    among them that name none (their program's usage cannot be read; one whose usage
+    is ``none`` calls no model and is neither)."""
     try:
         table = harness.load_harnesses()
     except OrangeError:
-        return READERS
+        return READERS, ()
     names: list[str] = []
+    unread: list[str] = []
     for name in (task.str_field("harness"), task.str_field("review_harness")):
         if not name:
             names.extend(READERS)
-        elif name in table and table[name].usage:
+        elif name in table and table[name].usage in READERS:
             names.append(table[name].usage)
-    return tuple(dict.fromkeys(names))
+        elif name in table and table[name].usage != harness.NO_USAGE:
+            unread.append(name)
+    return tuple(dict.fromkeys(names)), tuple(dict.fromkeys(unread))

@@ -47,6 +47,7 @@ FIELDS = (
     "max_clarification_rounds",
     "skip_clarification",
     "no_pr",
+    "budget_usd",
     "group",
     "answers_used",
     "pr_url",

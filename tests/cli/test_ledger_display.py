@@ -26,12 +26,18 @@ class Spent:
         return Usage(1200, 80, 1200, "claude-opus-4-8", Decimal("0.010325"), 125)
 
 
-def test_cost_in_list_json_and_show(repo: Path) -> None:
+def _planning(repo: Path, summary: str) -> tuple[TaskStore, Task, Engine]:
+    """A task of a new project in planning, and the engine that moved it there."""
     project = projects.add(repo)
     store = TaskStore.open(repo)
-    task = create_task(store, project, load_named("default"), summary="Priced work")
+    task = create_task(store, project, load_named("default"), summary=summary)
     engine = Engine(store, project, registry=recording_registry()[0])
     engine.transition(task.id, "planning")
+    return store, task, engine
+
+
+def test_cost_in_list_json_and_show(repo: Path) -> None:
+    _, task, engine = _planning(repo, "Priced work")
     engine.usage = Spent()
     engine.transition(task.id, "clarification")
 
@@ -47,11 +53,7 @@ def test_cost_in_list_json_and_show(repo: Path) -> None:
 
 
 def test_a_budget_set_later_shows_beside_the_cost(repo: Path) -> None:
-    project = projects.add(repo)
-    store = TaskStore.open(repo)
-    task = create_task(store, project, load_named("default"), summary="Budgeted")
-    engine = Engine(store, project, registry=recording_registry()[0])
-    engine.transition(task.id, "planning")
+    store, task, engine = _planning(repo, "Budgeted")
     engine.usage = Spent()
     engine.transition(task.id, "clarification")
     bad = run_orange("task", "update", task.id, "--budget", "-3", cwd=repo)
@@ -77,3 +79,39 @@ def test_the_project_default_budget(repo: Path) -> None:
     assert run_orange("project", "update", "--budget", "off", cwd=repo).code == 0
     none = run_orange("task", "create", "b3", "None", "--no-spawn", "--json", cwd=repo)
     assert "budget_usd" not in json.loads(none.out)
+
+
+class Unread:
+    """A task whose harness names no usage reader (`orange.runtime.usage.readers_of`),
+    then, once, a priced record."""
+
+    def __init__(self) -> None:
+        self.priced = False
+
+    def read(self, task: Task, since: str, until: str) -> Usage | None:
+        if self.priced:
+            return Usage(1200, 80, 0, "claude-opus-4-8", Decimal("0.25"), 60, unread=("mine",))
+        return Usage(cost=None, unread=("mine",))
+
+
+def test_a_cost_that_cannot_be_known_is_said_once_and_shown_unknown(repo: Path) -> None:
+    _, task, engine = _planning(repo, "Unread")
+    engine.usage = source = Unread()
+    first = engine.transition(task.id, "clarification")
+    said = [m for m in first.messages if "names no usage reader" in m]
+    assert said == [
+        "warning: harness mine names no usage reader: its tokens are not recorded and the "
+        "task's cost is unknown (give it `usage: claude`, codex, pi or opencode under "
+        "harnesses: in config.yml, or `usage: none` if it calls no model)"
+    ]
+    assert first.task.fields["cost_unknown"] is True
+    again = engine.transition(task.id, "planning")  # known to be unknown: nothing to say
+    assert not [m for m in again.messages if "usage" in m]
+    assert again.task.fields["usage_through"] == first.task.fields["usage_through"]
+    listed = run_orange("task", "list", cwd=repo).out
+    assert "unknown" in listed and "$0.00" not in listed
+    as_json = json.loads(run_orange("task", "list", "--json", cwd=repo).out)["tasks"][0]
+    assert as_json["cost_unknown"] is True
+    source.priced = True
+    engine.transition(task.id, "clarification")
+    assert "$0.25+?" in run_orange("task", "list", cwd=repo).out

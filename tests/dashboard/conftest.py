@@ -101,7 +101,7 @@ def project(cli: Cli, repo: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[P
     cli.ok("project", "add", "--workflow", "minimal", "--pool-size", "2", cwd=repo)
     home = Path(os.environ["ORANGE_HOME"])
     (home / "config.yml").write_text(
-        yaml.safe_dump({"harnesses": {"fake": {"command": ["true", "{prompt}"]}}})
+        yaml.safe_dump({"harnesses": {"fake": {"command": ["true", "{prompt}"], "usage": "none"}}})
     )
     yield repo
     subprocess.run(["tmux", "-L", socket, "kill-server"], capture_output=True, check=False)

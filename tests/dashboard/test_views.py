@@ -360,4 +360,31 @@ def test_t_shows_the_dependency_tree_of_the_tasks_shown(project: Path, cli: Cli)
         await pilot.press("escape")
         assert not isinstance(app.screen, TextView)
 
+
+def test_the_cost_column_and_s_for_the_projects_stats(project: Path) -> None:
+    ledger = {
+        "tokens": {"in": 1200, "out": 80, "cache": 0},
+        "usage_through": "2026-01-02T11:00:00Z",
+    }
+    put_task(
+        project, "aaaa0001", status="working", cost_usd="1.500000", budget_usd="5.00", **ledger
+    )
+    put_task(
+        project, "aaaa0002", status="working", cost_usd="0.000000", cost_unknown=True, **ledger
+    )
+    put_task(project, "aaaa0003", status="pending")
+    app = app_for(project)
+
+    async def script(pilot: Any) -> None:
+        table = app.query_one("#table", DataTable)
+        rows = [table.get_row_at(i) for i in range(3)]
+        costs = {str(row[0]): str(row[-2]) for row in rows}
+        assert costs == {"aaaa0001": "$1.50/5.00", "aaaa0002": "unknown", "aaaa0003": ""}
+        await pilot.press("s")
+        assert isinstance(app.screen, TextView)
+        shown = str(app.screen.query_one("#body", Static).render())
+        assert "tasks: 3 started, 0 done, 0 cancelled" in shown
+        await pilot.press("escape")
+        assert app.screen.query_one("#table", DataTable) is not None
+
     drive(app, script)

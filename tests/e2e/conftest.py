@@ -105,7 +105,12 @@ class World:
             ) from None
 
     def set_harness(self, name: str, worker: list[str], reviewer: list[str] | None = None) -> None:
-        self.harnesses[name] = {"command": worker, "review_command": reviewer or worker}
+        # The scripted agent calls no model: it costs nothing (the ledger).
+        self.harnesses[name] = {
+            "command": worker,
+            "review_command": reviewer or worker,
+            "usage": "none",
+        }
         orange_home().mkdir(parents=True, exist_ok=True)
         (orange_home() / "config.yml").write_text(yaml.safe_dump({"harnesses": self.harnesses}))
 

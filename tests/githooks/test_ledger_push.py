@@ -47,11 +47,18 @@ def test_usage_recorded_with_moves_is_taken_by_the_hub(
     ledger = moved.task.fields
     assert ledger["tokens"] == {"in": 1300, "out": 130, "cache": 2600}
     assert ledger["cost_usd"] == "0.500000"  # the second record's cost is unknown
+    assert ledger["cost_unknown"] is True  # so $0.50 is only part of it
     message = _message(repo)
     assert "Orange-Tokens-In: 300" in message and "Orange-Cost-USD: unknown" in message
     result = push(repo)
     assert result.returncode == 0, result.stderr
     assert tip(hub) == tip(repo)
+    # A teammate's push that drops the mark, to make the partial sum read as complete:
+    complete = Task.parse(task_text(repo, task.id), where="t").with_fields(cost_unknown=None)
+    forge(repo, {layout.task_path(task.id): complete.render()}, "cost known")
+    refused = push(repo)
+    assert refused.returncode != 0
+    assert "cost_unknown changed without a usage record" in refused.stderr
 
 
 def test_totals_that_do_not_add_up_are_refused(engine: Engine, repo: Path, hub: Path) -> None:

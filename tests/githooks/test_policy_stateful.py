@@ -74,6 +74,7 @@ BENDS: dict[str, tuple[str, Any]] = {
     "tokens set": (TOKENS, {"in": 5, "out": 5, "cache": 0}),
     "cost set": (COST, "12.50"),
     "usage_through set": (THROUGH, "2030-01-01T00:00:00Z"),
+    "cost_unknown set": ("cost_unknown", True),  # without the record that finds it
     "host moved": ("host", "teammate"),
     "workspace moved": ("workspace", "proj--7"),
     "tmux_session set": ("tmux_session", "proj/x"),

@@ -26,6 +26,7 @@ CLAIM_TIMEOUT = 120
 FAKE = {
     "command": [*AGENT, "--role", "worker", "{prompt}"],
     "review_command": [*AGENT, "--role", "reviewer", "--reviews", "PASS", "{prompt}"],
+    "usage": "none",  # the scripted agent calls no model (the ledger)
 }
 
 

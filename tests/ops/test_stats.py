@@ -46,6 +46,8 @@ HISTORY = [
     Event(3500, B, "status.changed", ("reviewing", "done")),
     Event(0, C, "task.created"),
     Event(50, C, "status.changed", ("pending", "cancelled")),
+    # An `orange run`'s architect, recorded on the run's record: no task of the stats.
+    Event(3600, "run00001", "run.step", None, (100, 10, 0, "9.00", "m1", 600)),
 ]
 
 
@@ -67,9 +69,22 @@ def test_the_known_answers(store: TaskStore) -> None:
     assert times["planning"] == {"stays": 2, "median_s": 200, "p90_s": 200}
     assert times["working"] == {"stays": 3, "median_s": 1000, "p90_s": 2000}
     assert times["agent-review"]["stays"] == 3
+    # B's cost is known only in part: its mean is unknown, never $0.50.
     assert report["done_by_harness"] == {
-        "claude": {"tasks": 1, "cost_usd": "1.50", "tokens": 1100, "unpriced_records": 0},
-        "codex": {"tasks": 1, "cost_usd": "0.50", "tokens": 2220, "unpriced_records": 1},
+        "claude": {
+            "tasks": 1,
+            "cost_usd": "1.50",
+            "cost_unknown": 0,
+            "tokens": 1100,
+            "unpriced_records": 0,
+        },
+        "codex": {
+            "tasks": 1,
+            "cost_usd": None,
+            "cost_unknown": 1,
+            "tokens": 2220,
+            "unpriced_records": 1,
+        },
     }
     assert set(report["done_by_model"]) == {"m1", "m2"}
     assert [t["id"] for t in report["most_expensive"]] == [A, B]

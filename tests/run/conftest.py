@@ -90,7 +90,8 @@ def world(tmp_path: Path, cli: Cli, monkeypatch: pytest.MonkeyPatch) -> RunWorld
         yaml.safe_dump(
             {
                 "harnesses": {
-                    "fake": {"command": agent, "exec_command": agent},
+                    # The scripted agent calls no model: it costs nothing.
+                    "fake": {"command": agent, "exec_command": agent, "usage": "none"},
                     "ghost": {
                         "command": ["orange-test-no-such-agent", "{prompt}"],
                         "exec_command": ["orange-test-no-such-agent", "{prompt}"],

@@ -11,8 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from orange.runtime import prices, usage
+from orange.runtime import harness, prices, usage
 from orange.runtime.usage import claude_dir, pi_dir
+from orange.store.task import Task
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "usage"
 SINCE = datetime(2026, 11, 27, 13, 0, tzinfo=UTC)
@@ -205,6 +206,29 @@ def test_config_prices_override_and_extend(hermetic: Path) -> None:
     (orange_home / "config.yml").write_text("prices:\n  x: {input: -1}\n")
     with pytest.raises(Exception, match=r"prices\.x\.input: must be dollars per million"):
         prices.table()
+
+
+def test_a_harness_without_a_reader_is_named_not_skipped(hermetic: Path) -> None:
+    orange_home = hermetic / "orange"
+    orange_home.mkdir()
+    (orange_home / "config.yml").write_text(
+        "harnesses:\n"
+        "  mine: {command: [mine, '{prompt}']}\n"
+        "  script: {command: [script, '{prompt}'], usage: none}\n"
+        "  wrapped: {command: [wrapped, '{prompt}'], usage: codex}\n"
+    )
+
+    def of(worker: str, reviewer: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        task = Task({"id": "t1", "harness": worker, "review_harness": reviewer}, "")
+        return usage.readers_of(task)
+
+    assert of("mine", "script") == ((), ("mine",))
+    assert of("wrapped", "mine") == (("codex",), ("mine",))
+    assert of("claude", "script") == (("claude",), ())
+    bad = "harnesses:\n  x: {command: [x, '{prompt}'], usage: nine}\n"
+    (orange_home / "config.yml").write_text(bad)
+    with pytest.raises(Exception, match=r"usage: must name a built-in usage reader"):
+        harness.load_harnesses()
 
 
 # Cut short, huge, hostile -----------------------------------------------------------------

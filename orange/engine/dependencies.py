@@ -48,7 +48,9 @@ def parse(text: str) -> list[str]:
 
 
 def resolve(store: TaskStore, snap: Snapshot, given: Iterable[str]) -> list[str]:
-    """Full ids of ``given`` (ids or unique prefixes); an unknown one is refused."""
+    """Full ids of ``given`` (ids or unique prefixes); an unknown or cancelled one is
+    refused."""
+    known = Definitions(snap)
     ids: list[str] = []
     for prefix in given:
         try:
@@ -57,9 +59,22 @@ def resolve(store: TaskStore, snap: Snapshot, given: Iterable[str]) -> list[str]
             raise InvalidInput(
                 f"--after: no task {prefix!r}", hint="see `orange task list --all`"
             ) from None
+        other = snap.task(task_id)
+        if other is not None:
+            _refuse_cancelled(other, known)
         if task_id not in ids:
             ids.append(task_id)
     return ids
+
+
+def _refuse_cancelled(task: Task, known: Definitions) -> None:
+    """A task cannot wait for a cancelled one: nothing would ever start it."""
+    workflow = known.of(task)
+    if workflow is not None and task.status == workflow.cancelled_state:
+        raise InvalidInput(
+            f"--after: task {task.id} is cancelled; nothing would ever start this one",
+            hint="name the tasks it really waits for",
+        )
 
 
 def checked(snap: Snapshot, task_id: str, ids: list[str]) -> None:
@@ -67,9 +82,12 @@ def checked(snap: Snapshot, task_id: str, ids: list[str]) -> None:
     not exist, or that close a cycle (a task named waits, at any depth, for this one)."""
     if task_id in ids:
         raise InvalidInput(f"task {task_id} cannot wait for itself")
+    known = Definitions(snap)
     for dep in ids:
-        if snap.task(dep) is None:
+        other = snap.task(dep)
+        if other is None:
             raise InvalidInput(f"--after: no task {dep!r}", hint="see `orange task list --all`")
+        _refuse_cancelled(other, known)
     path = _path_to(snap, ids, task_id)
     if path:
         chain = " -> ".join([task_id, *path])

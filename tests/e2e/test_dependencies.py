@@ -55,6 +55,11 @@ def test_unknown_ids_self_and_cycles_are_refused_in_one_line(world: World) -> No
     assert f"{first} -> {third} -> {second} -> {first}" in cycle.err
     assert "after" not in world.task(first).fields
 
+    dropped = world.create("dropped", "Dropped task", "--no-spawn")
+    world.ok("task", "cancel", dropped, "--yes")
+    gone = world.orange("task", "create", "y", "Y", "--no-spawn", "--after", dropped)
+    assert gone.code == 1 and f"task {dropped} is cancelled" in gone.err.splitlines()[0]
+
     itself = world.orange("task", "update", first, "--after", first)
     assert itself.code == 1 and "cannot wait for itself" in itself.err
 

@@ -14,7 +14,7 @@ from orange.engine.ledger import Usage
 from orange.engine.tasks import create_task
 from orange.store.store import TaskStore
 from orange.store.task import Task
-from tests.conftest import run_orange
+from tests.conftest import orange_here
 from tests.recording import recording_registry
 
 
@@ -41,13 +41,13 @@ def test_cost_in_list_json_and_show(repo: Path) -> None:
     engine.usage = Spent()
     engine.transition(task.id, "clarification")
 
-    listed = run_orange("task", "list", cwd=repo)
+    listed = orange_here("task", "list", cwd=repo)
     assert listed.code == 0, listed.err
     assert "COST" in listed.out and "$0.01" in listed.out
-    as_json = json.loads(run_orange("task", "list", "--json", cwd=repo).out)["tasks"][0]
+    as_json = json.loads(orange_here("task", "list", "--json", cwd=repo).out)["tasks"][0]
     assert as_json["tokens"] == {"in": 1200, "out": 80, "cache": 1200}
     assert as_json["cost_usd"] == "0.010325"
-    shown = run_orange("task", "show", task.id, cwd=repo).out
+    shown = orange_here("task", "show", task.id, cwd=repo).out
     assert "usage" in shown
     assert "claude-opus-4-8  1200/80/1200  $0.010325  2 min" in shown
 
@@ -56,28 +56,28 @@ def test_a_budget_set_later_shows_beside_the_cost(repo: Path) -> None:
     store, task, engine = _planning(repo, "Budgeted")
     engine.usage = Spent()
     engine.transition(task.id, "clarification")
-    bad = run_orange("task", "update", task.id, "--budget", "-3", cwd=repo)
+    bad = orange_here("task", "update", task.id, "--budget", "-3", cwd=repo)
     assert bad.code == 1 and "budget '-3' is not an amount of dollars" in bad.err
-    ok = run_orange("task", "update", task.id, "--budget", "$5", cwd=repo)
+    ok = orange_here("task", "update", task.id, "--budget", "$5", cwd=repo)
     assert ok.code == 0, ok.err
     assert store.get(task.id).fields["budget_usd"] == "5.00"
-    assert "$0.01/5.00" in run_orange("task", "list", cwd=repo).out
+    assert "$0.01/5.00" in orange_here("task", "list", cwd=repo).out
 
 
 def test_the_project_default_budget(repo: Path) -> None:
     projects.add(repo)
-    bad = run_orange("project", "update", "--budget", "plenty", cwd=repo)
+    bad = orange_here("project", "update", "--budget", "plenty", cwd=repo)
     assert bad.code == 1 and "budget 'plenty' is not an amount of dollars" in bad.err
-    ok = run_orange("project", "update", "--budget", "7.5", cwd=repo)
+    ok = orange_here("project", "update", "--budget", "7.5", cwd=repo)
     assert ok.code == 0 and "budget=$7.50" in ok.out, ok.err
-    made = run_orange("task", "create", "b1", "Default", "--no-spawn", "--json", cwd=repo)
-    own = run_orange(
+    made = orange_here("task", "create", "b1", "Default", "--no-spawn", "--json", cwd=repo)
+    own = orange_here(
         "task", "create", "b2", "Own", "--no-spawn", "--budget", "2", "--json", cwd=repo
     )
     assert json.loads(made.out)["budget_usd"] == "7.50"
     assert json.loads(own.out)["budget_usd"] == "2.00"
-    assert run_orange("project", "update", "--budget", "off", cwd=repo).code == 0
-    none = run_orange("task", "create", "b3", "None", "--no-spawn", "--json", cwd=repo)
+    assert orange_here("project", "update", "--budget", "off", cwd=repo).code == 0
+    none = orange_here("task", "create", "b3", "None", "--no-spawn", "--json", cwd=repo)
     assert "budget_usd" not in json.loads(none.out)
 
 
@@ -108,10 +108,10 @@ def test_a_cost_that_cannot_be_known_is_said_once_and_shown_unknown(repo: Path) 
     again = engine.transition(task.id, "planning")  # known to be unknown: nothing to say
     assert not [m for m in again.messages if "usage" in m]
     assert again.task.fields["usage_through"] == first.task.fields["usage_through"]
-    listed = run_orange("task", "list", cwd=repo).out
+    listed = orange_here("task", "list", cwd=repo).out
     assert "unknown" in listed and "$0.00" not in listed
-    as_json = json.loads(run_orange("task", "list", "--json", cwd=repo).out)["tasks"][0]
+    as_json = json.loads(orange_here("task", "list", "--json", cwd=repo).out)["tasks"][0]
     assert as_json["cost_unknown"] is True
     source.priced = True
     engine.transition(task.id, "clarification")
-    assert "$0.25+?" in run_orange("task", "list", cwd=repo).out
+    assert "$0.25+?" in orange_here("task", "list", cwd=repo).out

@@ -25,13 +25,18 @@ from orange.store.events import Change
 from orange.store.lock import exclusive
 from orange.store.store import Snapshot, TaskStore
 from orange.store.task import Task
-from tests.conftest import Result, git, make_repo, run_orange
+from tests.conftest import Result, git, make_repo, orange_here, run_orange
 from tests.helpers import retry_until
 from tests.processes import wait_gone
 
 T = TypeVar("T")
 C = TypeVar("C", bound="Change")
 AGENT = [sys.executable, "-m", "orange.demo_agent"]
+# How long a host's claim may take (``claim_timeout``; Orange's default is 10 s): a
+# claim pushes through a hub whose hook replays the push, and on a loaded machine that
+# can outlast 10 s, when the start would be refused as unreachable.  What the tests
+# prove is which claim wins and what follows, not how fast.
+CLAIM_TIMEOUT = 120
 
 
 def wait_for(
@@ -60,6 +65,13 @@ class World:
     harnesses: dict[str, Any] = field(default_factory=dict)
 
     def orange(self, *args: str, stdin: str | None = None, cwd: Path | None = None) -> Result:
+        """``orange ARGS`` run in this process (`orange_here`): the agents, hooks and
+        monitor the commands start are real processes all the same."""
+        return orange_here(*args, cwd=cwd or self.repo, stdin=stdin)
+
+    def process(self, *args: str, stdin: str | None = None, cwd: Path | None = None) -> Result:
+        """``orange ARGS`` as a process of its own (for calls from threads, or commands
+        that replace the process)."""
         return run_orange(*args, cwd=cwd or self.repo, stdin=stdin)
 
     def ok(self, *args: str, stdin: str | None = None, cwd: Path | None = None) -> Result:
@@ -112,7 +124,8 @@ class World:
             "usage": "none",
         }
         orange_home().mkdir(parents=True, exist_ok=True)
-        (orange_home() / "config.yml").write_text(yaml.safe_dump({"harnesses": self.harnesses}))
+        config = {"harnesses": self.harnesses, "claim_timeout": CLAIM_TIMEOUT}
+        (orange_home() / "config.yml").write_text(yaml.safe_dump(config))
 
     def tmux(self, *args: str) -> str:
         result = subprocess.run(
@@ -173,11 +186,12 @@ def teammate_clone(
     world: World, tmp_path: Path, hub: Path, config: dict[str, Any]
 ) -> tuple[Path, dict[str, str]]:
     """A teammate's clone of ``hub``, added as project ``proj`` by an Orange of its own
-    (home with ``config`` as its config.yml, host ``teammate``, its own tmux server, no
-    monitor); the clone and that Orange's environment."""
+    (home with ``config`` as its config.yml, with ``CLAIM_TIMEOUT`` unless it names a
+    ``claim_timeout``; host ``teammate``, its own tmux server, no monitor); the clone
+    and that Orange's environment."""
     home = tmp_path / "teammate-home"
     home.mkdir()
-    (home / "config.yml").write_text(yaml.safe_dump(config))
+    (home / "config.yml").write_text(yaml.safe_dump({"claim_timeout": CLAIM_TIMEOUT, **config}))
     env = {
         "ORANGE_HOME": str(home),
         "ORANGE_HOST": "teammate",

@@ -218,7 +218,7 @@ def test_respawn_and_attach_start_nothing_for_a_fetched_task(world: World, tmp_p
         f"orange: task {task_id} has no workspace bound on this host "
         "(it runs on another host, or was never started here)\n",
     )
-    attach = world.orange("task", "attach", task_id)
+    attach = world.process("task", "attach", task_id)
     assert attach.code == 1 and "no running tmux session on this host" in attach.err
     assert git(world.repo, "rev-parse", "refs/orange/tasks") == tip  # nothing written
     assert world.tmux("list-sessions", "-F", "#{session_name}") == ""

@@ -24,10 +24,33 @@ HOLD = [
 ]
 
 
-def test_cancel_with_uncommitted_work_is_refused_then_forced_and_restored(world: World) -> None:
+def held(world: World, branch: str, summary: str) -> tuple[str, Path]:
+    """A task whose agent (``HOLD``) writes its prompt and waits: its id and worktree."""
     world.set_harness("hold", HOLD)
-    task_id = world.create("keep-me", "Do not lose this", "--harness", "hold")
-    worktree = Path(json.loads(world.ok("task", "show", task_id, "--json").out)["workspace_path"])
+    task_id = world.create(branch, summary, "--harness", "hold")
+    shown = json.loads(world.ok("task", "show", task_id, "--json").out)
+    return task_id, Path(shown["workspace_path"])
+
+
+# The agents' part of the default workflow, done by hand: a section, then the move it allows.
+STEPS = [
+    ("Plan", "APPROACH: a\nTOUCHING: b\n", "working"),
+    ("Handoff", "DONE: x\n", "agent-review"),
+    ("Review", "Verdict: PASS\n", "reviewing"),
+]
+
+
+def walk(world: World, task_id: str, until: str) -> None:
+    """Write each section and make each move of ``STEPS`` up to the move to ``until``."""
+    for heading, text, status in STEPS:
+        world.edit(task_id, heading, text)
+        world.ok("task", "update", task_id, "--status", status)
+        if status == until:
+            return
+
+
+def test_cancel_with_uncommitted_work_is_refused_then_forced_and_restored(world: World) -> None:
+    task_id, worktree = held(world, "keep-me", "Do not lose this")
     (worktree / "precious.txt").write_text("hours of work\n")
     tip = git(world.repo, "rev-parse", layout.TASKS_REF)
     refused = world.orange("task", "cancel", task_id, "--yes")
@@ -45,9 +68,7 @@ def test_cancel_with_uncommitted_work_is_refused_then_forced_and_restored(world:
 
 def test_update_over_unsaved_work_names_a_command_that_has_force(world: World) -> None:
     """`task update` has no --force: its refusal names the commands that do."""
-    world.set_harness("hold", HOLD)
-    task_id = world.create("keep-me-too", "Do not lose this either", "--harness", "hold")
-    worktree = Path(json.loads(world.ok("task", "show", task_id, "--json").out)["workspace_path"])
+    task_id, worktree = held(world, "keep-me-too", "Do not lose this either")
     (worktree / "precious.txt").write_text("hours of work\n")
     refused = world.orange("task", "update", task_id, "--status", "cancelled")
     assert refused.code == 1 and "unsaved work" in refused.err
@@ -153,7 +174,7 @@ def test_two_agents_transitioning_at_once_both_land(world: World) -> None:
     results = {}
 
     def go(task_id: str) -> None:
-        results[task_id] = world.orange("task", "update", task_id, "--status", "working")
+        results[task_id] = world.process("task", "update", task_id, "--status", "working")
 
     threads = [threading.Thread(target=go, args=(t,)) for t in (a, b)]
     for thread in threads:
@@ -165,16 +186,9 @@ def test_two_agents_transitioning_at_once_both_land(world: World) -> None:
 
 
 def test_request_changes_keeps_the_agents_unsaved_edits(world: World) -> None:
-    world.set_harness("hold", HOLD)
-    task_id = world.create("edits", "Edits", "--harness", "hold")
-    show = json.loads(world.ok("task", "show", task_id, "--json").out)
-    copy = Path(show["workspace_path"]) / "TASK.md"
-    world.edit(task_id, "Plan", "APPROACH: a\nTOUCHING: b\n")
-    world.ok("task", "update", task_id, "--status", "working")
-    world.edit(task_id, "Handoff", "DONE: x\n")
-    world.ok("task", "update", task_id, "--status", "agent-review")
-    world.edit(task_id, "Review", "Verdict: PASS\n")
-    world.ok("task", "update", task_id, "--status", "reviewing")
+    task_id, worktree = held(world, "edits", "Edits")
+    copy = worktree / "TASK.md"
+    walk(world, task_id, "reviewing")
     # The agent is writing notes in its working copy, not yet taken into the ref ...
     copy.write_text(copy.read_text() + "\n## Notes\n\nagent's unsaved thought\n")
     # ... when a human requests changes.
@@ -192,15 +206,8 @@ def test_request_changes_keeps_the_agents_unsaved_edits(world: World) -> None:
 def test_request_changes_respawns_a_dead_worker_with_the_feedback(world: World) -> None:
     """Issue 25, finding 6: a worker that died in reviewing was respawned by
     request-changes with its respawn prompt alone, which never says ## Feedback."""
-    world.set_harness("hold", HOLD)
-    task_id = world.create("dead-fix", "Fix after a death", "--harness", "hold")
-    worktree = Path(json.loads(world.ok("task", "show", task_id, "--json").out)["workspace_path"])
-    world.edit(task_id, "Plan", "APPROACH: a\nTOUCHING: b\n")
-    world.ok("task", "update", task_id, "--status", "working")
-    world.edit(task_id, "Handoff", "DONE: x\n")
-    world.ok("task", "update", task_id, "--status", "agent-review")
-    world.edit(task_id, "Review", "Verdict: PASS\n")
-    world.ok("task", "update", task_id, "--status", "reviewing")
+    task_id, worktree = held(world, "dead-fix", "Fix after a death")
+    walk(world, task_id, "reviewing")
     worker = f"{world.task(task_id).str_field('tmux_session')}:worker"
     os.kill(int(world.tmux("display-message", "-p", "-t", worker, "#{pane_pid}")), SIGKILL)
 
@@ -220,9 +227,7 @@ def test_request_changes_respawns_a_dead_worker_with_the_feedback(world: World) 
 
 
 def test_commands_inside_a_workspace_infer_the_task(world: World) -> None:
-    world.set_harness("hold", HOLD)
-    task_id = world.create("infer-me", "Infer me", "--harness", "hold")
-    worktree = Path(json.loads(world.ok("task", "show", task_id, "--json").out)["workspace_path"])
+    task_id, worktree = held(world, "infer-me", "Infer me")
     (worktree / "sub").mkdir()
     world.edit(task_id, "Plan", "APPROACH: a\nTOUCHING: b\n")
     moved = world.ok("task", "update", "--status", "working", cwd=worktree / "sub")
@@ -232,9 +237,7 @@ def test_commands_inside_a_workspace_infer_the_task(world: World) -> None:
 def test_cancel_refuses_committed_but_unpushed_work_and_force_snapshots_it(
     world: World,
 ) -> None:
-    world.set_harness("hold", HOLD)
-    task_id = world.create("unpushed", "Committed, not merged", "--harness", "hold")
-    worktree = Path(json.loads(world.ok("task", "show", task_id, "--json").out)["workspace_path"])
+    task_id, worktree = held(world, "unpushed", "Committed, not merged")
     (worktree / "work.txt").write_text("committed work\n")
     git(worktree, "add", "work.txt")
     git(worktree, "commit", "-q", "-m", "real work")
@@ -249,13 +252,8 @@ def test_cancel_refuses_committed_but_unpushed_work_and_force_snapshots_it(
 
 
 def test_notifying_a_dead_worker_respawns_it_with_its_respawn_prompt(world: World) -> None:
-    world.set_harness("hold", HOLD)
-    task_id = world.create("dead-worker", "Dead worker", "--harness", "hold")
-    worktree = Path(json.loads(world.ok("task", "show", task_id, "--json").out)["workspace_path"])
-    world.edit(task_id, "Plan", "APPROACH: a\nTOUCHING: b\n")
-    world.ok("task", "update", task_id, "--status", "working")
-    world.edit(task_id, "Handoff", "DONE: x\n")
-    world.ok("task", "update", task_id, "--status", "agent-review")
+    task_id, worktree = held(world, "dead-worker", "Dead worker")
+    walk(world, task_id, "agent-review")
     argv = worktree / "argv.txt"
     # The reviewer writes its argv when it has started: only then is the file ours to
     # clear (clearing it earlier let the reviewer's late write pass for the worker's).

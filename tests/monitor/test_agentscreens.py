@@ -128,6 +128,9 @@ def test_a_wait_the_agents_hook_named_stays_until_its_text_changes(
     assert look is not None and look.screen == "question to you"  # read, still waiting
     assert said.calls == []
     # Output that changes the text (a person answered): the mark and attention go.
+    # tmux stamps a pane's activity by the second: the answer comes in a later one, as
+    # a person's does (a read in the same second is read again, tested above).
+    retry_until(lambda: time.time() >= pane.activity + 1.2)  # type: ignore[operator]
     tmux.send_text("s", "worker", "use sqlite")
     moved = retry_until(lambda: "use sqlite" in tmux.visible(pane.pane_id))
     assert moved

@@ -56,8 +56,15 @@ def test_monitor_stop_and_install_speak_json(cli: Cli, hermetic: Path) -> None:
 
 # Commands that print nothing a machine would read: `demo` narrates a throwaway run for
 # a person, `hook-impl` speaks git's hook protocol (exit status and stderr), and
-# `task attach` hands the terminal to tmux, `dashboard` is a full-screen application.
-NO_JSON = {"orange dashboard", "orange demo", "orange hook-impl", "orange task attach"}
+# `task attach` hands the terminal to tmux, `dashboard` is a full-screen application,
+# `host nudge` is Orange's own detached helper (its lines go to a log, never a person).
+NO_JSON = {
+    "orange dashboard",
+    "orange demo",
+    "orange hook-impl",
+    "orange host nudge",
+    "orange task attach",
+}
 
 
 def test_every_command_that_prints_takes_json() -> None:

@@ -30,6 +30,7 @@ def create_on_host(
     json_out: bool,
     base: str | None = None,
     after: list[str] | None = None,
+    budget: str | None = None,
 ) -> None:
     """Create a task here, parked (this host never starts it), then have ``host_name``
     start it.  A host that cannot be reached leaves the task parked here, and says so."""
@@ -52,6 +53,7 @@ def create_on_host(
         spawn=False,
         base=base,
         after=after,
+        budget=budget,
         agents_elsewhere=True,
     )
     task = launch.created

@@ -124,6 +124,7 @@ def create(
             json_out=json_out,
             base=base,
             after=parse_after(after) if after is not None else None,
+            budget=budget,
         )
         return
     create_and_report(

@@ -125,7 +125,7 @@ def test_a_task_for_an_unreachable_host_stays_parked_here(
     data = json.loads(hosts.read_text())
     data["hosts"][0]["ssh_config"] = str(ssh_server.unreachable_config(tmp_path))
     hosts.write_text(json.dumps(data))
-    made = cli("task", "create", "--host", "box", "b1", "Work", cwd=repo)
+    made = cli("task", "create", "--host", "box", "--budget", "5", "b1", "Work", cwd=repo)
     assert made.code == 1
     lines = made.err.strip().splitlines()
     assert len(lines) == 1
@@ -135,6 +135,8 @@ def test_a_task_for_an_unreachable_host_stays_parked_here(
     assert [(t["branch"], t["status"], t.get("workspace") or "") for t in tasks] == [
         ("b1", "pending", "")
     ]
+    shown = cli.ok("task", "show", tasks[0]["id"], "--json", cwd=repo).json()
+    assert shown["budget_usd"] == "5.00"  # --budget is kept with --host too
 
 
 def test_a_project_registered_there_under_another_name_is_told(

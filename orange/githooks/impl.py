@@ -119,27 +119,28 @@ def check_tasks_commit(repo: GitRepo) -> list[str]:
     if taskscheckout.head_commit(repo) != tip:
         return [UNPUBLISHED]
 
+    parent, staged = _staged_step(repo, tip)
+    return check_tree_change(repo.pygit, parent, staged, tip)
+
+
+def _staged_step(repo: GitRepo, tip: str | None) -> tuple[pygit2.Tree | None, pygit2.Tree]:
+    """The tree at ``tip`` (None: no ref yet) and the tree git is about to commit."""
     assert repo.workdir is not None
     pygit = repo.pygit
     staged = pygit[git("write-tree", cwd=repo.workdir, env=_index_env())].peel(pygit2.Tree)
-    parent = None if tip is None else pygit[tip].peel(pygit2.Tree)
-    return check_tree_change(pygit, parent, staged, tip)
+    return (None if tip is None else pygit[tip].peel(pygit2.Tree)), staged
 
 
 def _with_move_bookkeeping(repo: GitRepo, problems: list[str]) -> list[str]:
     """The problems once the counts a move sets are written (`bookkeeping`): [] and the
     rewrite kept, or the original problems with the index as it was staged."""
-    assert repo.workdir is not None
-    tip = taskscheckout.tasks_tip(repo)
-    env = _index_env()
-    staged = repo.pygit[git("write-tree", cwd=repo.workdir, env=env)].peel(pygit2.Tree)
-    parent = None if tip is None else repo.pygit[tip].peel(pygit2.Tree)
+    parent, staged = _staged_step(repo, taskscheckout.tasks_tip(repo))
     rewrites = bookkeeping.count_rewrites(repo.pygit, parent, staged)
     if not rewrites:
         return problems
-    bookkeeping.stage(repo, rewrites, env, undo=False)
+    bookkeeping.stage(repo, rewrites, _index_env(), undo=False)
     if check_tasks_commit(repo):
-        bookkeeping.stage(repo, rewrites, env, undo=True)
+        bookkeeping.stage(repo, rewrites, _index_env(), undo=True)
         return problems
     for rewrite in rewrites:
         print(f"orange: {rewrite.note}", file=sys.stderr)

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from orange.ops import install as install_module
 from orange.ops.doctor import check
 from orange.ops.install import install
+from tests.ops.test_install import recording_orange
 
 # The shim `orange install` wrote before the check moved to `orange.agent_hooks.stop`.
 OLD_SHIM = """#!/bin/sh
@@ -33,14 +33,7 @@ def test_an_older_installations_stop_hook_still_reports_and_doctor_asks_to_rewri
     (folder / "claude").write_text("#!/bin/sh\nexit 0\n")
     (folder / "claude").chmod(0o755)
     monkeypatch.setenv("PATH", f"{folder}{os.pathsep}{os.environ['PATH']}")
-    calls = tmp_path / "calls.json"
-    fake_orange = tmp_path / "fake-orange"
-    fake_orange.write_text(
-        f"#!/bin/sh\nexec {sys.executable} -c "
-        f'\'import json, sys; json.dump(sys.argv[1:], open("{calls}", "w"))\' "$@"\n'
-    )
-    fake_orange.chmod(0o755)
-    monkeypatch.setattr(install_module, "_orange_bin", lambda: str(fake_orange))
+    calls, fake_orange = recording_orange(tmp_path, monkeypatch)
     install("claude")
     hook = hermetic / ".claude" / "hooks" / "orange-stop.sh"
     old = [sys.executable, "-P", "-m", "orange.ops.claude_stop", str(fake_orange)]

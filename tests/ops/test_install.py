@@ -152,9 +152,9 @@ def test_nothing_detected(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> No
         install()
 
 
-def test_stop_hook_reports_the_outcome(
-    agents: Path, hermetic: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def recording_orange(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path]:
+    """An `orange` for the installed hooks to call that records its arguments as JSON
+    in the first path returned (the second is the program)."""
     calls = tmp_path / "calls.json"
     fake_orange = tmp_path / "fake-orange"
     fake_orange.write_text(
@@ -163,6 +163,13 @@ def test_stop_hook_reports_the_outcome(
     )
     fake_orange.chmod(0o755)
     monkeypatch.setattr(install_module, "_orange_bin", lambda: str(fake_orange))
+    return calls, fake_orange
+
+
+def test_stop_hook_reports_the_outcome(
+    agents: Path, hermetic: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls, _ = recording_orange(tmp_path, monkeypatch)
     install("claude")
     hook = hermetic / ".claude" / "hooks" / "orange-stop.sh"
     project = tmp_path / "worktree"

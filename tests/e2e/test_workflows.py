@@ -162,6 +162,9 @@ def test_self_review_stuck_outcome_then_a_human_sends_it_back(world: World, tmp_
     task_id = world.create("self-s", "Add feature S", "--harness", "claude")
     stuck = world.wait_status(task_id, "stuck")
     assert "the API it needs is missing" in stuck.body
+    # The agent records its hook's answer after the hook's move: sending the task back
+    # before that kills the first agent before it writes the line.
+    wait_for(lambda: record.exists() and record.read_text().count("\n") == 1, 20, "the first stop")
     world.ok("task", "request-changes", task_id, "-m", "The API is there now")
     task = world.wait_status(task_id, "reviewing")
     assert "OUTCOME: passed" in task.body and not task.str_field("attention")

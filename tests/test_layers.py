@@ -57,6 +57,7 @@ def test_the_package_keeps_its_layers(tree: Path) -> None:
         ("orange/agent_hooks/stop.py", "from orange import errors", "drivers above"),
         ("orange/engine/loader.py", "from orange.engine import gates", "reading workflows"),
         ("orange/engine/gates.py", "from orange.engine import replay", "deciding a move"),
+        ("orange/engine/steps.py", "from orange.engine import taking", "checking history makes"),
     ],
     ids=[
         "engine->runtime",
@@ -68,6 +69,7 @@ def test_the_package_keeps_its_layers(tree: Path) -> None:
         "agent_hooks->errors",
         "loader->gates",
         "gates->replay",
+        "steps->taking",
     ],
 )
 def test_a_function_level_import_across_a_layer_breaks_a_contract(
@@ -83,3 +85,18 @@ def test_a_function_level_import_across_a_layer_breaks_a_contract(
     assert result.returncode == 1, result.stdout
     broken = result.stdout.split("Broken contracts", 1)[1]
     assert contract in broken
+
+
+def test_an_import_only_for_type_checking_is_an_import(tree: Path) -> None:
+    """A cycle through a ``TYPE_CHECKING`` import is a cycle: the engine's actions
+    naming the engine for their annotations is what `orange.engine.services` is for."""
+    path = tree / "orange/engine/notices.py"
+    original = path.read_text()
+    planted = "import typing\n\nif typing.TYPE_CHECKING:\n    from orange.engine import engine\n"
+    path.write_text(f"{original}\n\n{planted}")
+    try:
+        result = _lint(tree)
+    finally:
+        path.write_text(original)
+    assert result.returncode == 1, result.stdout
+    assert "no import cycle" in result.stdout.split("Broken contracts", 1)[1]

@@ -240,6 +240,19 @@ def nothing_to_respawn(workflow: Workflow, task: Task) -> InvalidInput:
     )
 
 
+ACQUIRE = HookSpec("acquire_workspace")
+
+
+def take_specs(workflow: Workflow, status: str) -> tuple[HookSpec, ...]:
+    """What a take by this host runs (``orange task take``, `orange.engine.taking`): a
+    worktree here, and the state's agent if it has one.  Decided here, below the engine,
+    so the history checker (`orange.engine.steps`) accepts a take without importing the
+    code that makes one."""
+    if workflow.states[status].respawn_prompt:
+        return (ACQUIRE, respawn_spec(workflow, status))
+    return (ACQUIRE,)
+
+
 def respawn_spec(workflow: Workflow, status: str) -> HookSpec:
     """The spawn action that restarts the agent of ``status`` with its respawn prompt.
 

@@ -36,7 +36,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from orange.engine.actionspec import spawns
-from orange.engine.decide import resolve, respawn_spec
+from orange.engine.decide import resolve, respawn_spec, take_specs
 from orange.engine.exitrules import Advance, Crash, Respawn, decide_dead_session
 from orange.engine.fields import BASELINE_FIELD, DEAD_FIELD, RUN_FIELD, baseline
 from orange.engine.gates import check_gate, fingerprints
@@ -50,7 +50,6 @@ from orange.engine.ledger import (
     without_ledger,
 )
 from orange.engine.policy import field_problem
-from orange.engine.taking import take_specs
 from orange.engine.workflow import HookSpec, Transition, Workflow
 from orange.errors import OrangeError
 from orange.store.task import Task

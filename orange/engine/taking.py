@@ -13,24 +13,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from orange.engine.decide import Outcome, respawn_spec
+from orange.engine.decide import Outcome, take_specs
 from orange.engine.definitions import is_active
 from orange.engine.elsewhere import running_elsewhere
-from orange.engine.workflow import HookSpec, Workflow
 from orange.errors import InvalidInput, NotPermitted
 from orange.store.task import Task
 
 if TYPE_CHECKING:
     from orange.engine.engine import Engine
-
-ACQUIRE = HookSpec("acquire_workspace")
-
-
-def take_specs(workflow: Workflow, status: str) -> tuple[HookSpec, ...]:
-    """What a take runs: a worktree here, and the state's agent if it has one."""
-    if workflow.states[status].respawn_prompt:
-        return (ACQUIRE, respawn_spec(workflow, status))
-    return (ACQUIRE,)
 
 
 def bound_elsewhere(engine: Engine, task: Task, here: str) -> str:

@@ -15,23 +15,21 @@ import os
 from functools import cache
 from typing import TYPE_CHECKING, NamedTuple
 
-from orange.engine.actions import LocalRelease, Registry
 from orange.engine.caller import ENGINE, Caller, from_env
-from orange.engine.claims import BranchShare, Claim
-from orange.engine.engine import Engine
-from orange.engine.ports import AgentProbe, Notifier, UsageSource, WorkingCopies
-from orange.engine.services import Services
-from orange.hooks.registry import full_registry
-from orange.projects import Project, open_store
 from orange.runtime.adapters import LocalCopies, LocalUsage, TmuxProbe
-from orange.runtime.adopt import ensure_adopted
-from orange.runtime.notices import Notices
-from orange.store.store import TaskStore
-from orange.store.task import Task
 
 if TYPE_CHECKING:
+    from orange.engine.actions import LocalRelease, Registry
+    from orange.engine.claims import BranchShare, Claim
+    from orange.engine.engine import Engine
+    from orange.engine.ports import AgentProbe, Notifier, UsageSource, WorkingCopies
+    from orange.engine.services import Services
+    from orange.projects import Project
     from orange.runtime.github import GitHub
+    from orange.runtime.notices import Notices
     from orange.runtime.tmuxclient import TmuxClient
+    from orange.store.store import TaskStore
+    from orange.store.task import Task
 
 
 class Runtime(NamedTuple):  # not a dataclass: see `orange.engine.workflow`
@@ -72,15 +70,28 @@ def gh() -> GitHub:
 def notices() -> Notices:
     """This process's one adapter that tells a human (desktop, webhook): the engine's
     notifier, the ``notify`` action's and `orange notify --test`'s."""
+    from orange.runtime.notices import Notices
+
     return Notices()
+
+
+@cache
+def copies() -> LocalCopies:
+    """This process's one reader and writer of the agents' TASK.md working copies: every
+    engine's, and `task update`'s, which changes a field without an engine."""
+    return LocalCopies()
 
 
 @cache
 def runtime() -> Runtime:
     """This host's runtime (its parts keep no state: built once per process)."""
+    # Imported here, as the engine in `build_engine`: this module stays cheap to import
+    # for a command that only needs an adapter (`task update --summary`, `copies`).
+    from orange.hooks.registry import full_registry
+
     return Runtime(
         full_registry(tmux(), gh, notices()),
-        LocalCopies(),
+        copies(),
         TmuxProbe(),
         _release,
         notices(),
@@ -146,6 +157,10 @@ def build_engine(
     """The engine for ``project``'s tasks, acting as ``actor`` (``cli``, ``agent``,
     ``monitor``, ``git-hook``; None: from the environment) on behalf of ``caller``:
     the engine for the monitor, else who this process is (`process_caller`)."""
+    from orange.engine.engine import Engine
+    from orange.projects import open_store
+    from orange.runtime.adopt import ensure_adopted
+
     parts = runtime()
     ensure_adopted(project)  # once per project: an older installation's running tasks
     if caller is None:

@@ -27,10 +27,14 @@ OUTSIDE_PROGRAMS = ("orange/demo_agent.py", "orange/agent_hooks/stop.py")
 ADAPTERS = {
     "Tmux",
     "TmuxClient",
-    "Server",
+    "Server",  # libtmux's, under the adapter
     "GitHub",
     "Notices",
-}  # Server: libtmux's, under the adapter
+    "LocalCopies",  # the agents' TASK.md working copies
+    "RuntimeCopies",
+    "TmuxProbe",  # is an agent alive
+    "LocalUsage",  # what the agent programs recorded
+}
 SUBPROCESS = {"run", "Popen", "call", "check_call", "check_output"}
 
 
@@ -112,8 +116,12 @@ class Case(NamedTuple):
             "from orange.runtime.github import GitHub\nGitHub().pr_state(p, u)\n",
             "GitHub()",
         ),
+        Case(
+            "from orange.runtime.adapters import LocalCopies\ncopies = LocalCopies()\n",
+            "LocalCopies()",
+        ),
     ],
-    ids=["module-level-tmux", "client-in-a-function", "subprocess-git", "github"],
+    ids=["module-level-tmux", "client-in-a-function", "subprocess-git", "github", "copies"],
 )
 def test_a_planted_construction_is_found(case: Case) -> None:
     assert [site.what for site in sites(case.source, "orange/cli/x.py")] == [case.what]
@@ -121,5 +129,5 @@ def test_a_planted_construction_is_found(case: Case) -> None:
 
 def test_a_handed_adapter_is_not_a_construction() -> None:
     source = "from orange import compose\ntmux = compose.tmux()\ntmux.panes()\n"
-    source += "compose.gh().create_pr(project, task)\n"
+    source += "compose.gh().create_pr(project, task)\ncompose.copies().after_write(task)\n"
     assert sites(source, "orange/cli/x.py") == []

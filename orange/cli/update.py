@@ -6,16 +6,14 @@ a status change needs the engine (`orange.cli.engine`), which only that path loa
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from orange import compose
 from orange.cli.context import locate
 from orange.cli.output import emit_json, task_object
-from orange.engine.caller import from_env
 from orange.engine.edits import update_fields
 from orange.errors import InvalidInput, NotPermitted
-from orange.runtime.adapters import LocalCopies
 
 if TYPE_CHECKING:
     from orange.cli.context import TaskRef
@@ -54,11 +52,11 @@ def update_task(
         changes["summary"] = summary
     check = None
     if after is not None or no_after:
-        if from_env(os.environ).kind == "agent":
+        if compose.process_caller().kind == "agent":
             raise NotPermitted("an agent may not change a task's dependencies (--after)")
         changes["after"], check = _dependencies(ref, after, no_after)
     if budget is not None:
-        if from_env(os.environ).kind == "agent":
+        if compose.process_caller().kind == "agent":
             raise NotPermitted("an agent may not change a task's budget")
         from orange.engine.ledger import BUDGET, budget_text  # Decimal: for a budget only
 
@@ -67,19 +65,16 @@ def update_task(
         raise InvalidInput(
             "nothing to update", hint="pass --summary, --branch, --after, --budget or --status"
         )
-    # Who this process is, as `orange.compose.process_caller` says (not imported here:
-    # the composition root loads every hook action).
-    caller = from_env(os.environ)
+    caller = compose.process_caller()
     updated = ref.store.get(ref.task_id)
     # No engine is built for a new summary (the agents' hottest path).
-    copies = LocalCopies()  # what the composition root hands every engine
+    copies = compose.copies()  # the one every engine of this process is handed
     if changes:
         updated = update_fields(
             ref.store, ref.task_id, changes, copies=copies, caller=caller, check=check
         )
     if branch is not None:
         # Renaming a live branch drives git and tmux: loaded for --branch only.
-        from orange import compose
         from orange.ops.rename import rename_branch
 
         changes["branch"] = branch

@@ -92,7 +92,7 @@ def runtime() -> Runtime:
     return Runtime(
         full_registry(tmux(), gh, notices()),
         copies(),
-        TmuxProbe(),
+        TmuxProbe(tmux),
         _release,
         notices(),
         _claim,
@@ -162,7 +162,7 @@ def build_engine(
     from orange.runtime.adopt import ensure_adopted
 
     parts = runtime()
-    ensure_adopted(project)  # once per project: an older installation's running tasks
+    ensure_adopted(project, tmux=tmux)  # once per project: an older installation's running tasks
     if caller is None:
         caller = ENGINE if actor == "monitor" else process_caller()
     return Engine(

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from orange import projects
+from orange import compose, projects
 from orange.cli.output import emit_json
 from orange.cli.project_trust import trust_setup
 from orange.engine.catalog import load_named
@@ -40,7 +40,7 @@ def add(
     project = projects.add(path, name=name, pool_size=pool_size, workflow=workflow)
     # The project's binding record store starts now (adopting what an older Orange
     # may be running for it): from here on only this host's records bind anything.
-    ensure_adopted(project)
+    ensure_adopted(project, tmux=compose.tmux)
     # Forgery checks replay every commit that reaches the tasks ref from here on.
     start_record(projects.open_store(project))
 
@@ -89,7 +89,7 @@ def _take_shared_name(project: projects.Project) -> tuple[str, str] | None:
             f"to see them: `orange project remove {project.name}`, then add it again "
             f"with --name {shared} after removing the other"
         )
-    ensure_adopted(renamed)
+    ensure_adopted(renamed, tmux=compose.tmux)
     return shared, f"registered as {shared!r}, the name its shared tasks carry"
 
 

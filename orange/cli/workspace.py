@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from orange import projects
+from orange import compose, projects
 from orange.cli.output import emit_json
 from orange.compose import build_engine
 from orange.ops.workspaces import collect, init_pool, pool_status
@@ -35,7 +35,7 @@ def list_(project: ProjectOpt = None, json_out: JsonOpt = False) -> None:
     """Each workspace of the pool and the task that holds it, then each run's."""
 
     proj = projects.infer(name=project)
-    rows = pool_status(proj)
+    rows = pool_status(proj, tmux=compose.tmux)
     if json_out:
         emit_json({"workspaces": rows})
         return
@@ -57,7 +57,8 @@ def gc(
 ) -> None:
     """Release worktrees whose task has ended or no longer exists (never losing work)."""
 
-    released, kept, started = collect(build_engine(projects.infer(name=project)), force=force)
+    engine = build_engine(projects.infer(name=project))
+    released, kept, started = collect(engine, force=force, tmux=compose.tmux)
     if json_out:
         emit_json({"released": released, "kept": kept, "started": started})
         return

@@ -246,7 +246,7 @@ def open_view(app: Host, view: str) -> None:
             return
         if view == "pool":
             feed = app.source.feeds[0]
-            members = pool_status(feed.project)
+            members = pool_status(feed.project, tmux=lambda: app.tmux)
             app.push_screen(PoolView(f" pool of {feed.project.name}", members, app.source.here))
             return
         if view == "stats":

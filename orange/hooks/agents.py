@@ -174,7 +174,7 @@ def start_agent(
         env["ORANGE_PORT"] = str(port)  # the slot's port, as its setup commands saw it
     tmux.start(session, window, argv, cwd=worktree, env=env)
 
-    monitor.install_tmux_hooks()
+    monitor.install_tmux_hooks(tmux)
     monitor.ensure_running()
 
 

@@ -140,7 +140,7 @@ def _handle_project(
     setter = agentscreens.Setter(engine_here)
     live: set[str] = set()
     snap = store.snapshot()
-    ensure_adopted(project, snap)
+    ensure_adopted(project, snap, tmux=compose.tmux)
     known = Definitions(snap)
     for task, session in _local_active(snap, known, project.name):
         report.active += 1

@@ -7,6 +7,7 @@ host's runs that ended (`orange.runtime.workspace.run_worktrees`)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -24,6 +25,7 @@ from orange.store.task import Task
 
 if TYPE_CHECKING:
     from orange.engine.engine import Engine
+    from orange.runtime.tmux import Tmux
 
 
 def _members(project: Project) -> list[tuple[str, Path]]:
@@ -53,10 +55,11 @@ def init_pool(project: Project) -> list[Path]:
     return created
 
 
-def pool_status(project: Project) -> list[dict[str, Any]]:
-    """The pool's worktrees, then the worktrees of this host's runs (``run``: its id)."""
+def pool_status(project: Project, *, tmux: Callable[[], Tmux]) -> list[dict[str, Any]]:
+    """The pool's worktrees, then the worktrees of this host's runs (``run``: its id).
+    ``tmux``: the process's adapter, for adopting an older installation's tasks."""
     snap = TaskStore(project.repo()).snapshot()
-    ensure_adopted(project, snap)
+    ensure_adopted(project, snap, tmux=tmux)
     held = workspace.holders(snap, project.name)
     branches = {t.id: t.branch for t in listing.tasks(snap) if isinstance(t, Task)}
     setting_up = {mark.workspace for mark in settingup.live(project.name)}
@@ -96,19 +99,21 @@ class Collected(NamedTuple):  # not a dataclass: see `orange.engine.workflow`
     started: list[str]  # what starting the next queued task said
 
 
-def collect(engine: Engine, *, force: bool) -> Collected:
+def collect(engine: Engine, *, force: bool, tmux: Callable[[], Tmux]) -> Collected:
     """``orange workspace gc``: release the worktrees no active task holds, then start
     the next queued task if a worktree is free (a release outside a move frees a slot
     too: the queue never idles, DESIGN §10)."""
     assert engine.project is not None
-    released, kept = gc_pool(engine.project, force=force)
+    released, kept = gc_pool(engine.project, force=force, tmux=tmux)
     return Collected(released, kept, start_next(engine))
 
 
-def gc_pool(project: Project, *, force: bool) -> tuple[list[str], list[str]]:
+def gc_pool(
+    project: Project, *, force: bool, tmux: Callable[[], Tmux]
+) -> tuple[list[str], list[str]]:
     """Release worktrees no active task holds; keep (or with ``force`` snapshot) work."""
     snap = TaskStore(project.repo()).snapshot()
-    ensure_adopted(project, snap)  # an older installation's running tasks keep theirs
+    ensure_adopted(project, snap, tmux=tmux)  # an older installation's running tasks keep theirs
     held = workspace.holders(snap, project.name)
     released: list[str] = []
     kept: list[str] = []

@@ -8,6 +8,7 @@ subprocess, load only when there is a worktree or session to look at.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from orange.runtime.bindings import session_of, workspace_of
@@ -17,20 +18,23 @@ from orange.store.task import Task
 if TYPE_CHECKING:
     from orange.engine.ledger import Usage
     from orange.engine.ports import WorkingCopies
+    from orange.runtime.tmux import Tmux
 
 
 class TmuxProbe:
-    """Is the agent of the task's current state running? (DESIGN §5)"""
+    """Is the agent of the task's current state running? (DESIGN §5)  ``tmux`` gives the
+    process's tmux adapter (`orange.compose.tmux`), asked for only for a session this
+    host started: a move of any other task never loads it."""
+
+    def __init__(self, tmux: Callable[[], Tmux]) -> None:
+        self._tmux = tmux
 
     def is_alive(self, task: Task, agent: str) -> bool:
         session = session_of(task)  # only a session this host started (DESIGN §8)
         if not session:
             return False
-        # tmux (subprocess): loaded only for a session this host started.
-        from orange.runtime.tmux import Tmux
-
         window = agent_window(task, agent)
-        pane = Tmux().pane(session, window)
+        pane = self._tmux().pane(session, window)
         return pane is not None and not pane.dead
 
 

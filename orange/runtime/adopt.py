@@ -12,6 +12,7 @@ again for that project: from then on a binding exists only where this host made 
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from orange.errors import OrangeError
@@ -19,30 +20,35 @@ from orange.runtime import bindings
 
 if TYPE_CHECKING:
     from orange.projects import Project
+    from orange.runtime.tmux import Tmux
     from orange.store.store import Snapshot
     from orange.store.task import Task
 
 
-def ensure_adopted(project: Project, snap: Snapshot | None = None) -> int | None:
+def ensure_adopted(
+    project: Project, snap: Snapshot | None = None, *, tmux: Callable[[], Tmux]
+) -> int | None:
     """Adopt the running tasks of an older installation, once.  Returns how many were
     adopted, None when the store already existed (one stat: cheap on every call).
     A home that cannot be written or a tmux that cannot be asked leaves it for the
-    next call, never an error."""
+    next call, never an error.  ``tmux`` gives the process's tmux adapter
+    (`orange.compose.tmux`), asked for only that one time."""
     if bindings.started(project.name):
         return None
-    return adopt(project, snap)
+    return adopt(project, snap, tmux=tmux)
 
 
-def adopt(project: Project, snap: Snapshot | None = None) -> int | None:
+def adopt(
+    project: Project, snap: Snapshot | None = None, *, tmux: Callable[[], Tmux]
+) -> int | None:
     """`ensure_adopted`'s work: record the adoptable tasks, mark the records started."""
-    # The store, the listing and tmux: loaded the one time a project's records start
-    # (every engine asks `ensure_adopted`; nearly always it has nothing to do).
-    from orange.runtime.tmux import Tmux
+    # The store and the listing: loaded the one time a project's records start (every
+    # engine asks `ensure_adopted`; nearly always it has nothing to do).
     from orange.store.store import TaskStore, now_iso
 
     try:
         snap = snap if snap is not None else TaskStore(project.repo()).snapshot()
-        found = _adoptable(snap, project.name, {p.session for p in Tmux().panes()})
+        found = _adoptable(snap, project.name, {p.session for p in tmux().panes()})
         for task in found:
             bindings.write(
                 project.name,

@@ -15,12 +15,14 @@ import signal
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from orange.engine.caller import ROLE_VARIABLE, TASK_VARIABLE
 from orange.home import orange_home
-from orange.runtime.tmux import Tmux
 from orange.store.lock import attempt
+
+if TYPE_CHECKING:
+    from orange.runtime.tmux import Tmux
 
 HOOK_INDEX = 4711  # our slot in the global session-closed hook array
 
@@ -115,8 +117,8 @@ def _announce_once() -> None:
     print(ANNOUNCEMENT, file=sys.stderr)
 
 
-def install_tmux_hooks() -> None:
-    """Make tmux run ``orange monitor --once`` the moment an agent dies.
+def install_tmux_hooks(tmux: Tmux) -> None:
+    """Make ``tmux`` run ``orange monitor --once`` the moment an agent dies.
 
     The pass covers every task rather than ``--task ID`` for the pane that died: it costs
     one tmux call whatever the number of tasks, and needs no pane-to-task map in tmux.
@@ -144,6 +146,5 @@ def install_tmux_hooks() -> None:
         script.chmod(0o755)
     if '"' in str(script) or "#" in str(script):
         return  # cannot be quoted for tmux: the monitor loop's tick still notices deaths
-    tmux = Tmux()
     for hook in ("pane-died", "session-closed"):
         tmux.set_hook(f"{hook}[{HOOK_INDEX}]", f'run-shell -b "{script}"')

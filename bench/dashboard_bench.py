@@ -238,7 +238,20 @@ def main() -> int:
     parser.add_argument("--tasks", type=int, default=10_000, help="How many tasks.")
     parser.add_argument("--runs", type=int, default=5, help="Samples per figure.")
     parser.add_argument("--strict", action="store_true", help="Exit 1 on a missed target.")
+    parser.add_argument(
+        "--whole-only", action="store_true", help="Only the whole process in tmux (figure 1)."
+    )
+    parser.add_argument(
+        "--code",
+        type=Path,
+        action="append",
+        default=[],
+        help="Also run the whole process on the Orange package in DIR (an export of "
+        "another commit: git archive COMMIT orange | tar -x -C DIR), interleaved.",
+    )
     args = parser.parse_args()
+    if args.whole_only:
+        return _whole_only(args.tasks, args.runs, args.code)
     with tempfile.TemporaryDirectory(prefix="orange-dash-bench-") as tmp:
         root = Path(tmp)
         os.environ.update(hermetic_env(root), ORANGE_MONITOR="off")
@@ -294,7 +307,39 @@ def _ms(values: list[float]) -> str:
     return " ".join(f"{v * 1000:.0f}" for v in values) + " ms"
 
 
-def _whole_process(repo: Path, ids: set[str], runs: int) -> tuple[list[float], list[float]]:
+def _whole_only(tasks: int, runs: int, codes: list[Path]) -> int:
+    """Figure 1's whole process alone, on this Orange and on each ``--code`` copy,
+    one run of each in turn (a change in the machine's load hits them alike)."""
+    with tempfile.TemporaryDirectory(prefix="orange-dash-bench-") as tmp:
+        root = Path(tmp)
+        os.environ.update(hermetic_env(root), ORANGE_MONITOR="off")
+        os.environ["ORANGE_TMUX_SOCKET"] = f"orange-dash-bench-{os.getpid()}"
+        os.chdir(root)
+        project = _project(root, tasks)
+        ids = set(bulk_ids(project))
+        from orange.compose import tmux
+        from orange.dashboard.source import Source
+
+        Source([project], tmux()).refresh()  # the store's cache, warm
+        repo = Path(project.path)
+        names = ["this checkout", *map(str, codes)]
+        found: dict[str, tuple[list[float], list[float]]] = {n: ([], []) for n in names}
+        for _ in range(runs):
+            for name, code in zip(names, [None, *codes], strict=True):
+                walls, cpus = _whole_process(repo, ids, 1, code)
+                found[name][0].extend(walls)
+                found[name][1].extend(cpus)
+    print(f"dashboard at {tasks:,} tasks, whole process in tmux ({runs} runs, medians), "
+          f"load {os.getloadavg()[0]:.1f}")  # fmt: skip
+    for name, (walls, cpus) in found.items():
+        print(f"  {name}: wall {statistics.median(walls) * 1000:.0f} ms ({_ms(walls)}); "
+              f"CPU {statistics.median(cpus) * 1000:.0f} ms ({_ms(cpus)})")  # fmt: skip
+    return 0
+
+
+def _whole_process(
+    repo: Path, ids: set[str], runs: int, code: Path | None = None
+) -> tuple[list[float], list[float]]:
     """``orange dashboard`` in a tmux window of 160x50 (a tmux server of its own), from
     its start to the first screen with 20 task rows: wall seconds, and the process's
     CPU seconds by then (from ``/proc``), for each run."""
@@ -308,9 +353,10 @@ def _whole_process(repo: Path, ids: set[str], runs: int) -> tuple[list[float], l
     try:
         for _ in range(runs):
             start = time.perf_counter()
+            path = f"env PYTHONPATH={code.resolve()} " if code is not None else ""
             subprocess.run(
                 [*tmux, "new-session", "-d", "-x", "160", "-y", "50", "-s", "dash",
-                 "-c", str(repo), f"exec {orange} dashboard"],
+                 "-c", str(repo), f"exec {path}{orange} dashboard"],
                 check=True,
             )  # fmt: skip
             pid = subprocess.run(

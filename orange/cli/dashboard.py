@@ -9,9 +9,11 @@ import typer
 
 from orange import projects
 from orange.cli.context import current_project
-from orange.cli.task import ProjectOpt
 from orange.errors import InvalidInput, NotFound
 from orange.runtime.watcher import ensure_running
+
+# (Not `orange.cli.task`'s: importing that module loads every task command's modules.)
+ProjectOpt = Annotated[str | None, typer.Option("--project", help="Project name.")]
 
 
 def dashboard(

@@ -23,9 +23,8 @@ from textual.content import Content
 from textual.widgets import DataTable, Input, Static
 
 from orange import compose
-from orange.dashboard import commands
 from orange.dashboard.filling import Filler, collector_paused
-from orange.dashboard.keys import Key, task_keys
+from orange.dashboard.keys import TASK_KEYS, VIEW_KEYS, Key, task_keys
 from orange.dashboard.rows import VIEWS, Row, order, shown
 from orange.dashboard.source import Source
 from orange.dashboard.stats import CONFLICT_MARK, all_stats, conflict_notes
@@ -80,8 +79,8 @@ class Dashboard(App[None]):
         Binding("c", "create", "create"),
         Binding("y", "copy_id", "copy id"),
         Binding("question_mark", "help", "help"),
-        *(Binding(key, f"task('{action}')", show=False) for key, action in commands.TASK_KEYS),
-        *(Binding(key, f"view('{view}')", show=False) for key, view in commands.VIEW_KEYS),
+        *(Binding(key, f"task('{action}')", show=False) for key, action in TASK_KEYS),
+        *(Binding(key, f"view('{view}')", show=False) for key, view in VIEW_KEYS),
     ]
 
     def __init__(
@@ -409,16 +408,26 @@ class Dashboard(App[None]):
         self.query_one("#table", DataTable).focus()
         self.redraw()
 
+    # The key handlers load the engine, the create and merge operations and the hosts'
+    # machinery: on the first key that needs them, not before the first paint.
     def action_help(self) -> None:
+        from orange.dashboard import commands
+
         commands.show_help(self, RETURN_KEY)
 
     def action_create(self) -> None:
+        from orange.dashboard import commands
+
         commands.create(self)
 
     def action_copy_id(self) -> None:
+        from orange.dashboard import commands
+
         commands.copy_id(self)
 
     def action_task(self, action: str) -> None:
+        from orange.dashboard import commands
+
         commands.run_task_key(self, action)
 
     def action_view(self, view: str) -> None:

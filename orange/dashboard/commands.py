@@ -30,26 +30,6 @@ from orange.hosts.start import choose, start_on
 from orange.runtime.harness import installed_names
 from orange.runtime.places import agent_window
 
-# Task keys (shown only where the selected task's workflow has the move) and views.
-TASK_KEYS = (
-    ("m", "merge"),
-    ("x", "cancel"),
-    ("r", "request_changes"),
-    ("a", "ack"),
-    ("d", "delete"),
-    ("p", "pr"),
-    ("h", "to_host"),
-)
-VIEW_KEYS = (
-    ("v", "task"),
-    ("l", "log"),
-    ("o", "output"),
-    ("D", "diff"),
-    ("w", "pool"),
-    ("t", "tree"),
-    ("s", "stats"),
-)
-
 
 def actions_for(app: Host, row: Row) -> Actions:
     feed = app.source.feed_of(row)

@@ -14,6 +14,26 @@ from orange.engine.workflow import Workflow
 from orange.hosts.holdings import served
 from orange.hosts.roster import by_reported
 
+# Task keys (shown only where the selected task's workflow has the move) and views.
+TASK_KEYS = (
+    ("m", "merge"),
+    ("x", "cancel"),
+    ("r", "request_changes"),
+    ("a", "ack"),
+    ("d", "delete"),
+    ("p", "pr"),
+    ("h", "to_host"),
+)
+VIEW_KEYS = (
+    ("v", "task"),
+    ("l", "log"),
+    ("o", "output"),
+    ("D", "diff"),
+    ("w", "pool"),
+    ("t", "tree"),
+    ("s", "stats"),
+)
+
 
 class Key(NamedTuple):
     key: str  # the Textual key name

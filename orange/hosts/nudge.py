@@ -62,7 +62,7 @@ def _start(project: str) -> None:
     logs.mkdir(parents=True, exist_ok=True)
     with open(logs / "nudge.log", "a") as out:  # what failed, for a person to read
         subprocess.Popen(
-            [sys.executable, "-m", "orange", "host", "nudge", "--project", project],
+            [sys.executable, "-P", "-m", "orange", "host", "nudge", "--project", project],
             stdin=subprocess.DEVNULL,
             stdout=out,
             stderr=out,

@@ -157,7 +157,7 @@ def dispatch(payload: Message) -> None:
     import subprocess
 
     subprocess.Popen(
-        [sys.executable, "-m", "orange.runtime.notices", json.dumps(payload._asdict())],
+        [sys.executable, "-P", "-m", "orange.runtime.notices", json.dumps(payload._asdict())],
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,

@@ -87,8 +87,8 @@ def ensure_running() -> None:
     # it starts must not inherit the agent's identity.
     env = {k: v for k, v in os.environ.items() if k not in (ROLE_VARIABLE, TASK_VARIABLE)}
     with open(logs / "monitor.log", "a") as out:
-        subprocess.Popen(
-            [sys.executable, "-m", "orange", "monitor"],
+        subprocess.Popen(  # -P: never a package named orange in the folder it starts in
+            [sys.executable, "-P", "-m", "orange", "monitor"],
             env=env,
             stdin=subprocess.DEVNULL,
             stdout=out,
@@ -139,7 +139,7 @@ def install_tmux_hooks(tmux: Tmux) -> None:
     # The monitor is no agent, whichever process started the tmux server (an agent may
     # run only an agent's commands: `orange.engine.caller.AGENT_COMMANDS`).
     lines.append(f"unset {ROLE_VARIABLE} {TASK_VARIABLE}")
-    lines.append(f"exec {shlex.quote(sys.executable)} -m orange monitor --once >/dev/null 2>&1")
+    lines.append(f"exec {shlex.quote(sys.executable)} -P -m orange monitor --once >/dev/null 2>&1")
     text = "\n".join(lines) + "\n"
     if not script.exists() or script.read_text() != text:
         script.write_text(text)

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import subprocess
+import uuid
 from pathlib import Path
 
 import pytest
 
+from orange.home import orange_home
 from orange.runtime import watcher
+from orange.runtime.tmux import Tmux
+from tests.helpers import retry_until
 from tests.processes import wait_gone
 
 
@@ -20,4 +25,30 @@ def test_the_first_start_is_announced_once(
     assert wait_gone(hermetic, timeout=20) == []
     watcher.ensure_running()
     assert capsys.readouterr().err == ""
+    assert wait_gone(hermetic, timeout=20) == []
+
+
+def test_a_folder_holding_an_orange_package_never_stands_in_for_orange(
+    hermetic: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The monitor Orange starts, and the pass tmux runs when an agent dies, run this
+    Orange whatever folder they start in: an agent's worktree of a project with a
+    package named ``orange``, or tmux's own folder (often HOME, beside ``~/orange``)."""
+    here = tmp_path / "project"
+    (here / "orange").mkdir(parents=True)
+    (here / "orange" / "__init__.py").write_text("raise SystemExit(7)\n")
+    socket = f"orange-test-{uuid.uuid4().hex[:10]}"
+    monkeypatch.setenv("ORANGE_TMUX_SOCKET", socket)
+    subprocess.run(["tmux", "-L", socket, "new-session", "-d", "sleep 600"], check=True)
+    try:
+        watcher.install_tmux_hooks(Tmux())
+        script = watcher.state_dir() / "on-agent-exit.sh"
+        assert subprocess.run([str(script)], cwd=here, check=False).returncode == 0
+    finally:
+        subprocess.run(["tmux", "-L", socket, "kill-server"], check=False)
+    monkeypatch.chdir(here)
+    monkeypatch.setenv("ORANGE_MONITOR", "on")
+    watcher.ensure_running()  # no project: the monitor looks once and exits
+    log = orange_home() / "logs" / "monitor.log"
+    retry_until(lambda: "monitor exits" in log.read_text(), timeout=20, what="the monitor's pass")
     assert wait_gone(hermetic, timeout=20) == []

@@ -137,6 +137,12 @@ def exec_harness(name: str) -> ExecHarness:
                 f"{orange_home() / 'config.yml'}",
             )
         return ExecHarness(name, harness.exec_command, "plain")
+    if name not in BUILTIN_EXEC:  # the demo stand-in plays a pane's agent, nothing else
+        raise InvalidInput(
+            f'harness "{name}" cannot run non-interactively',
+            hint=f"use one of {', '.join(BUILTIN_EXEC)}, or a harness with an exec_command "
+            f"under `harnesses:` in {orange_home() / 'config.yml'}",
+        )
     return BUILTIN_EXEC[name]
 
 

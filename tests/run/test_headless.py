@@ -366,6 +366,12 @@ def test_exec_command_must_say_where_the_prompt_goes() -> None:
         exec_harness("mine")
 
 
+def test_the_demo_stand_in_is_refused_in_one_line() -> None:
+    with pytest.raises(InvalidInput, match='harness "demo" cannot run non-interactively') as caught:
+        exec_harness("demo")
+    assert "claude, codex, opencode, pi" in str(caught.value)
+
+
 def test_an_unknown_harness_names_the_known_ones() -> None:
     with pytest.raises(InvalidInput, match='unknown harness "nope"') as caught:
         exec_harness("nope")

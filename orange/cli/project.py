@@ -11,6 +11,7 @@ from orange import compose, projects
 from orange.cli.output import emit_json
 from orange.cli.project_trust import trust_setup
 from orange.engine.catalog import load_named
+from orange.engine.decide import can_start
 from orange.engine.forgery import start_record
 from orange.errors import InvalidInput, OrangeError
 from orange.githooks.shims import install_hooks
@@ -24,8 +25,17 @@ HELP = "Register and configure projects."
 
 
 def _check_workflow(name: str | None) -> None:
-    if name is not None:
-        load_named(name)
+    """``name`` loads, and a task created under it can start (``run-subtask`` is
+    `orange run`'s own: its subtasks are moved by the run, never started)."""
+    if name is None:
+        return
+    workflow = load_named(name)
+    if not can_start(workflow, workflow.initial_status):
+        raise InvalidInput(
+            f"workflow {name} cannot be a project's: a task created under it stays "
+            f"{workflow.initial_status}, with no move that starts its agent",
+            hint="choose another (see `orange workflow list`; default is the usual one)",
+        )
 
 
 def add(

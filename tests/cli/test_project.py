@@ -57,11 +57,14 @@ def test_default_branch_falls_back_to_current_branch(cli: Cli, repo: Path) -> No
         ("none", ["project", "add", "{repo}", "--pool-size", "0"], "at least 1"),
         ("added", ["project", "update", "proj", "--pool-size", "0"], "at least 1"),
         ("none", ["project", "add", "{repo}", "--workflow", "nope"], "unknown workflow"),
+        ("none", ["project", "add", "{repo}", "--workflow", "run-subtask"], "stays planned"),
+        ("added", ["project", "update", "proj", "--workflow", "run-subtask"], "stays planned"),
         ("none", ["project", "remove", "ghost"], "no project named"),
         ("none", ["project", "add", "{repo}", "--name", "bad name"], "not allowed"),
     ],
     ids=["not-a-repo", "path-twice", "name-twice", "pool-zero", "update-pool-zero",
-         "unknown-workflow", "remove-unknown", "bad-name"],
+         "unknown-workflow", "never-starting-workflow", "update-never-starting-workflow",
+         "remove-unknown", "bad-name"],
 )  # fmt: skip
 def test_errors_are_one_line_exit_1_and_write_nothing(
     cli: Cli, repo: Path, tmp_path: Path, setup: str, args: list[str], message: str

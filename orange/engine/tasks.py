@@ -46,6 +46,7 @@ def create_task(
     initial = initial_status(workflow, status, summary)
     if branch is not None:
         check_branch_name(branch)
+        check_own_branch(branch, str((extra or {}).get("base") or project.default_branch))
 
     def compute(snap: Snapshot) -> Written:
         task_id = _unused_id(snap)
@@ -146,6 +147,16 @@ def delete_task(store: TaskStore, task_id: str, *, caller: Caller = HUMAN) -> Ta
         )
 
     return store.commit(compute).task
+
+
+def check_own_branch(branch: str, merges_into: str) -> None:
+    """Refuse a task ``branch`` that is the branch it merges into (``main``): its work
+    would be merged into itself, and its worktree could not check it out."""
+    if branch == merges_into:
+        raise InvalidInput(
+            f"branch {branch!r} is the branch this task merges into",
+            hint="give the task a branch of its own",
+        )
 
 
 def initial_status(workflow: Workflow, status: str | None, summary: str) -> str:

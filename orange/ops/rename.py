@@ -12,14 +12,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from orange import projects
 from orange.engine.caller import HUMAN, Caller
 from orange.engine.edits import update_fields
 from orange.engine.engine import busy_lock
 from orange.engine.ports import WorkingCopies
+from orange.engine.tasks import check_own_branch
 from orange.errors import InvalidInput
 from orange.runtime import bindings
 from orange.runtime.git import git, git_ok
 from orange.runtime.tmux import Tmux
+from orange.runtime.workspace import base_of
 from orange.store.branches import check_branch_name
 from orange.store.listing import check_branch_unique
 from orange.store.lock import exclusive
@@ -59,6 +62,7 @@ def _rename(
     check_branch_name(new)
     if new == task.branch:
         return task
+    check_own_branch(new, base_of(projects.get(task.project), task))
     renamed_git = False
     if live and worktree is not None:
         current = git("symbolic-ref", "--quiet", "--short", "HEAD", cwd=worktree, check=False)

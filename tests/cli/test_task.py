@@ -74,6 +74,24 @@ def test_branch_must_be_unique_in_project(cli: Cli, project: Path) -> None:
     assert "already used by task" in result.err
 
 
+def test_a_task_never_works_on_the_branch_it_merges_into(cli: Cli, project: Path) -> None:
+    git(project, "branch", "release")
+    before = git(project, "for-each-ref", "refs/orange")
+    for args in (["main", "s"], ["release", "s", "--base", "release"]):
+        result = cli("task", "create", *args, "--no-spawn")
+        assert result.code == 1
+        assert result.err.startswith(f"orange: branch {args[0]!r} is the branch this task merges")
+        assert "give the task a branch of its own" in result.err
+        assert len(result.err.splitlines()) == 1
+    assert git(project, "for-each-ref", "refs/orange") == before
+    parked = create(cli, "feature-y", "one")
+    result = cli("task", "update", str(parked["id"]), "--branch", "main")
+    assert result.code == 1
+    assert "is the branch this task merges into" in result.err
+    assert cli.ok("task", "show", str(parked["id"]), "--json").json()["branch"] == "feature-y"
+    assert create(cli, "main-fix", "two", "--base", "release")["branch"] == "main-fix"
+
+
 def test_list_filters_and_sorts_by_activity(cli: Cli, project: Path) -> None:
     a = create(cli, "a", "first")
     b = create(cli, "b", "second")

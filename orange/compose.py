@@ -123,7 +123,7 @@ def _release(engine: Services, task: Task, *, force: bool) -> list[str]:
     # human's cancel of an untrusted task uses it.
     from orange.runtime.unbind import release_recorded_bindings
 
-    return release_recorded_bindings(engine, task, force=force)
+    return release_recorded_bindings(engine, task, force=force, tmux=tmux)
 
 
 def _claim(engine: Services, task: Task, commit: str) -> str | None:
@@ -134,7 +134,7 @@ def _claim(engine: Services, task: Task, commit: str) -> str | None:
     # only for a start that binds a task, never for an agent's own moves.
     from orange.sync.claim import claim_on_remote
 
-    return claim_on_remote(engine, task, commit)
+    return claim_on_remote(engine, task, commit, tmux=tmux)
 
 
 def _share(engine: Services, task: Task) -> str | None:

@@ -1,6 +1,8 @@
-"""The runtime's adapters are built by the runtime itself or by the composition root
-(`orange.compose`), which hands them to drivers and hook actions: no other module
-constructs a tmux adapter or runs git past the one git helper (STYLE §1, §4).
+"""The composition root (`orange.compose`) builds each of the runtime's adapters once
+per process and hands it to drivers and hook actions: no other module constructs a tmux
+adapter, a GitHub adapter, the notices, the working copies, the liveness probe or the
+usage reader, not even another module of the runtime, and nothing runs git past the one
+git helper (STYLE §1, §4).
 
 Read from the code (every call in the module, function bodies included), so a driver
 that builds its own `Tmux()` fails here before it ever runs.
@@ -9,7 +11,6 @@ that builds its own `Tmux()` fails here before it ever runs.
 from __future__ import annotations
 
 import ast
-from pathlib import Path
 from typing import NamedTuple
 
 import pytest
@@ -17,24 +18,29 @@ import pytest
 from tests.conftest import REPO_ROOT
 
 PACKAGE = REPO_ROOT / "orange"
-# Where adapters may be built: the runtime's own modules and the composition root.
-BUILDERS = ("orange/runtime/", "orange/compose.py")
+COMPOSE = "orange/compose.py"
+GIT_RUN = "git run past orange.runtime.git"
+# The one module each may be built in: a process's adapters in the composition root;
+# what sits under an adapter (libtmux's `Server`, the working copies of a task with a
+# worktree here) in that adapter's module; a git subprocess in the git helper.
+BUILT_IN = {
+    "Tmux()": COMPOSE,
+    "TmuxClient()": COMPOSE,
+    "GitHub()": COMPOSE,
+    "Notices()": COMPOSE,
+    "LocalCopies()": COMPOSE,  # the agents' TASK.md working copies
+    "TmuxProbe()": COMPOSE,  # is an agent alive
+    "LocalUsage()": COMPOSE,  # what the agent programs recorded
+    "Server()": "orange/runtime/tmux.py",
+    "RuntimeCopies()": "orange/runtime/adapters.py",
+    GIT_RUN: "orange/runtime/git.py",
+}
+ADAPTERS = {what.removesuffix("()") for what in BUILT_IN} - {GIT_RUN}
 # Programs on the agent's side, not Orange driving git: the scripted stand-in for an
 # agent program runs git as an agent in its worktree does, and the agents' stop hook
 # (run by the agent program, importing nothing of Orange's) asks git where the
 # worktree's git directory is.
 OUTSIDE_PROGRAMS = ("orange/demo_agent.py", "orange/agent_hooks/stop.py")
-ADAPTERS = {
-    "Tmux",
-    "TmuxClient",
-    "Server",  # libtmux's, under the adapter
-    "GitHub",
-    "Notices",
-    "LocalCopies",  # the agents' TASK.md working copies
-    "RuntimeCopies",
-    "TmuxProbe",  # is an agent alive
-    "LocalUsage",  # what the agent programs recorded
-}
 SUBPROCESS = {"run", "Popen", "call", "check_call", "check_output"}
 
 
@@ -77,21 +83,25 @@ def sites(source: str, path: str) -> list[Site]:
         if name in ADAPTERS:
             found.append(Site(path, node.lineno, f"{name}()"))
         elif _runs_git(node):
-            found.append(Site(path, node.lineno, "git run past orange.runtime.git"))
+            found.append(Site(path, node.lineno, GIT_RUN))
     return found
 
 
-def _modules() -> list[tuple[str, Path]]:
-    out = []
+def misplaced(found: list[Site]) -> list[Site]:
+    """The sites outside the one module their adapter may be built in."""
+    return [
+        site
+        for site in found
+        if BUILT_IN[site.what] != site.path
+        and not (site.what == GIT_RUN and site.path in OUTSIDE_PROGRAMS)
+    ]
+
+
+def test_only_the_composition_root_builds_an_adapter() -> None:
+    found = []
     for file in sorted(PACKAGE.rglob("*.py")):
         path = file.relative_to(REPO_ROOT).as_posix()
-        if not path.startswith(BUILDERS) and path not in OUTSIDE_PROGRAMS:
-            out.append((path, file))
-    return out
-
-
-def test_no_module_outside_the_runtime_and_the_composition_root_builds_an_adapter() -> None:
-    found = [site for path, file in _modules() for site in sites(file.read_text(), path)]
+        found += misplaced(sites(file.read_text(), path))
     assert found == []
 
 
@@ -110,7 +120,7 @@ class Case(NamedTuple):
         ),
         Case(
             "import subprocess\nsubprocess.run(['git', 'status'])\n",
-            "git run past orange.runtime.git",
+            GIT_RUN,
         ),
         Case(
             "from orange.runtime.github import GitHub\nGitHub().pr_state(p, u)\n",
@@ -124,10 +134,17 @@ class Case(NamedTuple):
     ids=["module-level-tmux", "client-in-a-function", "subprocess-git", "github", "copies"],
 )
 def test_a_planted_construction_is_found(case: Case) -> None:
-    assert [site.what for site in sites(case.source, "orange/cli/x.py")] == [case.what]
+    assert [site.what for site in misplaced(sites(case.source, "orange/cli/x.py"))] == [case.what]
+
+
+def test_a_runtime_module_building_its_own_tmux_is_found() -> None:
+    source = "from orange.runtime.tmux import Tmux\n\ndef kill(s):\n    Tmux().kill_session(s)\n"
+    assert misplaced(sites(source, "orange/runtime/unbind.py")) == [
+        Site("orange/runtime/unbind.py", 4, "Tmux()")
+    ]
 
 
 def test_a_handed_adapter_is_not_a_construction() -> None:
     source = "from orange import compose\ntmux = compose.tmux()\ntmux.panes()\n"
     source += "compose.gh().create_pr(project, task)\ncompose.copies().after_write(task)\n"
-    assert sites(source, "orange/cli/x.py") == []
+    assert misplaced(sites(source, "orange/cli/x.py")) == []

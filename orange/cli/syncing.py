@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from orange import compose
 from orange.cli.context import current_project
 from orange.cli.output import emit_json
 from orange.engine import orphans
@@ -31,7 +32,7 @@ def run_sync(remote: str | None, project: str | None, setup: bool, json_out: boo
         else:
             print(f"git fetch {name} now also fetches {git_remote.config_refspec(name)}")
         return
-    result = sync_project(found, remote)
+    result = sync_project(found, remote, tmux=compose.tmux)
     result = result._replace(local=(*result.local, *_flag_orphans(found)))
     if json_out:
         emit_json(result.as_json())

@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING
 
 import pygit2
 
+from orange import compose
 from orange.compose import build_engine
 from orange.engine import localqueue, orphans, replay
 from orange.engine.caller import from_env
@@ -311,7 +312,7 @@ def ended_elsewhere(repo: GitRepo, head: str, old: str) -> list[str]:
     before, after = pygit[old].peel(pygit2.Tree), pygit[head].peel(pygit2.Tree)
     paths = changed_blobs(pygit, before, after)
     tasks = {p.split("/")[2] for p in paths if p.startswith("tasks/") and p.count("/") >= 3}
-    return release_ended(project, TaskStore(repo), sorted(tasks))
+    return release_ended(project, TaskStore(repo), sorted(tasks), tmux=compose.tmux)
 
 
 def merged_moves(repo: GitRepo, head: str, old: str) -> list[Task]:

@@ -21,7 +21,7 @@ import sys
 from collections.abc import Callable
 from functools import partial
 
-from orange import projects
+from orange import compose, projects
 from orange.errors import OrangeError
 from orange.home import orange_home
 from orange.hosts import roster
@@ -80,7 +80,7 @@ def nudge(project: Project, say: Callable[[str], None]) -> int:
     if not hosts or remote is None:
         return 0
     try:
-        sync_project(project, remote)
+        sync_project(project, remote, tmux=compose.tmux)
     except OrangeError as exc:
         say(f"{project.name}: not pushed to {remote}: {exc.message}")
         return 0

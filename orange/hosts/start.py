@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 from typing import Any, NamedTuple
 
-from orange import projects
+from orange import compose, projects
 from orange.compose import build_engine
 from orange.engine.decide import Outcome
 from orange.engine.definitions import is_active
@@ -106,7 +106,7 @@ def start_on(host: Host, project: Project, task_id: str) -> Started:
             f"project {project.name} has no sync remote: a host finds its tasks there",
             hint="add one (`git remote add origin URL`) and run `orange sync --setup`",
         )
-    sync_project(project, remote)
+    sync_project(project, remote, tmux=compose.tmux)
     args = ["host", "start", task_id, "--project", there, "--json"]
     try:
         answer = ssh.run(host.ssh(), args, timeout=180)
@@ -121,7 +121,7 @@ def start_on(host: Host, project: Project, task_id: str) -> Started:
         raise InvalidInput(f"host {host.name} did not start task {task_id}: {why}")
     messages = [str(m) for m in data.get("messages") or [] if isinstance(m, str)]
     try:
-        synced = sync_project(project, remote)
+        synced = sync_project(project, remote, tmux=compose.tmux)
         messages += list(synced.local)
     except OrangeError as exc:
         messages.append(f"warning: not synced back from {remote}: {exc.message}")
@@ -136,7 +136,7 @@ def start_here(project_name: str, task_id: str) -> Outcome:
     project = projects.get(project_name)
     if project.sync_interval <= 0:
         project = projects.update(project.name, sync_interval=HOST_SYNC_INTERVAL)
-    sync_project(project)
+    sync_project(project, tmux=compose.tmux)
     engine = build_engine(project)
     task = engine.store.get(task_id)
     snap = engine.store.snapshot()

@@ -103,7 +103,7 @@ def run_pass(task_filter: str | None = None) -> PassReport:
     for project, store in stores:  # then new commits, a slice a project
         left = verify_forgeries(project.name, store)
         if project.sync_interval:
-            polls.append(max(1, int(auto_sync(project, store, log))))
+            polls.append(max(1, int(auto_sync(project, store, log, tmux=compose.tmux))))
             left = verify_forgeries(project.name, store)  # what a sync brought in
         if left:
             report.unverified[project.name] = left

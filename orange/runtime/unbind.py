@@ -9,6 +9,7 @@ local records only (`orange.runtime.bindings`), never on the ref's runtime field
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -17,31 +18,36 @@ from orange.projects import Project
 from orange.runtime import bindings, ready, snapshots, workspace
 from orange.runtime.git import git
 from orange.runtime.places import pool_path
-from orange.runtime.tmux import Tmux
 from orange.store.task import Task
 
 if TYPE_CHECKING:
     from orange.engine.services import Services
+    from orange.runtime.tmux import Tmux
 
 
-def release_recorded_bindings(engine: Services, task: Task, *, force: bool) -> list[str]:
+def release_recorded_bindings(
+    engine: Services, task: Task, *, force: bool, tmux: Callable[[], Tmux]
+) -> list[str]:
     """The engine's `LocalRelease`: `release_local` after a cancel already committed,
     so a refusal (unsaved work without ``--force``) is said and the worktree stays
     bound."""
     if engine.project is None:
         return []
     try:
-        return release_local(engine.project, task, force=force)
+        return release_local(engine.project, task, force=force, tmux=tmux)
     except OrangeError as exc:
         return [f"warning: kept this host's worktree of task {task.id}: {exc}"]
 
 
-def release_local(project: Project, task: Task, *, force: bool = False) -> list[str]:
+def release_local(
+    project: Project, task: Task, *, force: bool = False, tmux: Callable[[], Tmux]
+) -> list[str]:
     """Kill the tmux session and release the worktree this host recorded for ``task``,
     then drop its record.  Never loses work: unsaved work in the worktree refuses
     (nothing done) unless ``force``, which snapshots it first.  A session or worktree
     that another task's record also names (a record left by a move never committed) is
-    left alone.  Returns what was done, for the caller to say."""
+    left alone.  Returns what was done, for the caller to say.  ``tmux`` gives the
+    process's tmux adapter (`orange.compose.tmux`), asked for only for a session."""
     rec = bindings.read(project.name, task.id)
     if rec is None:
         return []
@@ -54,9 +60,9 @@ def release_local(project: Project, task: Task, *, force: bool = False) -> list[
     if saved:
         said.append(f"saved the work of task {task.id} as {saved}")
     if rec.session and rec.session not in {r.session for r in others}:
-        tmux = Tmux()
-        if tmux.has_session(rec.session):
-            tmux.kill_session(rec.session)
+        server = tmux()
+        if server.has_session(rec.session):
+            server.kill_session(rec.session)
             said.append(f"killed tmux session {rec.session}")
     if path is not None:
         failed = ready.tear_down(project, task.id, path)  # the host's own settings' teardown

@@ -9,6 +9,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from orange.errors import OrangeError
 from orange.projects import Project
@@ -16,6 +17,9 @@ from orange.store.store import TaskStore
 from orange.sync.remote import project_remote
 from orange.sync.stamp import STAMP, mark_synced
 from orange.sync.sync import sync_project
+
+if TYPE_CHECKING:
+    from orange.runtime.tmux import Tmux
 
 DEBOUNCE = 2.0  # seconds a local write settles before it is pushed
 
@@ -31,7 +35,9 @@ def wait(project: Project, store: TaskStore, now: float) -> float:
     return left
 
 
-def auto_sync(project: Project, store: TaskStore, log: Callable[[str], None]) -> float:
+def auto_sync(
+    project: Project, store: TaskStore, log: Callable[[str], None], *, tmux: Callable[[], Tmux]
+) -> float:
     """Sync the project if due, saying what came and went (an error: one line, logged);
     the seconds until it is due again."""
     if project.sync_interval <= 0:
@@ -39,18 +45,20 @@ def auto_sync(project: Project, store: TaskStore, log: Callable[[str], None]) ->
     left = wait(project, store, time.time())
     if left > 0:
         return left
-    _run(project, store, log)
+    _run(project, store, log, tmux)
     return float(project.sync_interval)
 
 
-def _run(project: Project, store: TaskStore, log: Callable[[str], None]) -> None:
+def _run(
+    project: Project, store: TaskStore, log: Callable[[str], None], tmux: Callable[[], Tmux]
+) -> None:
     mark_synced(store)  # before: an unreachable remote is tried once per interval
     remote = project_remote(project)
     if remote is None:
         log(f"{project.name}: automatic sync: the repository has no remote to sync with")
         return
     try:
-        result = sync_project(project, remote)
+        result = sync_project(project, remote, tmux=tmux)
     except OrangeError as exc:
         log(f"{project.name}: automatic sync with {remote} failed: {exc.message}")
         return

@@ -13,6 +13,7 @@ a task that waits for a human.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -26,10 +27,14 @@ from orange.sync.remote import BOUND, claim_remote
 
 if TYPE_CHECKING:
     from orange.engine.services import Services
+    from orange.runtime.tmux import Tmux
 
 
-def claim_on_remote(engine: Services, task: Task, commit: str) -> str | None:
-    """Push ``task``'s binding; None when it is this host's, else where it runs."""
+def claim_on_remote(
+    engine: Services, task: Task, commit: str, *, tmux: Callable[[], Tmux]
+) -> str | None:
+    """Push ``task``'s binding; None when it is this host's, else where it runs (and
+    this host's binding is undone, its session ended through ``tmux``)."""
     project = engine.project
     remote = None if project is None else claim_remote(project)
     if project is None or remote is None:
@@ -43,7 +48,7 @@ def claim_on_remote(engine: Services, task: Task, commit: str) -> str | None:
         sync(engine.store, remote, bound=bound)
     except OrangeError as exc:
         taken_back = rewind(engine.store, commit)
-        _release(engine, task)
+        _release(engine, task, tmux)
         kept = "" if taken_back else " (its move stays committed here)"
         hint = "check the remote, or pass --offline to start it without a claim"
         raise InvalidInput(
@@ -54,7 +59,7 @@ def claim_on_remote(engine: Services, task: Task, commit: str) -> str | None:
     host = now.str_field("host")
     if (host, now.str_field("workspace")) == (task.str_field("host"), task.str_field("workspace")):
         return None
-    said = _release(engine, task)
+    said = _release(engine, task, tmux)
     where = f"running on {host}" if host else "taken elsewhere"
     return "; ".join([f"task {task.id} not started here: it is {where} (claimed first)", *said])
 
@@ -89,9 +94,9 @@ def share_branch(engine: Services, task: Task) -> str | None:
     return None
 
 
-def _release(engine: Services, task: Task) -> list[str]:
+def _release(engine: Services, task: Task, tmux: Callable[[], Tmux]) -> list[str]:
     assert engine.project is not None
     try:
-        return release_local(engine.project, task, force=True)
+        return release_local(engine.project, task, force=True, tmux=tmux)
     except OrangeError as exc:
         return [f"warning: kept this host's worktree of task {task.id}: {exc.message}"]

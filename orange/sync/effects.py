@@ -12,7 +12,8 @@ bound to another host.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING
 
 from orange.engine.definitions import is_active
 from orange.engine.elsewhere import running_elsewhere
@@ -23,10 +24,15 @@ from orange.runtime import bindings
 from orange.runtime.unbind import release_local
 from orange.store.store import TaskStore
 
+if TYPE_CHECKING:
+    from orange.runtime.tmux import Tmux
 
-def release_ended(project: Project, store: TaskStore, task_ids: Iterable[str]) -> list[str]:
+
+def release_ended(
+    project: Project, store: TaskStore, task_ids: Iterable[str], *, tmux: Callable[[], Tmux]
+) -> list[str]:
     """Release this host's bindings of the tasks among ``task_ids`` that ended; what
-    was done, to say."""
+    was done, to say (``tmux``: the process's adapter, for their sessions)."""
     said: list[str] = []
     snap = store.snapshot()
     bound = {record.task for record in bindings.all_records(project.name)}  # one listing
@@ -41,7 +47,7 @@ def release_ended(project: Project, store: TaskStore, task_ids: Iterable[str]) -
             taker = running_elsewhere(task, active=active, here=host_name())
             if active and taker is None:
                 continue
-            done = release_local(project, task, force=True)
+            done = release_local(project, task, force=True, tmux=tmux)
         except OrangeError as exc:
             said.append(f"warning: task {task_id} ended elsewhere; kept its worktree: {exc}")
             continue

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import random
 import time
+from collections.abc import Callable
 from pathlib import Path
 from subprocess import Popen
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import pygit2
 
@@ -24,6 +25,9 @@ from orange.sync import packing as prepack
 from orange.sync import remote as git_remote
 from orange.sync.effects import release_ended
 from orange.sync.stamp import mark_synced
+
+if TYPE_CHECKING:
+    from orange.runtime.tmux import Tmux
 
 ATTEMPTS = 6
 
@@ -45,7 +49,9 @@ class Synced(NamedTuple):
         return data
 
 
-def sync_project(project: Project, remote: str | None = None) -> Synced:
+def sync_project(
+    project: Project, remote: str | None = None, *, tmux: Callable[[], Tmux]
+) -> Synced:
     """`sync` with ``remote`` (default: the project's, `git_remote.default_remote`),
     then the replay of what came in (`orange.engine.forgery.verify_new`) and the local
     effects of what stands after it (`orange.sync.effects`)."""
@@ -58,7 +64,9 @@ def sync_project(project: Project, remote: str | None = None) -> Synced:
     # remote without Orange's server hook (a peer) is restored, not carried out.
     said = verify_new(store, trusted=trusted_here, actor="sync").lines()
     store._wake()  # the remote-tracking ref moved too (git ran no hook of ours)
-    return result._replace(local=(*said, *release_ended(project, store, result.incoming)))
+    return result._replace(
+        local=(*said, *release_ended(project, store, result.incoming, tmux=tmux))
+    )
 
 
 def sync(store: TaskStore, remote: str, bound: float | None = None) -> Synced:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from orange import compose
 from orange.engine.catalog import load_named
 from orange.engine.engine import Engine
 from orange.engine.localqueue import queued
@@ -40,7 +41,7 @@ def test_a_queued_id_deleted_and_made_again_by_a_teammate_is_not_started(
     pushed = git(theirs, "push", "-q", "origin", PUSH, check=False)
     assert tip(hub) == tip(theirs), pushed  # every step legal: the hub takes it
 
-    sync_project(engine.project, "hub")  # replays what came in
+    sync_project(engine.project, "hub", tmux=compose.tmux)  # replays what came in
     now = engine.store.get(mine.id)
     assert (now.status, now.summary) == ("pending", "run my script")
     assert queued(engine.store, engine.store.snapshot(), project) == []

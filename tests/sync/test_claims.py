@@ -6,6 +6,7 @@ task, with real agents: `tests/e2e/test_claims.py`.)"""
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -23,7 +24,8 @@ def recorder(monkeypatch: pytest.MonkeyPatch) -> Recorder:
     """The runtime's actions recorded (no worktree, no tmux); the claim and the
     branch push real."""
     registry, recorded = recording_registry()
-    parts = compose.Runtime(registry, None, None, claim=claim_on_remote, share=share_branch)
+    claim = partial(claim_on_remote, tmux=compose.tmux)
+    parts = compose.Runtime(registry, None, None, claim=claim, share=share_branch)
     monkeypatch.setattr(compose, "runtime", lambda: parts)
     return recorded
 

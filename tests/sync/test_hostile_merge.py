@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from orange import projects
+from orange import compose, projects
 from orange.store import layout
 from orange.store.store import TaskStore
 from orange.sync.sync import sync_project
@@ -37,7 +37,7 @@ def test_a_sync_merging_a_bomb_into_a_changed_task_restores_it(
     git(theirs, "push", "-q", "origin", PUSH)
 
     cli.ok("task", "update", task_id, "--summary", "changed here too", cwd=repo)
-    synced = sync_project(projects.get(project.name), "origin")
+    synced = sync_project(projects.get(project.name), "origin", tmux=compose.tmux)
     said = "\n".join(synced.local)
     for path in [*(layout.task_path(t) for t in [*BROKEN, BOMB_TASK])]:
         assert path in said, path

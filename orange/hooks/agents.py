@@ -94,6 +94,7 @@ class SpawnAgent(Action):
             raise HookFailed(f"task {task.id} has no workspace to run an agent in")
         _worktree(task)  # bound by this host, or no process is started here
         harness = self._harness(ctx)
+        harnesses.harness_env(harness.name)  # a broken config.yml starts nothing
         session = Tmux.session_name(task.project, task.branch)
         # Recorded before the commit (as a worktree is): an agent this host is about to
         # start is this host's to watch, even if the start never happens.

@@ -1,9 +1,12 @@
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
+from orange.home import orange_home
 from orange.store import layout
 from orange.store.events import Change
 from orange.store.listing import all_tasks
@@ -90,6 +93,18 @@ def test_a_task_never_works_on_the_branch_it_merges_into(cli: Cli, project: Path
     assert "is the branch this task merges into" in result.err
     assert cli.ok("task", "show", str(parked["id"]), "--json").json()["branch"] == "feature-y"
     assert create(cli, "main-fix", "two", "--base", "release")["branch"] == "main-fix"
+
+
+def test_a_broken_harness_env_refuses_the_start_before_the_move(cli: Cli, project: Path) -> None:
+    agent = [sys.executable, "-m", "orange.demo_agent", "{prompt}"]
+    config = {"harnesses": {"fake": {"command": agent, "usage": "none"}}, "harness_env": 5}
+    (orange_home() / "config.yml").write_text(yaml.safe_dump(config))
+    result = cli("task", "create", "feature-z", "s", "--harness", "fake", "--json")
+    assert "harness_env: must map a harness name to variables" in result.err
+    listed = cli.ok("task", "list", "--json").json()["tasks"]
+    assert [(t["branch"], t["status"], t["workspace"]) for t in listed] == [
+        ("feature-z", "pending", None)
+    ]
 
 
 def test_list_filters_and_sorts_by_activity(cli: Cli, project: Path) -> None:

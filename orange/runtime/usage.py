@@ -315,6 +315,7 @@ def _codex_file(reading: Reading, path: Path, cwd: str, since: datetime, until: 
     last: dict[str, int] | None = None
     last_at: datetime | None = None
     models: list[str] = []
+    calls: dict[str, Entry] | None = None  # per model response (`token_usage_record`)
     for line in _lines(path, reading, b'"payload"'):
         kind, payload = _dig(line, "type"), _dig(line, "payload")
         if kind == "session_meta":
@@ -324,6 +325,10 @@ def _codex_file(reading: Reading, path: Path, cwd: str, since: datetime, until: 
             continue
         if kind == "turn_context":
             model = _text(_dig(payload, "model")) or model
+            continue
+        if kind == "token_usage_record":
+            calls = {} if calls is None else calls
+            _codex_call(reading, calls, line, payload, model, since, until)
             continue
         if kind != "event_msg" or _dig(payload, "type") != "token_count":
             continue
@@ -342,20 +347,52 @@ def _codex_file(reading: Reading, path: Path, cwd: str, since: datetime, until: 
         elif at <= until:
             last, last_at = counts, at
             models.append(model)
+    if calls is not None:  # codex records each response: its running totals lag behind
+        reading.entries.extend(calls.values())
+        return
     if not mine or last is None or last_at is None:
         return
     start = before or dict.fromkeys(_CODEX_COUNTS, 0)
     delta = {k: max(last[k] - start.get(k, 0), 0) for k in last}
-    cached = min(delta["cached_input_tokens"], delta["input_tokens"])
-    reading.entries.append(
-        Entry(
-            last_at,
-            models[-1] if models else "",
-            delta["input_tokens"] - cached,
-            delta["output_tokens"],
-            cached,
-            delta["cache_write_input_tokens"],
-        )
+    reading.entries.append(_codex_entry(last_at, models[-1] if models else "", delta))
+
+
+def _codex_call(
+    reading: Reading,
+    calls: dict[str, Entry],
+    line: Any,
+    payload: Any,
+    model: str,
+    since: datetime,
+    until: datetime,
+) -> None:
+    """One model response of codex's ``token_usage_record`` line, if in the window."""
+    figures = _dig(payload, "usage")
+    at = _when(_dig(line, "timestamp"))
+    if not isinstance(figures, dict) or at is None:
+        reading.broken += 1
+        return
+    if not since < at <= until:
+        return
+    try:
+        counts = {k: count(figures.get(k)) for k in _CODEX_COUNTS}
+    except ValueError:
+        reading.broken += 1
+        return
+    key = _text(_dig(payload, "response_id")) or f"line-{len(calls)}"
+    calls[key] = _codex_entry(at, model, counts)  # a response written twice counts once
+
+
+def _codex_entry(at: datetime, model: str, counts: dict[str, int]) -> Entry:
+    """An entry of codex's counts, whose input includes the cached part."""
+    cached = min(counts["cached_input_tokens"], counts["input_tokens"])
+    return Entry(
+        at,
+        model,
+        counts["input_tokens"] - cached,
+        counts["output_tokens"],
+        cached,
+        counts["cache_write_input_tokens"],
     )
 
 

@@ -140,12 +140,28 @@ def test_claude_config_dir_is_where_it_writes_when_set(tmp_path: Path) -> None:
     assert total(reading) == calls(3)
 
 
-def test_codex_counts_the_running_total_within_the_window(tmp_path: Path) -> None:
+def test_codex_counts_each_response_as_soon_as_it_is_written(tmp_path: Path) -> None:
     place_codex(tmp_path, sample("codex/rollout.jsonl"))
     reading = read(tmp_path, "codex")
     # codex's input includes the cached tokens; OpenAI's wire format has no cache write.
     assert total(reading) == calls(3, cache_write=False)
-    assert [e.model for e in reading.entries] == ["scripted-model"]
+    assert [e.model for e in reading.entries] == ["scripted-model"] * 3
+    # codex writes a response's `token_usage_record` at once, its running total
+    # (`token_count`) only after the tool call the response asked for: a move made by
+    # that tool call (the agent's `orange task update`) must count the response.
+    cut = datetime(2026, 11, 27, 14, 1, 47, 100_000, tzinfo=UTC)  # the first call's tool runs
+    first = usage.read(("codex",), WORKTREE, SINCE, cut, home=tmp_path, env={})
+    rest = usage.read(("codex",), WORKTREE, cut, UNTIL, home=tmp_path, env={})
+    assert total(first) == calls(1, cache_write=False)
+    assert total(rest) == calls(2, cache_write=False)
+
+
+def test_codex_without_response_records_counts_its_running_total(tmp_path: Path) -> None:
+    # An older codex writes only the running totals: the window's is the last total in
+    # it less the last one before it.
+    lines = sample("codex/rollout.jsonl").splitlines(keepends=True)
+    place_codex(tmp_path, "".join(line for line in lines if "token_usage_record" not in line))
+    assert total(read(tmp_path, "codex")) == calls(3, cache_write=False)
     cut = datetime(2026, 11, 27, 14, 1, 47, 500_000, tzinfo=UTC)  # after two token counts
     later = usage.read(("codex",), WORKTREE, cut, UNTIL, home=tmp_path, env={})
     assert total(later) == calls(1, cache_write=False)
@@ -270,3 +286,19 @@ def test_an_unreadable_store_is_one_broken_entry(tmp_path: Path) -> None:
     path.write_bytes(b"not a database" * 100)
     reading = read(tmp_path, "opencode")
     assert (reading.entries, reading.broken) == ([], 1)
+
+
+def test_hostile_codex_response_records_are_skipped_and_counted(tmp_path: Path) -> None:
+    good = sample("codex/rollout.jsonl")
+    record = json.loads(next(x for x in good.splitlines() if "token_usage_record" in x))
+    payload = record["payload"]
+    twice = json.dumps(record)  # the same response written again: counted once
+    negative = dict(record, payload=dict(payload, response_id="r2", usage={"input_tokens": -1}))
+    huge = dict(record, payload=dict(payload, response_id="r3", usage={"output_tokens": 10**13}))
+    no_usage = dict(record, payload=dict(payload, response_id="r4", usage="lots"))
+    no_time = dict(record, timestamp=12.5e99, payload=dict(payload, response_id="r5"))
+    hostile = [twice, *(json.dumps(x) for x in (negative, huge, no_usage, no_time))]
+    place_codex(tmp_path, good + "\n".join(hostile) + "\n")
+    reading = read(tmp_path, "codex")
+    assert total(reading) == calls(3, cache_write=False)
+    assert reading.broken == 4

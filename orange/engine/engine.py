@@ -242,14 +242,40 @@ class Engine:
         (`orange run`'s non-interactive agents), as a record of its own: trailers and
         totals as a move writes them, up to now.  Nothing when it is not worth a record
         (`Usage.worth_recording`).  Returns the task and what the record says."""
+        return self._record(task_id, lambda task, until: usage)
+
+    def record_left(self, task_id: str, holder: Task) -> tuple[Task, tuple[str, ...]] | None:
+        """After Orange ended an agent of the task (its session or window killed, its
+        process gone): what the agent programs wrote for the worktree ``holder`` names
+        (the task as it was while that agent ran) since the task's last record, as a
+        record of its own — the lines an agent writes on its way out, after the move
+        that ended it read its usage.  None: no usage source or nothing to record."""
+        source = self.usage
+        if source is None:
+            return None
+
+        def left(task: Task, until: str) -> Usage | None:
+            since = window_start(task.fields)
+            return None if since is None else source.read(holder, since, until)
+
+        try:
+            return self._record(task_id, left)
+        except OrangeError:  # an ended agent's leftovers never fail the move that ended it
+            return None
+
+    def _record(
+        self, task_id: str, usage_of: Callable[[Task, str], Usage | None]
+    ) -> tuple[Task, tuple[str, ...]]:
+        """Commit the usage ``usage_of(task, now)`` gives as a record without a move."""
         said: list[str] = []
 
         def compute(snap: Snapshot) -> Written:
             task = require(snap, task_id)
-            if not usage.worth_recording(task.fields):
+            now = now_iso()
+            usage = usage_of(task, now)
+            if usage is None or not usage.worth_recording(task.fields):
                 return unchanged(task)
             said[:] = usage_messages(usage, task.fields)
-            now = now_iso()
             after = task.with_fields(**with_usage(task.fields, usage, now), updated_at=now)
             return Written(
                 task_id=task.id,

@@ -39,6 +39,10 @@ class Services(Protocol):
     def set_fields(self, task_id: str, fields: dict[str, Any], event: str, what: str) -> Task:
         """Commit ``fields`` on the task (no move): a hook action's result, say."""
 
+    def record_left(self, task_id: str, holder: Task) -> object:
+        """After an agent of the task was ended: commit what its program wrote since
+        the task's last usage record, read from the worktree ``holder`` names."""
+
     def spawn(
         self,
         task_id: str,

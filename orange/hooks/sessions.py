@@ -2,10 +2,14 @@
 its recorded binding), ``kill_reviewer`` (the reviewer's window) and ``stop_agents``
 (every agent of the session, the session and its panes kept: the budget's stop).  Only a session
 this host recorded starting is ended (`orange.runtime.bindings`, DESIGN §8); an agent
-ending its own session is set aside and killed last (`orange.runtime.ending`)."""
+ending its own session is set aside and killed last (`orange.runtime.ending`).  Once
+the agents are gone, what their programs wrote since the move's own usage record (the
+lines a program writes on its way out) is committed as a record of its own
+(`orange.engine.engine.Engine.record_left`), read from the worktree the task had."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from orange.engine.actions import Action, HookContext
@@ -27,7 +31,7 @@ class KillSession(Action):
     def apply(self, ctx: HookContext) -> None:
         session = bindings.session_of(ctx.before)  # a session name from the ref alone: never
         if session:
-            end(self.tmux, ctx.defer, session)
+            end(self.tmux, ctx.defer, session, then=_record_left(ctx))
         if not ctx.task.str_field("tmux_session"):  # else a later spawn recorded its own
             bindings.record(ctx.before.project, ctx.before.id, session="", run="")
 
@@ -41,7 +45,8 @@ class KillReviewer(Action):
     def apply(self, ctx: HookContext) -> None:
         session = bindings.session_of(ctx.before)
         if session:
-            end(self.tmux, ctx.defer, session, reviewer_window(ctx.before))
+            window = reviewer_window(ctx.before)
+            end(self.tmux, ctx.defer, session, window, then=_record_left(ctx))
 
 
 class StopAgents(Action):
@@ -57,4 +62,9 @@ class StopAgents(Action):
     def apply(self, ctx: HookContext) -> None:
         session = bindings.session_of(ctx.before)
         if session:
-            stop_agents(self.tmux, ctx.defer, session)
+            stop_agents(self.tmux, ctx.defer, session, then=_record_left(ctx))
+
+
+def _record_left(ctx: HookContext) -> Callable[[], object]:
+    task_id, holder = ctx.task.id, ctx.before
+    return lambda: ctx.engine.record_left(task_id, holder)

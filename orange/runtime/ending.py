@@ -6,40 +6,120 @@ would end that command before the move's other actions; killing it last by name 
 kill the agent a later action of the same move started under that name.  So the
 session (or window) is renamed now, freeing the name, and killed last (seed 001: the
 session is killed, then the new agent runs in a new session).
+
+Ending an agent waits for its process to be gone (`GRACE`, then SIGKILL), and only then
+calls ``then`` (the ledger's record of what the agent wrote on its way out,
+`orange.engine.engine.Engine.record_left`).
+
+An agent ending itself (its tool runs this process: a reviewer's verdict kills its own
+window) is killed outright (SIGKILL) before its tool returns, and this process ignores
+the hang-up meanwhile.  Seen with Claude Code 2.1.197 (issue 30): on the hang-up of its
+window it kills the running tool and goes on with its turn, asking the model once more;
+that answer is written to its session file only if the program lives long enough, so
+the ledger could not know what the model was paid for.  Killed before its tool
+returns, the agent asks nothing more, and its session file already holds every call it
+made (a program writes a model's answer before running the tool the answer asked for).
 """
 
 from __future__ import annotations
 
 import os
 import signal
+import time
 from collections.abc import Callable
 
 from orange.runtime.tmux import Tmux
 
+GRACE = 5.0  # seconds an ended agent has to exit (flushing its session file) before SIGKILL
+Then = Callable[[], object] | None  # what to do once the ended agents are gone
 
-def stop_agents(tmux: Tmux, defer: Callable[[Callable[[], None]], None], session: str) -> None:
+
+def stop_agents(
+    tmux: Tmux, defer: Callable[[Callable[[], None]], None], session: str, then: Then = None
+) -> None:
     """End the process of every live pane of ``session`` and keep the panes: with
     ``remain-on-exit`` each shows how its agent ended, and the worker is started again in
     the same session by a later move (``notify_worker``) or `orange task respawn`.  The
     agent gets what tmux sends a pane it closes (SIGHUP to its process group), then
     SIGTERM; when this process runs in the session (an agent whose own move spent the
     budget) that comes last, after every other effect."""
-    pids = [p.pid for p in tmux.panes() if p.session == session and not p.dead and p.pid]
+    pids = _agents(tmux, session)
     if not pids:
         return
     if runs_inside(tmux, session):
-        defer(lambda: _hang_up(pids))
+        defer(lambda: _end_own(lambda: _hang_up(pids), pids, then))
     else:
         _hang_up(pids)
+        _gone(pids, then)
 
 
-def _hang_up(pids: list[int]) -> None:
-    for sig in (signal.SIGHUP, signal.SIGTERM):
+def _agents(tmux: Tmux, session: str, window: str | None = None) -> list[int]:
+    """The processes of the live panes of ``session`` (or of its ``window``)."""
+    return [
+        p.pid
+        for p in tmux.panes()
+        if p.session == session and (window is None or p.window == window)
+        if not p.dead and p.pid
+    ]
+
+
+def _hang_up(pids: list[int], signals: tuple[int, ...] = (signal.SIGHUP, signal.SIGTERM)) -> None:
+    for sig in signals:
         for pid in pids:  # a pane's process leads its own group (tmux makes it a session)
             try:
                 os.killpg(pid, sig)
             except (ProcessLookupError, PermissionError):
                 pass
+
+
+def _gone(pids: list[int], then: Then) -> None:
+    """Wait until ``pids`` exited (SIGKILL to their groups after `GRACE`), then ``then``
+    (also when one outlives its SIGKILL by another `GRACE`: never a wait without end)."""
+    for last in (False, True):
+        deadline = time.monotonic() + GRACE
+        while any(_alive(pid) for pid in pids) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        living = [pid for pid in pids if _alive(pid)]
+        if not living:
+            break
+        if not last:
+            _hang_up(living, (signal.SIGKILL,))
+    if then is not None:
+        then()
+
+
+def _end_own(kill: Callable[[], None], pids: list[int], then: Then) -> None:
+    """End the agents of a session or window this process runs in, the caller's own
+    agent first, at once (SIGKILL: its last model call is in its session file, written
+    before its tool started this process), then the rest as ``kill`` ends them; this
+    process ignores the hang-up meanwhile and calls ``then`` once they are gone."""
+    for sig in (signal.SIGHUP, signal.SIGTERM):
+        signal.signal(sig, signal.SIG_IGN)
+    ancestors = _ancestors()
+    for pid in pids:
+        if pid in ancestors:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+    kill()
+    _gone(pids, then)
+
+
+def _alive(pid: int) -> bool:
+    """Whether ``pid`` runs (a zombie, which tmux has yet to reap, does not)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            text = stat.read()
+    except OSError:
+        return True  # no /proc (macOS): it answered the signal, so it runs
+    return text[text.rfind(b")") + 2 :][:1] != b"Z"
 
 
 def runs_inside(tmux: Tmux, session: str, window: str | None = None) -> bool:
@@ -104,19 +184,23 @@ def end(
     defer: Callable[[Callable[[], None]], None],
     session: str,
     window: str | None = None,
+    then: Then = None,
 ) -> None:
     """Kill the session (or its window) now, or, when this process runs in it, set it
-    aside now and hand its kill to ``defer`` (run after every other effect)."""
+    aside now and hand its kill to ``defer`` (run after every other effect); either
+    way ``then`` once its agents are gone."""
+    pids = _agents(tmux, session, window)
     if not runs_inside(tmux, session, window):
         if window is None:
             tmux.kill_session(session)
         else:
             tmux.kill_window(session, window)
+        _gone(pids, then)
         return
     aside = tmux.set_aside(session, window)
     if aside is None:
         return
     if window is None:
-        defer(lambda: tmux.kill_session(aside))
+        defer(lambda: _end_own(lambda: tmux.kill_session(aside), pids, then))
     else:
-        defer(lambda: tmux.kill_window(session, aside))
+        defer(lambda: _end_own(lambda: tmux.kill_window(session, aside), pids, then))

@@ -50,17 +50,16 @@ def run_to_done(agents: World, model: ModelServer, harness: str, review: str | N
                  layout.TASKS_REF)  # fmt: skip
     assert actors.split().count("agent") >= 5  # every move but the first and the merge
     if harness in SENT and review in (None, harness):
-        # The ledger (issue 30): what Orange recorded is the model's answers, each
-        # counted whole and once.  An agent's reply after its last move is not
-        # recorded when Orange ends that agent (seen: Claude Code never wrote the first
-        # reviewer's reply after its FAIL verdict; codex lost two of seven): at most
-        # one a run, and this flow has three (the worker, two reviewers).
+        # The ledger (issue 30): what Orange recorded is exactly what the model
+        # reported, answer by answer, each in its column.  Red when an agent Orange
+        # ended after its move (the reviewers) could still ask the model once more and
+        # die before writing the answer (Claude Code did, 1 of 9), or when a move missed
+        # the call that asked for it (codex writes its running total after the tool).
         tokens = agents.task(task_id).fields.get("tokens")
-        assert isinstance(tokens, dict)
-        turns = tokens["out"] // SENT[harness]["out"]
-        assert tokens == {k: v * turns for k, v in SENT[harness].items()}
         answered = model.turns_answered()
-        assert answered - 3 <= turns <= answered, f"{turns} of {answered} answers recorded"
+        assert tokens == {k: v * answered for k, v in SENT[harness].items()}, (
+            f"{tokens} recorded for {answered} answers"
+        )
 
 
 @pytest.mark.parametrize("harness", ["claude", "codex", "opencode", "pi"])

@@ -54,7 +54,12 @@ class Invocation(NamedTuple):
 
 
 class AgentTimeout(Exception):
-    """The agent gave no answer in time; its process group was stopped."""
+    """The agent gave no answer in time; its process group was stopped.  ``invocation``:
+    what it printed until then and when it ran (the ledger reads its usage)."""
+
+    def __init__(self, message: str, invocation: Invocation | None = None) -> None:
+        super().__init__(message)
+        self.invocation = invocation
 
 
 # What an agent's failure says of its log: these messages go into the committed RUN.md,
@@ -230,7 +235,8 @@ def invoke(
             _stop(proc, tee)
             _write(sink, f"\n=== no answer within {timeout:g} s: its process group was stopped\n")
             raise AgentTimeout(
-                f"{h.name} gave no answer within {timeout:g} s ({LOG_HINT})"
+                f"{h.name} gave no answer within {timeout:g} s ({LOG_HINT})",
+                Invocation(tee.text(), -1, log, began, datetime.now(UTC)),
             ) from None
         except BaseException:
             _stop(proc, tee)  # this runner stops watching it (Ctrl-C, a failing callback)
@@ -256,10 +262,15 @@ def ask(
 ) -> T:
     """Invoke, extract, parse; a `ContractError` earns one retry with the error added to
     the prompt, and a second one is raised.  A non-zero exit is `AgentFailed`.
-    ``spent(invocation)``: after each invocation, answer or not (the ledger)."""
+    ``spent(invocation)``: after each invocation, answer or not, timed out too (the ledger)."""
     attempt = prompt
     for last in (False, True):
-        run = invoke(h, attempt, cwd=cwd, timeout=timeout, log=log, env=env, on_start=on_start)
+        try:
+            run = invoke(h, attempt, cwd=cwd, timeout=timeout, log=log, env=env, on_start=on_start)
+        except AgentTimeout as exc:  # what it spent until it was stopped counts too
+            if spent is not None and exc.invocation is not None:
+                spent(exc.invocation)
+            raise
         if spent is not None:
             spent(run)
         try:

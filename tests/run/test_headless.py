@@ -21,6 +21,7 @@ from orange.run.headless import (
     AgentFailed,
     AgentTimeout,
     ExecHarness,
+    Invocation,
     alive,
     ask,
     exec_harness,
@@ -28,6 +29,7 @@ from orange.run.headless import (
     invoke,
     stop_group,
 )
+from orange.run.spending import usage_of
 from tests.helpers import retry_until
 
 SAMPLES = Path(__file__).parents[1] / "fixtures" / "agent-output"
@@ -376,3 +378,20 @@ def test_an_unknown_harness_names_the_known_ones() -> None:
     with pytest.raises(InvalidInput, match='unknown harness "nope"') as caught:
         exec_harness("nope")
     assert "claude, pi, opencode, codex" in str(caught.value)
+
+
+def test_an_agent_that_times_out_has_what_it_spent_read(tmp_path: Path) -> None:
+    # A codex run that finished a turn, then hung: the turn it reported is its usage.
+    turn = {"type": "turn.completed", "usage": {"input_tokens": 2100, "output_tokens": 80}}
+    fake = script(
+        tmp_path / "hung-codex",
+        f"print(json.dumps({turn!r}), flush=True)\ntime.sleep(300)\n",
+    )
+    harness = ExecHarness("codex", (str(fake), "{prompt}"), "codex-exec")
+    spent: list[Invocation] = []
+    with pytest.raises(AgentTimeout):
+        ask(harness, "x", parse_review, cwd=tmp_path, timeout=1.0, log=tmp_path / "h.log",
+            spent=spent.append)  # fmt: skip
+    assert len(spent) == 1 and spent[0].started is not None
+    used = usage_of(harness, spent[0], tmp_path)
+    assert (used.tokens_in, used.tokens_out) == (2100, 80)

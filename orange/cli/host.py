@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -54,7 +55,17 @@ def add(
         projects=existing.projects if existing else (),
         pools=existing.pools if existing else (),
     )
-    checked = probe.missing(host, proj, probe.ask(host))  # unreachable: nothing saved
+    if ssh_config and not Path(ssh_config).is_file():
+        raise InvalidInput(f"no ssh config file {ssh_config}", hint="give --ssh-config a file")
+    try:
+        answer = probe.ask(host)
+    except HostUnreachable as exc:
+        if existing is not None:
+            raise
+        raise HostUnreachable(  # nothing saved: there is no host to `host check` yet
+            exc.message, hint=f"nothing registered; once ssh reaches {target}, run this again"
+        ) from None
+    checked = probe.missing(host, proj, answer)
     roster.save(checked.host)
     turned_on = proj.sync_interval <= 0
     if turned_on:

@@ -70,6 +70,15 @@ def test_an_unreachable_host_is_one_line_and_changes_nothing(
     assert added.code == 1
     assert len(added.err.strip().splitlines()) == 1
     assert "host box (other) unreachable" in added.err
+    assert "nothing registered; once ssh reaches other, run this again" in added.err
+    assert "orange host check" not in added.err  # there is no host box to check
+    args[args.index("--ssh-config") + 1] = str(tmp_path / "no-such-config")
+    missing = cli(*args, cwd=repo)
+    assert missing.code == 1
+    assert (
+        missing.err
+        == f"orange: no ssh config file {tmp_path / 'no-such-config'} (give --ssh-config a file)\n"
+    )
     assert not (orange_home() / "hosts.json").exists()
     projects = json.loads((orange_home() / "projects.json").read_text())["projects"]
     assert projects[0]["sync_interval"] == 0

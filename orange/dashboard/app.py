@@ -23,11 +23,11 @@ from textual.content import Content
 from textual.widgets import DataTable, Input, Static
 
 from orange import compose
+from orange.dashboard.branchstate import CONFLICT_MARK, all_stats, conflict_notes
 from orange.dashboard.filling import Filler, collector_paused
 from orange.dashboard.keys import TASK_KEYS, VIEW_KEYS, Key, task_keys
 from orange.dashboard.rows import VIEWS, Row, order, shown
 from orange.dashboard.source import Source
-from orange.dashboard.stats import CONFLICT_MARK, all_stats, conflict_notes
 from orange.dashboard.table import COLUMNS, TaskTable, cells, visible
 from orange.engine import dependencies
 from orange.errors import OrangeError

@@ -86,7 +86,7 @@ def cells(
     standing: str = "",
 ) -> list[Text]:
     """The cells of ``row``, in `COLUMNS` order (``multi``: several projects shown;
-    ``extra``: its branch's stats and its PR's state, `orange.dashboard.stats`;
+    ``extra``: its branch's stats and its PR's state, `orange.dashboard.branchstate`;
     ``standing``: where it stands in this host's queue, after its status).
     Rich `Text` throughout: task data is never read as markup, and plain text is the
     cheapest cell for the table to measure."""

@@ -188,7 +188,9 @@ def with_usage(fields: Mapping[str, Any], usage: Usage, through: str) -> dict[st
     tokens = tokens_of(fields)
     added = dict(zip(TOKEN_KEYS, (usage.tokens_in, usage.tokens_out, usage.cache), strict=True))
     total = {k: min(tokens[k] + added[k], MAX_TOKENS) for k in TOKEN_KEYS}
-    cost = cost_of(fields) + (usage.cost or 0)
+    # The record's cost as its trailer writes it (to the millionth): the totals are the
+    # sum of the trailers, which is what every replay of the history adds up.
+    cost = cost_of(fields) + (Decimal(money(usage.cost)) if usage.cost is not None else 0)
     out: dict[str, Any] = {TOKENS: total, COST: money(min(cost, MAX_USD - 1)), THROUGH: through}
     if usage.cost is None or fields.get(UNKNOWN_COST) is True:
         out[UNKNOWN_COST] = True

@@ -61,6 +61,23 @@ def test_usage_recorded_with_moves_is_taken_by_the_hub(
     assert "cost_unknown changed without a usage record" in refused.stderr
 
 
+def test_costs_finer_than_a_millionth_add_up_as_their_trailers_say(
+    engine: Engine, repo: Path, hub: Path
+) -> None:
+    # A price table gives costs to the tenth of a millionth (10 input tokens at $3 a
+    # million and 5 cache reads at $0.30: $0.0000315).  The totals must be the sum of
+    # the trailers as written, or Orange's own records would read as forged.
+    task = planning_task(engine)
+    engine.usage = Spending(spend(1000, "0.060127"), spend(1000, "0.0150315"))
+    engine.transition(task.id, "clarification")
+    moved = engine.transition(task.id, "planning")
+    assert "Orange-Cost-USD: 0.015032" in _message(repo)
+    assert moved.task.fields["cost_usd"] == "0.075159"  # 0.060127 + 0.015032
+    result = push(repo)
+    assert result.returncode == 0, result.stderr
+    assert verify_new(engine.store, trusted=trusted_here, actor="monitor").restored == []
+
+
 def test_totals_that_do_not_add_up_are_refused(engine: Engine, repo: Path, hub: Path) -> None:
     task = planning_task(engine)
     engine.usage = Spending(spend(1000, "0.50"))

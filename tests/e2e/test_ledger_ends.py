@@ -55,12 +55,13 @@ def test_an_ended_agent_is_recorded_to_its_last_call_and_asks_no_more(world: Wor
     assert not (Path.home() / f"asked-again-{reviewer}").exists()
 
     # A person merges: the worker's session is ended, and the call it makes on its way
-    # out, after the merge read the usage, is recorded once it is gone.
+    # out, after the merge read the usage, is recorded once it is gone.  Its reply after
+    # its hand-over was recorded by a later move, once.
     world.ok("task", "merge", task_id, "--local")
     made = sorted(tag for tags in _calls().values() for tag in tags)
-    assert made == ["on-its-way-out", "plan", "review", "work"]
+    assert made == ["after-its-hand-over", "on-its-way-out", "plan", "review", "work"]
     tokens = world.task(task_id).fields["tokens"]
-    assert tokens == {"in": 10 * 4, "out": 1000 * 4, "cache": 5 * 4}  # each call, once
+    assert tokens == {"in": 10 * 5, "out": 1000 * 5, "cache": 5 * 5}  # each call, once
 
     # Each record's trailers hold its own calls: the last one, the way-out call alone.
     log = git(world.repo, "log", "--format=%s|%(trailers:key=Orange-Tokens-Out,valueonly)",

@@ -1,17 +1,18 @@
 """A stand-in for Claude Code as it behaves when Orange ends it (issue 30, the ledger).
 
-``hangup_agent.py worker|reviewer PROMPT``, run in its tmux pane in a task's worktree.  Each
-model call it makes is recorded as Claude Code records one (a line in
+``hangup_agent.py worker|reviewer PROMPT``, run in its tmux pane in a task's worktree.
+Each model call it makes is recorded as Claude Code records one (a line in
 ``~/.claude/projects/<worktree>/<pid>.jsonl``, read by Orange's ``claude`` reader),
-and counted in ``calls-<pid>`` beside ``$ORANGE_HOME`` (what the model was paid for).
+and counted in ``calls-<pid>`` in the home folder (what the model was paid for).
 
 - worker: a call, ``## Plan``, ``working``; a call, a commit, ``## Handoff``,
-  ``agent-review``; then it idles.  On the hang-up of its session (a human's merge
-  ends it) it makes one last call on its way out, then exits.
+  ``agent-review``; a call (its reply after the hand-over); then it idles.  On the
+  hang-up of its session (a human's merge ends it) it makes one last call on its way
+  out, then exits.
 - reviewer: a call, ``## Review`` with ``Verdict: PASS``, then ``orange task update
   --status reviewing``, whose move ends its own window.  Like Claude Code, it does not
   die of the hang-up: it waits for its command, then asks the model once more (a
-  call, and ``asked-again-<pid>`` beside ``$ORANGE_HOME``) and exits.
+  call, and ``asked-again-<pid>`` in the home folder) and exits.
 """
 
 from __future__ import annotations
@@ -25,7 +26,6 @@ import time
 from pathlib import Path
 from types import FrameType
 
-from orange.home import orange_home
 from orange.runtime.usage import claude_dir
 
 ORANGE = (sys.executable, "-m", "orange")
@@ -43,7 +43,7 @@ def call(tag: str) -> None:
     line = {"type": "assistant", "cwd": os.getcwd(), "timestamp": stamp, "message": message}
     with (folder / f"{os.getpid()}.jsonl").open("a") as handle:
         handle.write(json.dumps(line) + "\n")
-    with (orange_home().parent / f"calls-{os.getpid()}").open("a") as handle:
+    with (Path.home() / f"calls-{os.getpid()}").open("a") as handle:
         handle.write(tag + "\n")
 
 
@@ -71,6 +71,7 @@ def worker() -> None:
     subprocess.run(["git", "commit", "-q", "-m", "Add feature"], check=True)
     append("## Handoff\nDONE: the feature\nUNCERTAIN: nothing")
     move("agent-review")
+    call("after-its-hand-over")  # its reply to the move's result: the next record's
     while True:
         signal.pause()
 
@@ -82,7 +83,7 @@ def reviewer() -> None:
     append("## Review\nVerdict: PASS\n\nLooks good.")
     move("reviewing")
     call("after-its-verdict")
-    (orange_home().parent / f"asked-again-{os.getpid()}").touch()
+    (Path.home() / f"asked-again-{os.getpid()}").touch()
 
 
 if __name__ == "__main__":

@@ -43,7 +43,9 @@ from store_bench import bulk_create, hermetic_env, machine
 BIG = 10_000
 RUNS, QUICK_RUNS, WARM_UPS = 20, 5, 2
 
-# A user workflow whose moves run no hooks, so figure 2 measures the engine alone.
+# A user workflow whose measured moves run no hooks, so figure 2 measures the engine
+# alone.  (Its move to `working`, never taken here, starts an agent: a project's
+# workflow must have one.)
 MOVES_WORKFLOW = """\
 name: bench-moves
 version: 1
@@ -54,6 +56,8 @@ states:
     terminal: false
   planning:
     terminal: false
+  working:
+    terminal: false
   cancelled:
     terminal: true
 transitions:
@@ -61,6 +65,12 @@ transitions:
   - {from: planning, to: pending, hooks: []}
   - {from: pending, to: cancelled, hooks: []}
   - {from: planning, to: cancelled, hooks: []}
+  - {from: working, to: cancelled, hooks: []}
+  - from: pending
+    to: working
+    hooks: [{action: acquire_workspace}, {action: spawn_agent, prompt: worker}]
+prompts:
+  worker: "{summary}"
 """
 
 

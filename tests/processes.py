@@ -34,23 +34,33 @@ def _refers_to(environ: bytes, cmdline: bytes, root: bytes) -> bool:
 
 def processes_under(root: Path) -> list[Proc]:
     """Live processes (zombies aside) whose environment or command line refers to
-    ``root`` or a path below it; this process is never one of them."""
+    ``root`` or a path below it; this process is never one of them.  Every test's
+    teardown scans the whole machine at least once, so the scan reads raw bytes and
+    looks closer only at a process that names ``root`` somewhere."""
     key = os.fsencode(str(root))
+    me = str(os.getpid())
     found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+    for name in os.listdir("/proc"):
+        if not name.isdigit() or name == me:
             continue
         try:
-            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
-            environ = (entry / "environ").read_bytes()
-            cmdline = (entry / "cmdline").read_bytes()
+            environ = _read(f"/proc/{name}/environ")
+            cmdline = _read(f"/proc/{name}/cmdline")
+            if key not in environ and key not in cmdline:
+                continue
+            state = _read(f"/proc/{name}/stat").rsplit(b")", 1)[1].split()[0]
         except (OSError, IndexError):
             continue  # gone, or not ours to read
-        if state != "Z" and _refers_to(environ, cmdline, key):
+        if state != b"Z" and _refers_to(environ, cmdline, key):
             found.append(
-                Proc(int(entry.name), cmdline.replace(b"\0", b" ").decode(errors="replace").strip())
+                Proc(int(name), cmdline.replace(b"\0", b" ").decode(errors="replace").strip())
             )
     return found
+
+
+def _read(path: str) -> bytes:
+    with open(path, "rb") as handle:
+        return handle.read()
 
 
 def wait_gone(root: Path, timeout: float) -> list[Proc]:

@@ -164,7 +164,7 @@ def stop_everything(repo: Path, socket: str, root: Path, timeout: float = 30.0) 
     seen by the first `monitor stop`, and a dying agent can make tmux start one."""
     deadline = time.monotonic() + timeout
     while True:
-        run_orange("monitor", "stop", cwd=repo)
+        orange_here("monitor", "stop", cwd=repo)
         subprocess.run(["tmux", "-L", socket, "kill-server"], capture_output=True, check=False)
         if not wait_gone(root, 1.0) or time.monotonic() > deadline:
             return  # whatever is left, the hermetic fixture names and fails the test

@@ -21,6 +21,9 @@ and the hermetic environment of ``store_bench.py`` (own HOME, ORANGE_HOME, git i
 no ``PYTHON*`` variables), in a temporary directory removed at the end.  ``--quick``
 takes fewer runs, ``--strict`` exits 1 on a miss, ``--importtime N`` also prints the N
 imports that cost ``task update --summary`` the most (``python -X importtime``).
+``--code DIR`` (repeatable) also runs figures 1 and 2 on another copy of Orange's code
+(``DIR/orange``, say ``git archive REV orange | tar -x -C DIR``, put first on
+``PYTHONPATH``) in the same interleaving: an A/B of a change on a loaded machine.
 """
 
 from __future__ import annotations
@@ -108,14 +111,16 @@ class Runner:
         if not Path(self.orange).is_file():
             raise SystemExit(f"bench: no {self.orange}; run it as `make bench`")
 
-    def run(self, args: Sequence[str], cwd: Path, *, stderr: bool = False) -> Sample | str:
+    def run(
+        self, args: Sequence[str], cwd: Path, *, stderr: bool = False, code: Path | None = None
+    ) -> Sample | str:
         """Run one process; its CPU time (children's rusage delta) and wall time."""
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         start = time.perf_counter()
         result = subprocess.run(
             list(args),
             cwd=cwd,
-            env=self.env,
+            env=self.env if code is None else {**self.env, "PYTHONPATH": str(code)},
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
             text=True,
@@ -132,8 +137,8 @@ class Runner:
         cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
         return Sample(cpu=cpu, wall=wall)
 
-    def sample(self, args: Sequence[str], cwd: Path) -> Sample:
-        out = self.run(args, cwd)
+    def sample(self, args: Sequence[str], cwd: Path, code: Path | None = None) -> Sample:
+        out = self.run(args, cwd, code=code)
         assert isinstance(out, Sample)
         return out
 
@@ -177,8 +182,9 @@ def ratio(
     )
 
 
-def startup(runner: Runner, runs: int) -> list[Ratio]:
-    """Figures 1 and 2: two `task update` processes against the import floor."""
+def startup(runner: Runner, runs: int, codes: Sequence[Path] = ()) -> list[Ratio]:
+    """Figures 1 and 2: two `task update` processes against the import floor (and the
+    same two on each copy of ``codes``, in the same rounds)."""
     workflows = Path(runner.env["ORANGE_HOME"]) / "workflows"
     workflows.mkdir(parents=True, exist_ok=True)
     (workflows / "bench-moves.yml").write_text(MOVES_WORKFLOW)
@@ -187,22 +193,33 @@ def startup(runner: Runner, runs: int) -> list[Ratio]:
     summary = [runner.orange, "task", "update", task_id, "--summary"]
     status = [runner.orange, "task", "update", task_id, "--status"]
     moves = ("planning", "pending")  # back and forth: every run is a legal move
-    floors, summaries, statuses = [], [], []
-    for number in range(WARM_UPS + runs):  # interleaved: load drift hits all three
-        samples = (
-            runner.sample(floor, repo),
-            runner.sample([*summary, f"run {number}"], repo),
-            runner.sample([*status, moves[number % 2]], repo),
-        )
-        if number >= WARM_UPS:  # the first compile bytecode and fill the page cache
-            floors.append(samples[0])
-            summaries.append(samples[1])
-            statuses.append(samples[2])
+    floors: list[Sample] = []
+    copies: list[Path | None] = [None, *codes]
+    summaries: dict[Path | None, list[Sample]] = {code: [] for code in copies}
+    statuses: dict[Path | None, list[Sample]] = {code: [] for code in copies}
+    step = 0
+    for number in range(WARM_UPS + runs):  # interleaved: load drift hits them all
+        floor_sample = runner.sample(floor, repo)
+        for code in copies:
+            samples = (
+                runner.sample([*summary, f"run {number}"], repo, code),
+                runner.sample([*status, moves[step % 2]], repo, code),
+            )
+            step += 1
+            if number >= WARM_UPS:  # the first compile bytecode and fill the page cache
+                summaries[code].append(samples[0])
+                statuses[code].append(samples[1])
+        if number >= WARM_UPS:
+            floors.append(floor_sample)
     base = ("import", floors)
-    return [
-        ratio("1. `task update --summary`", ("update", summaries), base, target=1.15),
-        ratio("2. `task update --status`, no hooks", ("move", statuses), base, target=1.4),
-    ]
+    found = []
+    for code in copies:
+        of = "" if code is None else f" ({code})"
+        found += [
+            ratio(f"1. `task update --summary`{of}", ("update", summaries[code]), base, 1.15),
+            ratio(f"2. `task update --status`, no hooks{of}", ("move", statuses[code]), base, 1.4),
+        ]
+    return found
 
 
 def listing(runner: Runner, runs: int) -> list[Ratio]:
@@ -304,6 +321,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--importtime", type=int, default=0, metavar="N", help="print the N costliest imports"
     )
+    parser.add_argument(
+        "--code",
+        type=Path,
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="also run figures 1 and 2 on the Orange in DIR/orange (repeatable)",
+    )
     args = parser.parse_args(argv)
     runs = QUICK_RUNS if args.quick else RUNS
     root = Path(tempfile.mkdtemp(prefix="orange-startup-bench-"))
@@ -311,7 +336,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         runner = Runner(root)
         print(f"orange start-up bench: {machine()}", flush=True)
         print(f"  {runs} interleaved runs per figure (after {WARM_UPS} warm-ups)", flush=True)
-        ratios = startup(runner, runs)
+        ratios = startup(runner, runs, [code.resolve() for code in args.code])
         ratios += listing(runner, runs)
         ratios += converters(runner, runs)
         print()

@@ -203,7 +203,10 @@ class Work:
     def _iterate(self, context: str | None, *, conflict: bool, fresh: bool) -> None:
         entry = self.entry()
         limit = state.number(self.runner.record().fields, "max_iterations", 3) or 3
-        done = 0 if fresh or conflict else state.number(entry, "iterations", 0)
+        # A subtask the policy stopped on starts its iterations again on resume: one
+        # stopped at the limit would otherwise fail again without an agent called.
+        blocked = entry.get("status") == "blocked"
+        done = 0 if fresh or conflict or blocked else state.number(entry, "iterations", 0)
         if entry.get("status") not in ("planned", "feedback", "blocked", "approved") and done:
             done -= 1  # caught mid-iteration by a crash: that iteration again
         task, path = self.bind()

@@ -80,6 +80,21 @@ def test_stop_fails_the_run_and_resume_finishes_it(world: RunWorld) -> None:
     assert on_branch(world, run["branch"]) >= {"a.txt", "b.txt", "c.txt"}
 
 
+def test_resume_gives_a_subtask_stopped_at_its_iterations_a_new_round(world: RunWorld) -> None:
+    world.scenario(plan=[plan([["a"]])], edits=edits("a"), review={"Title a": [False, False, True]})
+    args = ("x", "--skip-clarification", "--no-pr", "--failure-policy", "stop")
+    result = world.run(*args, "--max-iterations", "2", "--json")
+    assert result.code == 1
+    run = result.json()["run"]
+    assert by_id(run)["a"]["status"] == "blocked"
+    assert "not approved after 2 iterations" in by_id(run)["a"]["note"]
+    resumed = world.run("resume", run["id"], "--json")  # the architect now approves
+    assert resumed.code == 0, resumed.err
+    assert [s["status"] for s in resumed.json()["run"]["subtasks"]] == ["done"]
+    assert implemented(world, "a") == 3
+    assert "a.txt" in on_branch(world, run["branch"])
+
+
 def clash() -> dict[str, dict[str, str]]:
     return {"Title a": {"same.txt": "line from a"}, "Title b": {"same.txt": "line from b"}}
 

@@ -15,7 +15,7 @@ from typing import NamedTuple
 import pygit2
 
 from orange.errors import RefConflict
-from orange.store import layout
+from orange.store import commitgraph, layout
 from orange.store.lock import exclusive
 from orange.store.store import TaskStore, _keep_reflog, _move_ref, _signature, _tip
 from orange.store.syncmerge import VERSION, Plan, arrival
@@ -36,7 +36,16 @@ class Outcome(NamedTuple):
 
 
 def integrate(store: TaskStore, theirs_id: str, remote: str, planner: Planner) -> Outcome:
-    """Bring the commit ``theirs_id`` into the local tasks ref."""
+    """Bring the commit ``theirs_id`` into the local tasks ref.  A history that came in
+    long (a clone's first sync) starts the update of Orange's commit-graph, so that
+    ``task log`` walks it quickly (`orange.store.commitgraph`)."""
+    outcome = _bring(store, theirs_id, remote, planner)
+    if outcome.kind != "none" and outcome.tip is not None:
+        commitgraph.start_update(store.pygit, store.repo.orange_dir(), outcome.tip)
+    return outcome
+
+
+def _bring(store: TaskStore, theirs_id: str, remote: str, planner: Planner) -> Outcome:
     repo = store.pygit
     theirs = repo[theirs_id].peel(pygit2.Commit)
     with exclusive(store.repo.orange_dir() / "tasks.lock"):

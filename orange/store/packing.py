@@ -36,7 +36,6 @@ Packing is a courtesy: any failure leaves the objects as they were.
 
 from __future__ import annotations
 
-import fcntl
 import os
 import re
 from collections.abc import Iterable
@@ -44,8 +43,8 @@ from pathlib import Path
 
 import pygit2
 
-from orange.store import layout
-from orange.store.gitproc import git_env
+from orange.store import commitgraph, layout
+from orange.store.gitproc import start_detached
 from orange.store.lock import attempt
 
 DUE_BYTES = 32 * 1024  # reflog growth between packs (a write's line: 150 to 250 bytes)
@@ -86,6 +85,7 @@ def pack_if_due(repo: pygit2.Repository, common_dir: Path) -> int:
                 _write_marker(marker, size, str(tip))
             if len(pack_names(common_dir / "objects")) > ROLLUP_AT:
                 start_rollup(common_dir)
+            commitgraph.start_update(repo, common_dir / "orange", str(tip))
             return packed
     except (OSError, KeyError, ValueError, pygit2.GitError):  # (and SubprocessError)
         return 0
@@ -155,36 +155,14 @@ def _drop_loose(objects: Path, names: Iterable[str]) -> None:
 
 def start_rollup(common_dir: Path) -> bool:
     """Start ``git repack -d -l --geometric=2`` detached, unless one is running (why
-    this repack and no other: the module's docstring); whether it started.  The lock
-    file's descriptor is handed to git, so the lock is held until git and its
-    children exit: `rollup_running` tells, and waiting for the lock waits for it."""
-    import subprocess  # (here: a summary update's start-up loads no subprocess)
-
-    fd = os.open(common_dir / "orange" / ROLLUP_LOCK, os.O_RDWR | os.O_CREAT, 0o644)
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            return False
-        repack = (
-            "git", f"--git-dir={common_dir}", "-c", "pack.threads=1",
-            "repack", "-d", "-l", "-q", "--geometric=2", "--no-write-bitmap-index",
-        )  # fmt: skip
-        # ``sh`` starts git in the background and exits at once: git is nobody's child
-        # here (nothing to reap in a long-lived monitor or dashboard).
-        subprocess.run(
-            ("sh", "-c", '"$@" </dev/null >/dev/null 2>&1 &', "sh", *repack),
-            env=git_env(),
-            pass_fds=(fd,),
-            start_new_session=True,
-            check=False,
-            timeout=10,
-        )
-        return True
-    except subprocess.SubprocessError:  # (its OSError is the caller's to catch)
-        return False
-    finally:
-        os.close(fd)  # git holds its own copy of the locked descriptor
+    this repack and no other: the module's docstring); whether it started.  git holds
+    the lock until it exits: `rollup_running` tells, and waiting for the lock waits
+    for it."""
+    repack = (
+        "git", f"--git-dir={common_dir}", "-c", "pack.threads=1",
+        "repack", "-d", "-l", "-q", "--geometric=2", "--no-write-bitmap-index",
+    )  # fmt: skip
+    return start_detached(common_dir / "orange" / ROLLUP_LOCK, 'exec "$@"', repack)
 
 
 def rollup_running(common_dir: Path) -> bool:

@@ -6,18 +6,21 @@ walk (a damaged object on the path, no git at all) the walk over every commit an
 
 from __future__ import annotations
 
+import re
 import shutil
+import subprocess
 from collections import Counter
 from itertools import pairwise
 from pathlib import Path
-from typing import NamedTuple
+from typing import NamedTuple, Never
 
 import pygit2
 import pytest
 
-from orange.store import history, layout
+from orange.store import commitgraph, history, layout
 from orange.store.store import TaskStore
 from tests.conftest import damage, git
+from tests.helpers import retry_until
 from tests.store.helpers import put_task, set_field
 
 IDS = [f"task{n:04d}" for n in range(12)]
@@ -202,6 +205,10 @@ def histories(tmp_path_factory: pytest.TempPathFactory) -> Histories:
     return Histories(path, tips, first, corrupt)
 
 
+def _orange(path: Path) -> Path:
+    return path / ".git" / "orange"
+
+
 def _same(
     repo: pygit2.Repository,
     found: list[history.Found],
@@ -224,9 +231,12 @@ def test_gits_walk_finds_what_the_walk_over_every_commit_finds(histories: Histor
     repo = pygit2.Repository(str(histories.path))
     for tip in histories.tips:
         for task in IDS if tip == histories.first else (TASK, IDS[0]):
-            found = history.find(repo, tip, task)
+            found = history.find(repo, tip, task, _orange(histories.path))
             _same(repo, found, history.walked(repo, tip, None, task), histories.corrupt)
-    subjects = [row[1].split("\n")[0] for row in history.find(repo, histories.first, TASK)]
+    subjects = [
+        row[1].split("\n")[0]
+        for row in history.find(repo, histories.first, TASK, _orange(histories.path))
+    ]
     merges = {"merge", "three parents", "merge from behind"}
     assert {"by hand", f"task {IDS[0]}: summary", *merges} <= set(subjects)
     assert not {"merge keeping ours", "merge of a root", f"task {TASK}: summary"} & set(subjects)
@@ -240,7 +250,10 @@ def test_a_commit_not_orange_s_record_of_the_task_reads_its_status_from_the_file
     histories: Histories,
 ) -> None:
     repo = pygit2.Repository(str(histories.path))
-    found = {row[1].split("\n")[0]: row[3:] for row in history.find(repo, histories.first, TASK)}
+    found = {
+        row[1].split("\n")[0]: row[3:]
+        for row in history.find(repo, histories.first, TASK, _orange(histories.path))
+    }
     assert found["by hand"] == ("pending", "working")
     assert found[f"task {IDS[0]}: summary"] == ("working", "review")  # names another task
     assert found["merge"] == ("pending", "review")
@@ -284,13 +297,112 @@ def test_where_git_cannot_walk_the_walk_over_every_commit_answers(
     tip, path = histories.first, layout.task_dir(TASK)
     expected = history.walked(repo, tip, None, TASK)
     monkeypatch.setenv("PATH", str(tmp_path / "nowhere"))
-    assert history._candidates(repo, tip, path) is None
-    _same(repo, history.find(repo, tip, TASK), expected, histories.corrupt)
+    assert history._candidates(repo, tip, path, _orange(clone)) is None
+    _same(repo, history.find(repo, tip, TASK, _orange(clone)), expected, histories.corrupt)
     monkeypatch.undo()
     shard = path.rsplit("/", 1)[0]
     damage(clone, git(clone, "rev-parse", f"{histories.tips[0]}:{shard}").strip())
-    assert history._candidates(repo, tip, path) is None
+    assert history._candidates(repo, tip, path, _orange(clone)) is None
     store = TaskStore.open(clone)
     assert [h.subject for h in history.task_history(store, TASK)] == [
         row[1].split("\n")[0] for row in history.walked(store.pygit, tip, None, TASK)
     ]
+
+
+def _parents_out_of_range(graph: Path) -> None:
+    """Point every commit's first parent of each graph file past the graph's end: git
+    dies ("invalid parent position") as soon as it reads a commit from it."""
+    for file in (graph / "info" / "commit-graphs").glob("*.graph"):
+        data = bytearray(file.read_bytes())
+        chunks = {
+            bytes(data[at : at + 4]): int.from_bytes(data[at + 4 : at + 12], "big")
+            for at in range(8, 8 + 12 * (data[6] + 1), 12)
+        }
+        start, ends = chunks[b"CDAT"], [o for o in chunks.values() if o > chunks[b"CDAT"]]
+        for row in range(start, min(ends), 36):
+            data[row + 20 : row + 24] = (0x7FFFFFF0).to_bytes(4, "big")
+        file.chmod(0o644)
+        file.write_bytes(bytes(data))
+
+
+def test_orange_s_commit_graph_answers_the_same_and_a_damaged_one_is_walked_past(
+    histories: Histories, tmp_path: Path
+) -> None:
+    """With Orange's commit-graph (changed-path filters, in a folder of its own) git's
+    walk finds what the walk over every commit finds; the repository's own objects get
+    no graph (the user's git is as before).  A graph git dies on is walked past (the
+    walk again without it) and dropped; the next update writes it anew."""
+    clone = tmp_path / "clone"
+    shutil.copytree(histories.path, clone)
+    repo, orange = pygit2.Repository(str(clone)), _orange(clone)
+    tip = histories.first
+    assert commitgraph.update(repo, orange, tip)
+    assert commitgraph.covered_tip(orange) == tip
+    assert not list((clone / ".git" / "objects" / "info").glob("commit-graph*"))
+    for task in IDS:
+        expected = history.walked(repo, tip, None, task)
+        _same(repo, history.find(repo, tip, task, orange), expected, histories.corrupt)
+    env = commitgraph.walk_env(orange)
+    assert env is not None
+    path = layout.task_dir(TASK)
+    read = subprocess.run(
+        ["git", "rev-list", "--full-history", tip, "--", path],
+        cwd=clone,
+        env={**env, "GIT_TRACE2_PERF": str(tmp_path / "trace")},
+        capture_output=True,
+        check=True,
+    )
+    assert read.stdout.split()
+    # git asked the filters, and they ruled commits out without reading their trees.
+    stats = re.findall(r'"definitely_not":([0-9]+)', (tmp_path / "trace").read_text())
+    assert stats and int(stats[0]) > 0
+
+    _parents_out_of_range(commitgraph.folder(orange))
+    dies = subprocess.run(["git", "rev-list", tip], cwd=clone, env=env, capture_output=True)
+    assert dies.returncode != 0
+    expected = history.walked(repo, tip, None, TASK)
+    _same(repo, history.find(repo, tip, TASK, orange), expected, histories.corrupt)
+    assert not commitgraph.folder(orange).exists()
+    assert commitgraph.update(repo, orange, tip)
+    _same(repo, history.find(repo, tip, TASK, orange), expected, histories.corrupt)
+
+
+def test_a_cold_walk_of_a_long_history_starts_the_graph_for_the_next(
+    histories: Histories, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A ``task log`` that walks a history of `WORTH` commits or more outside the graph
+    starts the graph's update in the background; it comes to cover the tip."""
+    monkeypatch.setattr(commitgraph, "WORTH", 20)
+    clone = tmp_path / "clone"
+    shutil.copytree(histories.path, clone)
+    store = TaskStore.open(clone)
+    orange = _orange(clone)
+    (orange / "history.sqlite3").unlink(missing_ok=True)
+    tip = str(store.pygit.references[layout.TASKS_REF].target)
+    assert commitgraph.covered_tip(orange) is None
+    entries = history.task_history(store, TASK)
+    retry_until(lambda: commitgraph.covered_tip(orange) == tip, timeout=30, what="the graph")
+    (orange / "history.sqlite3").unlink()
+    assert history.task_history(store, TASK) == entries
+
+
+def test_a_long_history_brought_in_by_a_sync_starts_the_graph(
+    histories: Histories, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A clone's first sync (`integrate`, a fast-forward from nothing) of a history of
+    `WORTH` commits or more starts the graph, so its first ``task log`` finds one."""
+    from orange.store.integrate import integrate, remote_ref
+    from tests.conftest import make_repo
+
+    monkeypatch.setattr(commitgraph, "WORTH", 20)
+    clone = make_repo(tmp_path / "clone")
+    git(clone, "fetch", "-q", str(histories.path), f"{layout.TASKS_REF}:{remote_ref('origin')}")
+    store = TaskStore.open(clone)
+
+    def planner(*_: object) -> Never:
+        raise AssertionError("a fast-forward plans no merge")
+
+    outcome = integrate(store, histories.first, "origin", planner)
+    assert outcome.tip == histories.first
+    orange = _orange(clone)
+    retry_until(lambda: commitgraph.covered_tip(orange) == histories.first, timeout=30)

@@ -10,10 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from orange.store import layout, packing
+from orange.store import commitgraph, layout, packing
 from orange.store.lock import exclusive
 from orange.store.store import TaskStore
 from tests.conftest import git, packs
+from tests.helpers import retry_until
 from tests.store.helpers import put_task, set_field
 
 
@@ -142,3 +143,24 @@ def test_the_background_repack_keeps_unreferenced_objects_and_its_repository(
     assert git(repo, "cat-file", "blob", pending) == "written, not committed yet\n"
     assert TaskStore.open(repo).get("first").summary == "summary 2"
     assert not list((other / "objects" / "pack").iterdir())
+
+
+def test_writes_keep_orange_s_commit_graph_current_outside_the_user_s_objects(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Once a history is long enough, the store's periodic pack also brings Orange's
+    commit-graph up to its tip (in the background); the repository's own objects folder,
+    which the user's git reads, gets none."""
+    store = TaskStore.open(repo)
+    put_task(store, "first")
+    monkeypatch.setattr(packing, "DUE_BYTES", 1024)  # a pack every six writes or so
+    monkeypatch.setattr(commitgraph, "WORTH", 10)
+    orange = repo / ".git" / "orange"
+    for n in range(40):
+        set_field(store, "first", "summary", f"summary {n}")
+    covered = retry_until(lambda: commitgraph.covered_tip(orange), timeout=30, what="a graph")
+    assert int(git(repo, "rev-list", "--count", covered)) >= 10
+    assert not list((repo / ".git" / "objects" / "info").glob("commit-graph*"))
+    _rolled_up(repo)
+    with exclusive(orange / commitgraph.LOCK):  # (an update still running: its end)
+        pass

@@ -75,28 +75,26 @@ def test_the_package_keeps_its_layers(tree: Path) -> None:
 def test_a_function_level_import_across_a_layer_breaks_a_contract(
     tree: Path, module: str, planted: str, contract: str
 ) -> None:
-    path = tree / module
-    original = path.read_text()
-    path.write_text(f"{original}\n\ndef _planted() -> None:\n    {planted}  # noqa\n")
-    try:
-        result = _lint(tree)
-    finally:
-        path.write_text(original)
-    assert result.returncode == 1, result.stdout
-    broken = result.stdout.split("Broken contracts", 1)[1]
-    assert contract in broken
+    planted_code = f"def _planted() -> None:\n    {planted}  # noqa\n"
+    assert contract in _broken_with(tree, module, planted_code)
 
 
 def test_an_import_only_for_type_checking_is_an_import(tree: Path) -> None:
     """A cycle through a ``TYPE_CHECKING`` import is a cycle: the engine's actions
     naming the engine for their annotations is what `orange.engine.services` is for."""
-    path = tree / "orange/engine/notices.py"
-    original = path.read_text()
     planted = "import typing\n\nif typing.TYPE_CHECKING:\n    from orange.engine import engine\n"
+    assert "no import cycle" in _broken_with(tree, "orange/engine/notices.py", planted)
+
+
+def _broken_with(tree: Path, module: str, planted: str) -> str:
+    """The broken contracts `lint-imports` reports with ``planted`` appended to
+    ``module`` (taken out again after)."""
+    path = tree / module
+    original = path.read_text()
     path.write_text(f"{original}\n\n{planted}")
     try:
         result = _lint(tree)
     finally:
         path.write_text(original)
     assert result.returncode == 1, result.stdout
-    assert "no import cycle" in result.stdout.split("Broken contracts", 1)[1]
+    return result.stdout.split("Broken contracts", 1)[1]

@@ -5,8 +5,8 @@ should be) or ``error`` (a first task would not start, or would wait on a screen
 sees).  Checked: tmux and git and their versions, a registered project, each coding
 agent on PATH, and for Claude Code and codex the settings that answer their first-use
 screens (`orange.ops.firstuse`), Claude Code as root without ``IS_SANDBOX=1``, a stop
-hook that `orange install` would rewrite, and whether ``orange`` is on codex's
-login-shell PATH.
+hook that `orange install` would rewrite, whether ``orange`` is on codex's
+login-shell PATH, and the ``harness_env:``, ``notify:`` and ``prices:`` of config.yml.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from orange import projects
 from orange.errors import NotFound, OrangeError
 from orange.ops import firstuse
 from orange.ops.install import stale_stop_files
-from orange.runtime import prices
+from orange.runtime import notices, prices
 from orange.runtime.harness import DEFAULT_ORDER, DEMO, harness_env, load_harnesses
 
 TMUX_MIN = (3, 0)
@@ -92,7 +92,16 @@ def check(
         found.append(
             Finding(name, "ok", f"{table[name].binary} is {shutil.which(table[name].binary)}")
         )
+        try:
+            harness_env(name)  # its agents would not start
+        except OrangeError as exc:
+            found.append(Finding(name, "error", exc.message, "correct it in config.yml"))
+            continue
         found.extend(_harness(name, home, registered, root=root))
+    try:
+        notices.settings()
+    except OrangeError as exc:  # tasks run; nobody is told when one waits
+        found.append(Finding("notify", "warn", exc.message, "correct it in config.yml"))
     wrong = prices.table_or_shipped()[1]
     if wrong:  # the ledger prices with the shipped table meanwhile, and says so
         found.append(Finding("prices", "warn", wrong, "correct `prices:` in config.yml"))

@@ -73,6 +73,26 @@ def test_doctor_names_the_screens_a_first_task_would_wait_on(
     assert _errors(cli, fresh) == []
 
 
+def test_doctor_names_a_config_its_agents_or_notices_cannot_use(
+    fresh: Path, cli: Cli, hermetic: Path
+) -> None:
+    cli.ok("install", "--harness", "claude", "--yes", cwd=fresh)
+    cli.ok("install", "--harness", "codex", "--yes", cwd=fresh)
+    config = {"harness_env": {"claude": {"IS_SANDBOX": "1"}, "codex": ["A=1"]}, "notify": 5}
+    (orange_home() / "config.yml").write_text(yaml.safe_dump(config))
+    result = cli("doctor", "--json", cwd=fresh)
+    assert result.code == 1
+    found = {(f["check"], f["level"], f["message"]) for f in result.json()["findings"]}
+    assert (
+        "codex",
+        "error",
+        f"{orange_home() / 'config.yml'}: harness_env.codex: must map variable names to "
+        'strings (IS_SANDBOX: "1")',
+    ) in found
+    assert ("notify", "warn", "config.yml: notify must be a mapping (desktop:, webhook:)") in found
+    assert not [f for f in found if f[0] == "claude" and f[1] == "error"]
+
+
 def test_install_without_consent_refuses_in_one_line_and_writes_nothing(
     fresh: Path, cli: Cli, hermetic: Path
 ) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Callable
 from datetime import UTC, datetime
 from decimal import Decimal
 from pathlib import Path
@@ -302,3 +303,36 @@ def test_hostile_codex_response_records_are_skipped_and_counted(tmp_path: Path) 
     reading = read(tmp_path, "codex")
     assert total(reading) == calls(3, cache_write=False)
     assert reading.broken == 4
+
+
+def _place_pi(home: Path, text: str) -> None:
+    path = home / ".pi" / "agent" / "sessions" / pi_dir(WORKTREE) / "s.jsonl"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+
+
+Counts = tuple[int, int, int, int]
+# The sample, where it goes, what it holds, what is left when cut short.
+PLACES: dict[str, tuple[str, Callable[[Path, str], object], Counts, Counts]] = {
+    "claude": ("claude/session.jsonl", place_claude, calls(3), calls(2)),
+    "codex": ("codex/rollout.jsonl", place_codex, calls(3, False), calls(3, False)),
+    "pi": ("pi/session.jsonl", _place_pi, calls(3, cache_write=False), calls(2, False)),
+}
+
+
+@pytest.mark.parametrize("program", sorted(PLACES))
+def test_each_format_cut_short_or_huge_is_read_to_what_it_holds(
+    tmp_path: Path, program: str
+) -> None:
+    name, place, whole, left = PLACES[program]
+    text = sample(name)
+    # The program was writing its last line (codex: its turn's end; the others: a
+    # call): that line is one broken entry, the rest counts.
+    place(tmp_path / "cut", text[: len(text) - 40])
+    reading = read(tmp_path / "cut", program)
+    assert (total(reading), reading.broken) == (left, 1)
+    # A file larger than Orange reads: its end is read, the line the cut fell in broken.
+    filler = json.dumps({"type": "filler", "payload": "x" * 1000, "usage": None}) + "\n"
+    place(tmp_path / "huge", filler * (usage.MAX_FILE // len(filler) + 10) + text)
+    huge = read(tmp_path / "huge", program)
+    assert (total(huge), huge.broken) == (whole, 1)

@@ -58,7 +58,7 @@ def add(
     if ssh_config and not Path(ssh_config).is_file():
         raise InvalidInput(f"no ssh config file {ssh_config}", hint="give --ssh-config a file")
     try:
-        answer = probe.ask(host)
+        answer = probe.ask(host, remember=False)  # the registered record is not these
     except HostUnreachable as exc:
         if existing is not None:
             raise

@@ -89,15 +89,18 @@ class Checked(NamedTuple):
     free: int  # free worktrees of the project there
 
 
-def ask(host: Host) -> dict[str, Any]:
+def ask(host: Host, *, remember: bool = True) -> dict[str, Any]:
     """The host's `report`, over SSH (one round trip); unreachable or not an Orange
-    that answers: one line, raised.  Whether it answered is remembered."""
+    that answers: one line, raised.  Whether it answered is remembered, unless
+    ``remember`` is off (settings not registered yet: `host add` saves what answers)."""
     try:
         answer = ssh.run(host.ssh(), ["host", "probe", "--json"], timeout=60)
     except ssh.HostUnreachable:
-        roster.mark(host.name, reachable=False, now=now())
+        if remember:
+            roster.mark(host.name, reachable=False, now=now())
         raise
-    roster.mark(host.name, reachable=True, now=now())
+    if remember:
+        roster.mark(host.name, reachable=True, now=now())
     try:
         data = json.loads(answer.out) if answer.code == 0 else None
     except ValueError:

@@ -84,6 +84,22 @@ def test_an_unreachable_host_is_one_line_and_changes_nothing(
     assert projects[0]["sync_interval"] == 0
 
 
+def test_a_mistyped_add_of_a_registered_host_leaves_its_record_alone(
+    cli: Cli, repo: Path, hub: Path, tmp_path: Path, ssh_server: SshServer
+) -> None:
+    other = make_other(tmp_path, hub)
+    args = other.add_args(ssh_server)
+    cli.ok(*args, cwd=repo)
+    before = (orange_home() / "hosts.json").read_text()
+    args[args.index("--ssh-config") + 1] = str(ssh_server.unreachable_config(tmp_path))
+    again = cli(*args, cwd=repo)
+    assert again.code == 1
+    assert "host box (other) unreachable" in again.err
+    assert (orange_home() / "hosts.json").read_text() == before
+    listed = cli.ok("host", "list", "--json", cwd=repo).json()["hosts"]
+    assert [h["unreachable_since"] for h in listed] == [None]
+
+
 def test_a_host_without_orange_says_so(
     cli: Cli, repo: Path, hub: Path, tmp_path: Path, ssh_server: SshServer
 ) -> None:

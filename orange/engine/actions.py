@@ -35,16 +35,16 @@ if TYPE_CHECKING:
 class HookContext:
     """What an action sees.  In ``prepare``, ``task`` is the task as it will be
     committed so far; in ``apply``, the task as committed.  Of the engine that runs it,
-    an action sees only `Services` (its store and project, prompts, a field write, a
-    spawn).  (A plain class, built on
-    every move: see `orange.store.events.Change`.)"""
+    an action sees only ``services`` (`Services`: its store and project, prompts, a
+    field write, a spawn), never the engine itself.  (A plain class, built on every
+    move: see `orange.store.events.Change`.)"""
 
     __slots__ = (
         "before",
         "deferred",
-        "engine",
         "messages",
         "options",
+        "services",
         "snapshot",
         "spec",
         "task",
@@ -53,7 +53,7 @@ class HookContext:
 
     def __init__(
         self,
-        engine: Services,
+        services: Services,
         spec: HookSpec,
         workflow: Workflow,
         before: Task,
@@ -63,7 +63,7 @@ class HookContext:
         messages: list[str] | None = None,
         deferred: list[Callable[[], None]] | None = None,
     ) -> None:
-        self.engine, self.spec, self.workflow = engine, spec, workflow
+        self.services, self.spec, self.workflow = services, spec, workflow
         self.before, self.task = before, task
         self.options: Mapping[str, Any] = {} if options is None else options
         self.snapshot = snapshot

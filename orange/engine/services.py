@@ -1,5 +1,5 @@
 """What the engine's collaborators may ask of the engine that runs them: a hook action
-(`orange.engine.actions.HookContext.engine`), the claim of a task and the share of its
+(`orange.engine.actions.HookContext.services`), the claim of a task and the share of its
 branch (`orange.engine.claims`), this host's local release of a task.
 
 `orange.engine.engine.Engine` is the one implementation.  Naming the few services here,

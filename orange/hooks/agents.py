@@ -153,10 +153,10 @@ def start_agent(
 ) -> None:
     task = ctx.task
     worktree = _worktree(task)
-    prompt = ctx.engine.build_prompt(task, str(ctx.spec.get("prompt")))
+    prompt = ctx.services.build_prompt(task, str(ctx.spec.get("prompt")))
     then = ctx.spec.get("then")  # notify_worker's message, for a worker it respawns
     if then:
-        prompt = f"{prompt}\n\n{ctx.engine.build_prompt(task, str(then))}"
+        prompt = f"{prompt}\n\n{ctx.services.build_prompt(task, str(then))}"
     if workcopy.copy_path(worktree).name != workcopy.COPY:
         prompt = (
             f"(This project tracks its own TASK.md: Orange's task file is "
@@ -169,7 +169,7 @@ def start_agent(
     if argv and argv[0] == harness.binary:  # resolved here, never from PATH later
         argv[0] = harness.path() or argv[0]
     env = {**harnesses.harness_env(harness.name), **agent_env(task, agent_role)}
-    project = ctx.engine.project
+    project = ctx.services.project
     port = None if project is None else ready.port_of(project, worktree.name)
     if port is not None:
         env["ORANGE_PORT"] = str(port)  # the slot's port, as its setup commands saw it
@@ -193,7 +193,7 @@ class NotifyWorker(Action):
         tmux = self.tmux
         pane = tmux.pane(session, WORKER)
         if pane is not None and not pane.dead:
-            message = ctx.engine.build_prompt(task, str(ctx.spec.get("message")))
+            message = ctx.services.build_prompt(task, str(ctx.spec.get("message")))
             tmux.send_text(session, WORKER, message)
             return
         state = ctx.workflow.states.get(task.status)
@@ -205,7 +205,13 @@ class NotifyWorker(Action):
         spec = spec._replace(params={**spec.params, "then": str(ctx.spec.get("message"))})
         SpawnAgent(tmux).apply(
             HookContext(
-                ctx.engine, spec, ctx.workflow, ctx.before, task, ctx.options, messages=ctx.messages
+                ctx.services,
+                spec,
+                ctx.workflow,
+                ctx.before,
+                task,
+                ctx.options,
+                messages=ctx.messages,
             )
         )
         ctx.say(f"the worker of task {task.id} was not running: respawned it")

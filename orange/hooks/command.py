@@ -24,7 +24,7 @@ class RunCommand(Action):
                 env[f"ORANGE_TASK_{key.upper()}"] = str(value)
         env["ORANGE_TASK_ID"] = task.id
         env["ORANGE_FROM_STATUS"] = ctx.before.status
-        workdir = ctx.engine.project_path
+        workdir = ctx.services.project_path
         try:
             result = subprocess.run(
                 argv, env=env, cwd=workdir, capture_output=True, text=True, timeout=300

@@ -27,7 +27,7 @@ class SpawnNext(Action):
 
     def apply(self, ctx: HookContext) -> None:
         project_of(ctx)
-        ctx.messages.extend(start_next(ctx.engine, skip=ctx.task.id))
+        ctx.messages.extend(start_next(ctx.services, skip=ctx.task.id))
 
 
 def start_next(engine: Services, *, skip: str = "") -> list[str]:

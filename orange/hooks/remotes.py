@@ -45,5 +45,5 @@ class CreatePr(Action):
     def apply(self, ctx: HookContext) -> None:
 
         url = self.gh.create_pr(project_of(ctx), ctx.task)
-        ctx.engine.set_fields(ctx.task.id, {"pr_url": url}, "task.updated", "pr_url")
+        ctx.services.set_fields(ctx.task.id, {"pr_url": url}, "task.updated", "pr_url")
         ctx.say(f"opened {url}")

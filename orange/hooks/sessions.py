@@ -67,4 +67,4 @@ class StopAgents(Action):
 
 def _record_left(ctx: HookContext) -> Callable[[], object]:
     task_id, holder = ctx.task.id, ctx.before
-    return lambda: ctx.engine.record_left(task_id, holder)
+    return lambda: ctx.services.record_left(task_id, holder)

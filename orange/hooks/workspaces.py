@@ -17,9 +17,9 @@ from orange.store.task import Task
 
 
 def project_of(ctx: HookContext) -> Project:
-    if ctx.engine.project is None:
+    if ctx.services.project is None:
         raise HookFailed("this action needs a registered project")
-    return ctx.engine.project
+    return ctx.services.project
 
 
 class AcquireWorkspace(Action):

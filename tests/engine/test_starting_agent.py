@@ -42,7 +42,7 @@ class PausedSpawn(Action):
         return self.inner.prepare(ctx)
 
     def apply(self, ctx: HookContext) -> None:
-        committed = ctx.engine.store.get(ctx.task.id)
+        committed = ctx.services.store.get(ctx.task.id)
         assert committed.str_field("tmux_session")  # the commit names the session
         self.during.append(handle_dead_session(self.monitor, ctx.task.id))
         self.inner.apply(ctx)

@@ -236,10 +236,10 @@ def restored(snap: Snapshot, path: str, legal: bytes | None, violation: Violatio
     """``path`` as it is now with its engine-owned fields back at ``legal``'s values."""
     if legal is None or not path.startswith("tasks/"):
         return legal
-    was = Task.parse(legal.decode("utf-8"), where=path)
+    was = Task.parse(legal.decode("utf-8"), where=path, exact=True)
     now = snap.read(path)
     try:
-        current = was if now is None else Task.parse(now.decode("utf-8"), where=path)
+        current = was if now is None else Task.parse(now.decode("utf-8"), where=path, exact=True)
     except (OrangeError, UnicodeDecodeError):
         current = was  # a forged file that does not parse: the last legal one, whole
     names = [*IDENTITY_FIELDS, *_guarded_of(snap, was)]

@@ -182,20 +182,21 @@ class Checker:
             return f"{path}: only TASK.md files belong under tasks/", False
         if new is None:
             assert old is not None and parent is not None
-            before = Task.parse(old.decode("utf-8"), where=path)
+            before = Task.parse(old.decode("utf-8"), where=path, exact=True)
             workflow = self.workflow(parent.tree, before)[0]
             if workflow.is_terminal(before.status):
                 return None, False
             ended = " or ".join(sorted(workflow.terminal_states))
             return f"deleted while {before.status}; only a {ended} task can be deleted", False
-        after = Task.parse(new.decode("utf-8"), where=path)
+        # Exact: a text field written as a list or a number is judged as written.
+        after = Task.parse(new.decode("utf-8"), where=path, exact=True)
         if layout.task_path(after.id) != path:
             return f"{path}: id {after.id!r} does not match its path", False
         if old is None:
             workflow, trusted = self.workflow(tree, after)
             reason = check_created(workflow, after)
         else:
-            before = Task.parse(old.decode("utf-8"), where=path)
+            before = Task.parse(old.decode("utf-8"), where=path, exact=True)
             changed = [
                 f for f in sorted(IDENTITY_FIELDS) if before.fields.get(f) != after.fields.get(f)
             ]
@@ -393,8 +394,8 @@ def _restores(path: str, legal: bytes | None, new: bytes | None) -> bool:
     if legal is None or new is None or not path.startswith("tasks/"):
         return legal == new
     try:
-        was = Task.parse(legal.decode("utf-8"), where=path)
-        now = Task.parse(new.decode("utf-8"), where=path)
+        was = Task.parse(legal.decode("utf-8"), where=path, exact=True)
+        now = Task.parse(new.decode("utf-8"), where=path, exact=True)
     except (OrangeError, UnicodeDecodeError):
         return False
     # The fields `steps.GUARDED` names (a workflow's own hook fields are put back by the

@@ -12,6 +12,7 @@ import pytest
 from orange.engine.engine import Engine
 from orange.engine.forgery import verify_new
 from orange.engine.trust import trusted_here
+from orange.store import layout
 from orange.store.task import Task
 from tests.conftest import Cli
 from tests.githooks.test_forgery import (
@@ -58,6 +59,12 @@ REFUSED = {
     "tokens as text": Change("tokens", "many", "tokens must be a mapping of in, out"),
     "usage_through": Change("usage_through", "2026-01-01T00:00:00Z", "usage_through changed"),
     "budget": Change("budget_usd", "lots", "budget_usd must be an amount of dollars"),
+    # A text field holds text: a list or a number is not read as its text (one per
+    # owner whose fields are text: a person's, this host's, the engine's).
+    "summary list": Change("summary", ["a", "b"], "summary must be text"),
+    "attention number": Change("attention", 42, "attention must be text"),
+    "pr_url mapping": Change("pr_url", {"url": "x"}, "pr_url must be text"),
+    "effort bool": Change("effort", True, "effort must be text"),
 }
 
 
@@ -79,8 +86,15 @@ def test_the_server_refuses_a_change_the_policy_forbids(
 
 @pytest.mark.parametrize(
     "change",
-    [REFUSED["branch option"], REFUSED["created_at"], REFUSED["unknown"], REFUSED["cost"]],
-    ids=["branch", "created_at", "unknown", "cost"],
+    [
+        REFUSED["branch option"],
+        REFUSED["created_at"],
+        REFUSED["unknown"],
+        REFUSED["cost"],
+        REFUSED["summary list"],
+        REFUSED["pr_url mapping"],
+    ],
+    ids=["branch", "created_at", "unknown", "cost", "summary list", "pr_url mapping"],
 )
 def test_a_clone_that_fetched_it_restores_the_field(
     engine: Engine, repo: Path, change: Change
@@ -91,6 +105,26 @@ def test_a_clone_that_fetched_it_restores_the_field(
     assert [change.says in v.reason for v in found.restored] == [True]
     restored = Task.parse(task_text(repo, task.id), where="restored")
     assert restored.fields.get(change.field) == task.fields.get(change.field)
+
+
+@pytest.mark.parametrize(
+    "field, value", [("project", 7), ("summary", ["x"])], ids=["identity", "human"]
+)
+def test_the_server_refuses_a_new_task_whose_text_field_is_no_text(
+    engine: Engine, repo: Path, hub: Path, field: str, value: object
+) -> None:
+    """A task pushed new with a list or a number where text is owed: refused, not read
+    as the text ``str()`` would make of it."""
+    task = planning_task(engine)
+    assert push(repo).returncode == 0
+    landed = tip(hub)
+    copy = Task.parse(task_text(repo, task.id), where="copy")
+    new = copy.with_fields(id="zz0text", branch="zz0text", **{field: value})
+    forge(repo, {layout.task_path("zz0text"): new.render()})
+    result = push(repo)
+    assert result.returncode != 0
+    assert f"task zz0text: {field} must be " in result.stderr
+    assert tip(hub) == landed
 
 
 def test_a_later_commit_that_keeps_the_forged_field_repairs_nothing(

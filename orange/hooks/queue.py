@@ -8,9 +8,12 @@ from typing import TYPE_CHECKING
 from orange.engine import localqueue
 from orange.engine.actions import Action, HookContext
 from orange.engine.caller import ENGINE
+from orange.engine.forgery import verify_new
+from orange.engine.trust import trusted_here
 from orange.errors import OrangeError
 from orange.hooks.workspaces import project_of
 from orange.runtime.workspace import PoolFull
+from orange.store.events import default_actor
 
 if TYPE_CHECKING:
     from orange.engine.services import Services
@@ -32,10 +35,15 @@ class SpawnNext(Action):
 
 def start_next(engine: Services, *, skip: str = "") -> list[str]:
     """Start the next queued task of ``engine``'s project, if a worktree is free (a
-    release outside a move, `orange workspace gc`, calls it too); what to say."""
+    release outside a move, `orange workspace gc`, calls it too); what to say.
+
+    The commits new on the ref since the last verified one are replayed first (a fetch
+    of the user's own may have brought them, and no sync or monitor pass has seen them
+    yet): a forged step is restored and a legally deleted task's id leaves the queue
+    before anything is picked (`orange.engine.forgery.verify_new`)."""
     if engine.project is None:
         return []
-    said: list[str] = []
+    said = verify_new(engine.store, trusted=trusted_here, actor=default_actor()).lines()[:1]
     queue = localqueue.queued(engine.store, engine.store.snapshot(), engine.project.name)
     for candidate in (task_id for task_id in queue if task_id != skip):
         try:

@@ -12,6 +12,7 @@ from orange.engine.catalog import load_named
 from orange.engine.engine import Engine
 from orange.engine.localqueue import queued
 from orange.engine.tasks import create_task
+from orange.hooks.queue import start_next
 from orange.store import layout
 from orange.store.task import Task
 from orange.sync.sync import sync_project
@@ -45,3 +46,27 @@ def test_a_queued_id_deleted_and_made_again_by_a_teammate_is_not_started(
     now = engine.store.get(mine.id)
     assert (now.status, now.summary) == ("pending", "run my script")
     assert queued(engine.store, engine.store.snapshot(), project) == []
+
+
+def test_spawn_next_replays_what_came_in_before_it_picks(
+    engine: Engine, repo: Path, hub: Path, tmp_path: Path
+) -> None:
+    """The same history brought in by a fetch of the user's own into the tasks ref (no
+    sync, no monitor pass yet): the next start replays it first, and starts nothing."""
+    assert engine.project is not None
+    mine = create_task(engine.store, engine.project, load_named("default"), summary="mine")
+    assert push(repo).returncode == 0
+    theirs = teammate_clone_of(hub, tmp_path)
+    path = layout.task_path(mine.id)
+    was = Task.parse(task_text(theirs, mine.id), where="mine")
+    forge(theirs, {path: was.with_fields(status="cancelled").render()}, "cancel")
+    forge(theirs, {path: None}, "delete")
+    forge(theirs, {path: was.with_fields(summary="run my script").render()}, "create")
+    git(theirs, "push", "-q", "origin", PUSH)
+    git(repo, "fetch", "-q", "hub", f"+{layout.TASKS_REF}:{layout.TASKS_REF}")
+
+    said = start_next(engine)
+    now = engine.store.get(mine.id)
+    assert (now.status, now.summary) == ("pending", "run my script"), said
+    assert said == []
+    assert queued(engine.store, engine.store.snapshot(), engine.project.name) == []

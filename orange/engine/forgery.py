@@ -47,7 +47,7 @@ from orange.engine.policy import field_problem
 from orange.engine.replay import Checker, Trusted, Violation
 from orange.engine.steps import GUARDED, guarded
 from orange.errors import OrangeError
-from orange.store import layout
+from orange.store import layout, rewind
 from orange.store.events import Change
 from orange.store.files import replace_file
 from orange.store.lock import exclusive
@@ -57,7 +57,7 @@ from orange.store.task import Task
 RECORD = "verified"
 CHECKOUT_TIP = "orange-checkout-tip"  # marks a tasks checkout (`githooks.checkout.TIP_FILE`)
 NOTHING = "-"  # recorded when verification starts before the ref exists
-_ROUNDS = 3  # verify, restore, verify the restore; a third in case the ref moved between
+_ROUNDS = 4  # (a forced move put back,) verify, restore, verify the restore; one spare
 
 
 @dataclass
@@ -69,16 +69,20 @@ class Verified:
     tip: str | None = None
     left: int = 0  # commits new on the ref not verified yet (a call with a ``limit``)
     removed: list[str] = field(default_factory=list)  # paths the restores removed
+    rewound: str | None = None  # what a forced move of the ref was undone (one line)
 
     def warning(self) -> str | None:
         """One line for the person whose sync, merge or commit brought the forgery in:
-        every file the restores wrote, by name (None: nothing was restored)."""
-        return warning(self.restored, self.removed)
+        every file the restores wrote, by name, or the forced move of the ref that was
+        put back (None: nothing was restored)."""
+        said = warning(self.restored, self.removed)
+        return self.rewound if said is None else said
 
     def lines(self) -> list[str]:
         """`warning`, then each forged step and why it is not legal."""
         said = self.warning()
-        return [] if said is None else [said, *(f"forged: {v}" for v in self.restored)]
+        lines = [] if said is None else [said, *(f"forged: {v}" for v in self.restored)]
+        return lines if self.rewound is None or said == self.rewound else [*lines, self.rewound]
 
 
 def verify_new(
@@ -105,7 +109,11 @@ def verify_new(
             if tip == seen:
                 result.tip = tip
                 return result
-            start = seen if _known(store, seen) else None
+            known = _known(store, seen)
+            if seen is not None and known and rewind.moved_off(store.pygit, tip, seen):
+                result.rewound = _put_back(store, tip, seen) or result.rewound
+                continue  # replayed from the tip put back (it may hold writes of ours)
+            start = seen if known else None
             end, result.left = (tip, 0) if limit is None else _slice(store, tip, start, limit)
             checker = Checker(store.pygit, trusted).verify(end, start, hands)
             if checker.tainted and end != tip:
@@ -127,6 +135,20 @@ def verify_new(
             result.restored.extend(v for v, _ in checker.tainted.values())
             result.removed.extend(p for p, (_, legal) in checker.tainted.items() if legal is None)
     return result
+
+
+def _put_back(store: TaskStore, tip: str, seen: str) -> str | None:
+    """Undo a forced move of the tasks ref to ``tip``, a commit not descending from the
+    verified ``seen`` (`orange.store.rewind`); the one line that says so."""
+    done = rewind.put_back(store.repo, tip, seen)
+    if done is None:
+        return None  # the ref moved again meanwhile: the next round looks at it
+    kept, good = done
+    return (
+        f"{layout.TASKS_REF} was moved to {tip[:10]}, which does not hold the verified "
+        f"{seen[:10]} (a forced fetch or `git update-ref`?): put back at {good[:10]}; "
+        f"what it was moved to is kept as {kept} (`orange sync` merges a remote's tasks)"
+    )
 
 
 def recorded(store: TaskStore) -> str | None:

@@ -59,26 +59,38 @@ class Death(Written):
 def handle_dead_session(engine: Engine, task_id: str, *, expect_status: str | None = None) -> str:
     """Apply the workflow's exit-monitoring rules to a task whose agent has died.
 
-    Idempotent: the death of one agent run (``agent_run``) is handled once, however
-    many monitors race; a task that moved meanwhile is left alone.  Returns a short
-    description of what was done (for the monitor's log).
+    Idempotent: the death of one agent run is handled once, however many monitors
+    race; a task that moved meanwhile is left alone.  Which run died and whether its
+    death was handled come from this host's own record of the agent it started
+    (`AgentProbe.started`), not from the ref's ``agent_run`` and ``dead_run``: a push
+    may set those to anything legal-looking (a respawn elsewhere, a death record), and
+    the monitor would count a handled death again or pass over the next one.  The
+    ref's values only say how the death is recorded legally: ``dead_run`` is the ref's
+    run; where the ref already records that run's death (written elsewhere, or here
+    by a pass cut short), the death gets ``attention`` instead, counted no second time.
+    Returns a short description of what was done (for the monitor's log).
     """
     actor = engine.actor or "monitor"
     snap = engine.store.snapshot()
     if not trusted(snap, require(snap, task_id)):
         return UNTRUSTED
+    handled: list[tuple[Task, str]] = []  # (task, death) to record here once written
 
     def compute(snap: Snapshot) -> Death:
+        handled.clear()
         task = require(snap, task_id)
         if not trusted(snap, task):  # its definition changed since: still nothing
             return _nothing(task)
         workflow = workflow_of(snap, task)
         run = f"{task.str_field(RUN_FIELD)}@{task.status}"
+        recorded = task.str_field(DEAD_FIELD) == run  # the ref says this run's death is
+        local = engine.probe.started(task) if engine.probe is not None else None
+        mine = run if local is None else f"{local[0]}@{task.status}"
         state = workflow.states.get(task.status)
         if (
             workflow.is_terminal(task.status)
             or (expect_status is not None and task.status != expect_status)
-            or task.str_field(DEAD_FIELD) == run  # this run's death was handled already
+            or (local[1] == mine if local is not None else recorded)  # handled already
         ):
             return _nothing(task)
         if (
@@ -88,6 +100,9 @@ def handle_dead_session(engine: Engine, task_id: str, *, expect_status: str | No
             and engine.probe.is_alive(task, state.agent)
         ):
             return _nothing(task)  # respawned meanwhile by a racing monitor
+        handled.append((task, mine))
+        if recorded:  # and not handled here: no second record, no second count
+            return _noted(task, workflow, actor)
         body = engine.body_for_write(task)
         decision = decide(workflow, task.fields, body, baseline(task))
         if isinstance(decision, Crash | Respawn):
@@ -105,13 +120,39 @@ def handle_dead_session(engine: Engine, task_id: str, *, expect_status: str | No
         if not free:  # a move of this task is being carried out: look again after it
             return BUSY
         death = engine.store.commit(compute)
+        if engine.probe is not None:
+            for task, mine in handled:
+                engine.probe.handled(task, mine)
         if "attention" in dict(death.trailers).get("Orange-Fields", ""):  # set just now
             announce(engine.notifier, None, None, death.task, death.commit)
         if death.writes and engine.enforce_budget(task_id) is not None:
             return f"stopped: {engine.store.get(task_id).str_field('attention')}"
         if death.decision is None:
-            return "nothing to do"
+            return "noted: its death was recorded elsewhere" if death.writes else "nothing to do"
         return _carry_out(engine, task_id, death.status, death.decision, actor)
+
+
+def _noted(task: Task, workflow: Workflow, actor: str) -> Death:
+    """The death of an agent this host started, where the ref already records the death
+    of its run: said in ``attention``, not counted (a second record would not be legal,
+    and the count was taken by whoever wrote the first)."""
+    restart = _restart_hint(workflow, task)
+    what = (
+        f"agent died in {task.status}; the tasks ref already records a death of its run "
+        "(written elsewhere?): not counted again"
+    )
+    fields: dict[str, object] = {"attention": f"{what}; {restart}" if restart else what}
+    new = task.with_fields(**fields, updated_at=now_iso())
+    return Death(
+        task_id=task.id,
+        event="agent.dead",
+        subject=f"task {task.id}: agent died in {task.status} (its death recorded before)",
+        writes={task.path: new.render().encode()},
+        trailers=(("Orange-Fields", "attention"),),
+        actor=actor,
+        task=new,
+        status=task.status,
+    )
 
 
 def record_death(

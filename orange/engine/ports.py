@@ -26,6 +26,14 @@ class AgentProbe(Protocol):
     def is_alive(self, task: Task, agent: str) -> bool:
         """Whether the task's agent (``worker`` or ``reviewer`` window) is running."""
 
+    def started(self, task: Task) -> tuple[str, str] | None:
+        """From this host's own record of the task: (the agent run it last started,
+        the death it handled last as ``<run>@<status>`` or ""); None: no such record
+        (then the ref's ``agent_run`` and ``dead_run`` are all there is)."""
+
+    def handled(self, task: Task, death: str) -> None:
+        """Record on this host that the death ``<run>@<status>`` was handled."""
+
 
 class Notice(NamedTuple):  # not a dataclass: see `orange.engine.workflow`
     """A moment a human is needed: ``event`` is ``waiting`` (the task entered a state

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from orange.runtime import bindings
 from orange.runtime.bindings import session_of, workspace_of
 from orange.runtime.places import agent_window
 from orange.store.task import Task
@@ -24,7 +25,8 @@ if TYPE_CHECKING:
 class TmuxProbe:
     """Is the agent of the task's current state running? (DESIGN §5)  ``tmux`` gives the
     process's tmux adapter (`orange.compose.tmux`), asked for only for a session this
-    host started: a move of any other task never loads it."""
+    host started: a move of any other task never loads it.  Which agent run did this
+    host start, and which death did it handle (its binding record)?"""
 
     def __init__(self, tmux: Callable[[], Tmux]) -> None:
         self._tmux = tmux
@@ -36,6 +38,15 @@ class TmuxProbe:
         window = agent_window(task, agent)
         pane = self._tmux().pane(session, window)
         return pane is not None and not pane.dead
+
+    def started(self, task: Task) -> tuple[str, str] | None:
+        if session_of(task) is None:
+            return None
+        record = bindings.read(task.project, task.id)
+        return None if record is None or not record.run else (record.run, record.dead)
+
+    def handled(self, task: Task, death: str) -> None:
+        bindings.record(task.project, task.id, dead=death)
 
 
 class LocalCopies:

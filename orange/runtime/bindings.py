@@ -46,17 +46,21 @@ from orange.store.layout import valid_task_id
 from orange.store.task import Task
 
 MARKER = "adopted"
-_FIELDS = ("workspace", "session", "run")
+_FIELDS = ("workspace", "session", "run", "dead")
 
 
 class Binding(NamedTuple):  # not a dataclass: read on every command (engine.workflow)
-    """What this host bound to one task: its pool worktree's name, its tmux session and
-    the ``agent_run`` of the agent it last started (empty: none)."""
+    """What this host bound to one task: its pool worktree's name, its tmux session,
+    the ``agent_run`` of the agent it last started (empty: none) and the death this
+    host's monitor handled last (``<run>@<status>``, empty: none).  The monitor keys
+    deaths on these two, never on the ref's ``agent_run``/``dead_run``, which anyone
+    with push access may set (`orange.engine.monitoring`)."""
 
     task: str
     workspace: str = ""
     session: str = ""
     run: str = ""
+    dead: str = ""
     adopted: bool = False  # made by the one-time adoption of an older installation
 
     @property
@@ -124,6 +128,7 @@ def record(
     workspace: str | None = None,
     session: str | None = None,
     run: str | None = None,
+    dead: str | None = None,
 ) -> Binding:
     """Change some fields of a task's record (creating it; None: keep), and return it.
     A record left with neither a worktree nor a session is removed."""
@@ -132,6 +137,7 @@ def record(
         workspace=current.workspace if workspace is None else workspace,
         session=current.session if session is None else session,
         run=current.run if run is None else run,
+        dead=current.dead if dead is None else dead,
     )
     if updated != current:
         write(project, updated)

@@ -22,6 +22,7 @@ from orange.store import layout
 from orange.store.store import TaskStore
 from tests.conftest import make_repo
 from tests.e2e.conftest import AGENT, World, wait_for
+from tests.githooks.test_forgery import forge_fields
 
 HOLD = ["sh", "-c", "sleep 600", "{prompt}"]
 
@@ -222,3 +223,40 @@ def test_dead_agent_is_handled_before_another_projects_backlog_is_verified(
         if not monitor_loop.run_pass().unverified:
             break
     assert recorded(store) == tip
+
+
+def _kill_worker(world: World, task_id: str) -> None:
+    session = world.task(task_id).str_field("tmux_session")
+    pid = int(world.tmux("display-message", "-p", "-t", f"{session}:worker", "#{pane_pid}"))
+    os.kill(pid, signal.SIGKILL)
+
+
+def test_a_pushed_agent_run_does_not_count_a_handled_death_again(world: World) -> None:
+    """Issue 24: a push setting ``agent_run`` to a new value (what a respawn elsewhere
+    writes, legal in the ref) made this host count the death it had handled again:
+    the monitor keys deaths on its own record of the agent it started."""
+    world.set_harness("hold", HOLD)
+    task_id = world.create("mon-rerun", "Counted once", "--harness", "hold")
+    world.wait_status(task_id, "planning", timeout=10)
+    _kill_worker(world, task_id)
+    wait_for(lambda: world.task(task_id).int_field("crash_count") == 1, 20, "the crash")
+    forge_fields(world.repo, task_id, agent_run="2026-11-27T12:00:00Z-a1b2c3")
+    world.ok("monitor", "--once")  # verifies the push (legal) and looks at the dead pane
+    task = world.task(task_id)
+    assert (task.status, task.int_field("crash_count")) == ("planning", 1)
+    assert task.str_field("agent_run") == "2026-11-27T12:00:00Z-a1b2c3"  # not restored
+
+
+def test_a_pushed_death_record_does_not_hide_the_real_death(world: World) -> None:
+    """A push recording the death of this host's live agent (legal in the ref) made the
+    monitor pass over that agent's real death: it is said, and not counted twice."""
+    world.set_harness("hold", HOLD)
+    task_id = world.create("mon-hidden", "Not hidden", "--harness", "hold")
+    run = world.wait_status(task_id, "planning", timeout=10).str_field("agent_run")
+    forge_fields(world.repo, task_id, crash_count=1, dead_run=f"{run}@planning")
+    world.ok("monitor", "--once")
+    _kill_worker(world, task_id)
+    said = "the tasks ref already records a death of its run (written elsewhere?)"
+    wait_for(lambda: said in world.task(task_id).str_field("attention"), 20, "the death")
+    task = world.task(task_id)
+    assert (task.status, task.int_field("crash_count")) == ("planning", 1)

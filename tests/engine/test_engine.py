@@ -243,6 +243,12 @@ class AliveUnless:
     def is_alive(self, task: Task, agent: str = "") -> bool:
         return task.str_field("agent_run") != self.dead_run
 
+    def started(self, task: Task) -> None:
+        return None  # no record of this host's: the ref's agent run is all there is
+
+    def handled(self, task: Task, death: str) -> None:
+        pass
+
 
 def test_two_monitors_racing_on_one_reviewer_death_respawn_it_once(env: Env) -> None:
     task = env.make_task("agent-review", body=HANDOFF, review_round=1, agent_run="run-1")

@@ -29,6 +29,12 @@ class NoAgent:
     def is_alive(self, task: Task, agent: str) -> bool:
         return False
 
+    def started(self, task: Task) -> None:
+        return None  # no record of this host's: the ref's agent run is all there is
+
+    def handled(self, task: Task, death: str) -> None:
+        pass
+
 
 class PausedSpawn(Action):
     """spawn_reviewer whose start first runs a monitor pass (the race's instant)."""

@@ -22,9 +22,29 @@ from orange.sync.setup import setup
 from orange.sync.sync import sync
 from tests.cli.test_bounded import HOSTILE
 from tests.conftest import Cli, git
-from tests.engine.test_workflow_load import ALIAS_BOMB
 
-BOMB_DEFINITION = f"name: bomb\nversion: 1\n{ALIAS_BOMB}"
+
+def _bomb_definition() -> str:
+    """A workflow named "bomb" that is valid in every way but one: a list of 1,000
+    hooks, anchored once and used by 40 more transitions through an alias, which makes
+    over 120,000 nodes (27 KB of text).  Only the bounded reader's node limit refuses
+    it; without that limit it loads (`test_the_bomb_is_valid_but_for_its_aliases`)."""
+    hooks = ", ".join(["{action: kill_session}"] * 1000)
+    use = '  - {from: doing, to: done, by: [human], when: "review_round == N", hooks: *h}\n'
+    return (
+        "name: bomb\nversion: 1\ndescription: Valid but for the nodes its aliases make.\n"
+        "initial_statuses: [todo]\nstates:\n"
+        "  todo: {terminal: false, role: queue}\n  doing: {terminal: false}\n"
+        "  done: {terminal: true, role: done}\n  cancelled: {terminal: true, role: cancelled}\n"
+        f"transitions:\n  - {{from: todo, to: doing, by: [human], hooks: &h [{hooks}]}}\n"
+        + "".join(use.replace("N", str(n)) for n in range(40))
+        + "  - {from: todo, to: cancelled, by: [human]}\n"
+        + "  - {from: doing, to: cancelled, by: [human]}\n"
+    )
+
+
+BOMB_DEFINITION = _bomb_definition()
+NODE_LIMIT = "makes more than 100000 nodes with its aliases"  # what the reader says
 BINARY = "binaaaaa"
 BOMB_TASK = "bombaaaa"
 # Why each hostile file is one broken task, in the listing's words.
@@ -43,8 +63,8 @@ def hostile_writes(template: Task, many: int) -> dict[str, bytes]:
         writes[layout.task_path(task_id)] = f"---\n{header}---\n{body}".encode()
     writes[layout.task_path(BINARY)] = b"---\nid: binaaaaa\n\xff\xfe\x00---\n" + bytes(range(256))
     rev = hashlib.sha1(BOMB_DEFINITION.encode()).hexdigest()[:10]
-    bomb = template.with_fields(
-        id=BOMB_TASK, workflow="bomb", workflow_rev=rev, tmux_session="proj/bomb"
+    bomb = template.with_fields(  # a legal new task of the bomb workflow
+        id=BOMB_TASK, workflow="bomb", workflow_rev=rev, tmux_session="proj/bomb", status="todo"
     )
     writes[layout.workflow_path("bomb")] = BOMB_DEFINITION.encode()
     writes[layout.task_path(BOMB_TASK)] = bomb.render().encode()

@@ -6,6 +6,7 @@ entry instead of spinning (issue: the bounded parsing covered TASK.md only)."""
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import subprocess
 from pathlib import Path
@@ -14,25 +15,25 @@ import pytest
 
 from orange.engine.engine import Engine
 from orange.engine.forgery import verify_new
+from orange.engine.loader import load_workflow
 from orange.engine.trust import trusted_here
-from orange.store import layout
+from orange.errors import WorkflowError
+from orange.store import bounded, layout
 from orange.store.task import Task
 from tests.conftest import Result, orange_bin
-from tests.engine.test_workflow_load import ALIAS_BOMB
 from tests.githooks.test_forgery import engine, forge, planning_task, push, task_text, tip
+from tests.hostile import BOMB_DEFINITION, NODE_LIMIT
 
 __all__ = ["engine"]  # the fixture, used by name
 
 # Each a definition named "bomb" that a reader following every alias, or recursing into
-# every level, would take minutes or forever to build.
+# every level, would take long or forever to build; the alias bomb is a valid workflow
+# but for its aliases, so only the node limit refuses it.
 HOSTILE = {
-    "alias-bomb": f"name: bomb\nversion: 1\n{ALIAS_BOMB}",
+    "alias-bomb": BOMB_DEFINITION,
     "deep": "name: bomb\nversion: 1\nx: " + "[" * 50_000 + "]" * 50_000 + "\n",
 }
-SAYS = {
-    "alias-bomb": "makes more than 100000 nodes with its aliases",
-    "deep": "is nested deeper than 32",
-}
+SAYS = {"alias-bomb": NODE_LIMIT, "deep": "is nested deeper than 32"}
 # A hang is seen as this timeout; a refusal takes well under a second.
 HANG = 60
 
@@ -83,22 +84,32 @@ def test_a_clone_that_fetched_a_hostile_definition_keeps_working(
     """As after a sync from a remote without the server hook: the checker names it,
     listing and show answer, the workflow commands refuse it in one line."""
     task_id = bomb_task(repo, planning_task(engine).id, HOSTILE[kind])
-    found = verify_new(engine.store, trusted=trusted_here, actor="monitor")
-    reasons = [v.reason for v in found.restored]
-    assert any(SAYS[kind] in reason for reason in reasons), reasons
-
-    listed = orange("task", "list", "--all", "--json", cwd=repo)
-    assert listed.code == 0, listed.err
-    shown = orange("task", "show", task_id, cwd=repo)
-    assert "Traceback" not in shown.err and len(shown.err.strip().splitlines()) <= 1
-
     path = repo / "bomb.yml"
     path.write_text(HOSTILE[kind])
     user_workflows = Path(os.environ["ORANGE_HOME"]) / "workflows"
     user_workflows.mkdir(parents=True, exist_ok=True)
-    (user_workflows / "bomb.yml").write_text(HOSTILE[kind])
+    (user_workflows / "bomb.yml").write_text(HOSTILE[kind])  # trusted here: it is read
+    # Listing and show hash a definition (trust) and never parse it to answer.
+    listed = orange("task", "list", "--all", "--json", cwd=repo)
+    assert listed.code == 0, listed.err
+    assert task_id in [t["id"] for t in json.loads(listed.out)["tasks"]]
+    shown = orange("task", "show", task_id, cwd=repo)
+    assert (shown.code, shown.err) == (0, ""), shown
+    assert f"task {task_id}" in shown.out
+
+    found = verify_new(engine.store, trusted=trusted_here, actor="monitor")
+    reasons = [v.reason for v in found.restored]
+    assert any(SAYS[kind] in reason for reason in reasons), reasons
     for args in (("workflow", "validate", str(path)), ("workflow", "show", "bomb")):
         result = orange(*args, cwd=repo)
         assert result.code == 1, result
         lines = result.err.strip().splitlines()
         assert len(lines) == 1 and SAYS[kind] in lines[0], lines
+
+
+def test_the_bomb_is_valid_but_for_its_aliases(monkeypatch: pytest.MonkeyPatch) -> None:
+    """So the tests of each entry point prove the node limit, not another check."""
+    with pytest.raises(WorkflowError, match=NODE_LIMIT):
+        load_workflow(BOMB_DEFINITION, "bomb.yml")
+    monkeypatch.setattr(bounded, "MAX_NODES", 10**9)
+    assert load_workflow(BOMB_DEFINITION, "bomb.yml").name == "bomb"

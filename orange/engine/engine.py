@@ -371,19 +371,25 @@ class Engine:
         for the engine's own moves, so one commit records all that follows the move)."""
 
         def compute(snap: Snapshot) -> Acted:
-            task = require(snap, task_id)
-            require_trusted(snap, task)  # no action of an untrusted definition runs here
+            original = require(snap, task_id)
+            require_trusted(snap, original)  # no action of an untrusted definition runs here
+            # What the task's last agent run left unrecorded (it died, and the monitor
+            # has not recorded its death yet): the new run's window starts after it.
+            task, usage = self.with_recorded_usage(original)
             workflow = workflow_of(snap, task)
             current = task.with_body(self.body_for_write(task))
             start = current if before is None else before.with_body(current.body)
             after = current.with_fields(attention=None, updated_at=now_iso())
             after, messages = self._prepare(specs, workflow, start, after, options, snap)
             after = with_new_run(after, specs) if before is None else seal(workflow, after, specs)
+            if usage is not None:
+                messages += usage_messages(usage, original.fields)
             return Acted(
                 task_id=task.id,
                 event=event,
                 subject=f"task {task.id}: {event.split('.')[-1]} in {task.status}",
                 writes={task.path: after.render().encode()},
+                trailers=usage_trailers(usage) if usage is not None else (),
                 actor=self.actor,
                 task=after,
                 before=start,

@@ -3,13 +3,17 @@ default, minimal and self-review workflows; and its idempotency."""
 
 from __future__ import annotations
 
+from decimal import Decimal
 from typing import Any, NamedTuple
 
 import pytest
 
 from orange.engine.catalog import load_named
 from orange.engine.engine import Engine
+from orange.engine.ledger import Usage
 from orange.engine.monitoring import handle_dead_session
+from orange.engine.replay import check_history
+from orange.engine.trust import trusting
 from orange.store import layout
 from orange.store.history import task_history
 from orange.store.task import Task
@@ -261,3 +265,27 @@ def test_two_monitors_racing_on_one_reviewer_death_respawn_it_once(env: Env) -> 
     assert handle_dead_session(second, task.id, expect_status="agent-review") == "nothing to do"
     assert tip(env) == before
     assert env.get(task.id).status == "agent-review"
+
+
+def test_a_respawn_records_what_the_dead_run_left(env: Env) -> None:
+    # The worker died with usage unrecorded, and the monitor has not recorded its
+    # death: a person's respawn starts a new run, whose window would begin after it.
+    task = env.make_task("working", body=NOTES, agent_run="2026-11-27T10:00:00.000Z-aaaaaa")
+    asked: list[str] = []
+
+    class Left:
+        def read(self, task: Task, since: str, until: str) -> Usage | None:
+            asked.append(since)
+            return Usage(1200, 80, 900, "claude-sonnet-4-5", Decimal("0.0051"), 30)
+
+    env.engine.usage = Left()
+    env.engine.respawn(task.id)
+    respawned = env.get(task.id)
+    assert asked == ["2026-11-27T10:00:00.000Z"]  # from the dead run's start
+    assert respawned.fields["tokens"] == {"in": 1200, "out": 80, "cache": 900}
+    assert respawned.fields["cost_usd"] == "0.005100"
+    assert respawned.str_field("agent_run") > respawned.str_field("usage_through")
+    assert task_history(env.store, task.id)[-1].event == "agent.respawned"
+    tip, parent = git(env.repo, "rev-parse", layout.TASKS_REF, f"{layout.TASKS_REF}~").split()
+    # Only the respawn's commit is checked: the task was planted in working.
+    assert check_history(env.store.pygit, tip, parent, trusted=trusting(frozenset())) == []

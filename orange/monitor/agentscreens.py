@@ -21,7 +21,6 @@ do, instead of a bare crash count.
 
 from __future__ import annotations
 
-import hashlib
 import time
 from collections.abc import Callable
 
@@ -64,10 +63,14 @@ def harness_of(task: Task, window: str) -> str:
     return task.str_field("harness")
 
 
-def due(look: waiting.Look | None, pane: PaneInfo, window: str, now: float) -> bool:
-    """Whether the pane is to be read on this pass."""
+def due(
+    look: waiting.Look | None, pane: PaneInfo, window: str, now: float, status: str = ""
+) -> bool:
+    """Whether the pane is to be read on this pass (``status``: the task's now)."""
     if pane.activity is None:
         return False
+    if look is not None and look.since and status and look.status != status:
+        return True  # a harness's hook marked it in another state: it moved on
     if look is not None and (look.window, look.pane, look.activity) == (
         window,
         pane.pane_id,
@@ -97,7 +100,7 @@ def look_at(
     attention.  Returns what was done, in words (or None), and the mark as it stands."""
     now = time.time() if now is None else now
     look = waiting.read(project, task.id)
-    if not due(look, pane, window, now):
+    if not due(look, pane, window, now, task.status):
         return None, look
     harness = harness_of(task, window)
     visible = tmux.visible(pane.pane_id)
@@ -115,10 +118,11 @@ def look_at(
                 _quietly(lambda: setter.set(task.id, text))
             said = f"task {task.id}: {text}"
         new = new._replace(screen=screen.name, attention=text)
-    elif look is not None and look.shown and look.shown == digest(visible):
-        # Marked by the harness's own hook (`orange.monitor.notified`), and the pane
-        # shows the same text (a bell, a redraw): the agent still waits.
-        new = new._replace(screen=look.screen, attention=look.attention, shown=look.shown)
+    elif look is not None and look.since and not moved_on(look, task, window, pane):
+        # Marked by the harness's own hook (`orange.monitor.notified`): whatever the
+        # pane shows now (the rest of the prompt drawn, a bell, a tip), the agent waits
+        # until it gives evidence it moved on.
+        new = look._replace(activity=stamp)
     elif look is not None and look.screen:
         if task.str_field("attention") == look.attention:  # ours, not a person's since
             _quietly(lambda: setter.clear(task.id))
@@ -127,12 +131,13 @@ def look_at(
     return said, new
 
 
-def digest(text: str) -> str:
-    """A short fingerprint of a pane's text, white space runs taken as one, its last
-    two lines left out: a TUI's bottom lines are hints and status that change while it
-    waits (Claude Code 2.1.197 rotates its tips there)."""
-    lines = [line for line in text.splitlines() if line.strip()][:-2]
-    return hashlib.sha256(" ".join(" ".join(lines).split()).encode()).hexdigest()[:16]
+def moved_on(look: waiting.Look, task: Task, window: str, pane: PaneInfo) -> bool:
+    """Whether the agent a harness's hook marked as waiting has moved on: another agent
+    in its place (a respawn, the state's other window), its task moved, or the person
+    answered (`orange.runtime.waiting.answered`)."""
+    if (look.window, look.pane, look.status) != (window, pane.pane_id, task.status):
+        return True
+    return waiting.answered(look)
 
 
 def exit_reason(task: Task, window: str, pane: PaneInfo | None, tmux: Tmux) -> str | None:

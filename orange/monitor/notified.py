@@ -12,8 +12,11 @@ the model asked in plain words is no screen at all.
 
 It does what the monitor does for a known screen: the task gets ``attention`` naming
 what the agent waits for (which notifies), and this host's waiting mark, which `task
-list` and the dashboard show; the monitor clears both once the agent's pane shows new
-output (`orange.monitor.agentscreens.look_at`).  It acts only
+list` and the dashboard show.  The monitor clears both once the agent moved on: a new
+entry from the person's side in its transcript (the event's ``transcript_path``), its
+task moved, its pane replaced (`orange.monitor.agentscreens.look_at`); never because the
+pane's text changed, since the hook may run while the prompt is still being drawn.  It
+acts only
 
 - for the agent process Orange started (`orange.agent_hooks.stop.started_by_orange`: a
   session nested in the agent inherits its environment, not its ancestry),
@@ -30,7 +33,9 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import sys
+import time
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -39,7 +44,7 @@ from orange.agent_hooks.stop import AGENT_PID, started_by_orange
 from orange.compose import build_engine, tmux
 from orange.engine.caller import TASK_VARIABLE
 from orange.errors import OrangeError
-from orange.monitor.agentscreens import TOOL, digest
+from orange.monitor.agentscreens import TOOL
 from orange.runtime import bindings, waiting
 from orange.runtime.places import agent_window
 
@@ -95,17 +100,32 @@ def handle(event: dict[str, Any], env: dict[str, str], parent: int) -> str | Non
         return None
     window = agent_window(task, state.agent)
     text = attention_text(window, kind, str(event.get("message") or ""))
-    adapter = tmux()
-    pane = adapter.pane(task.str_field("tmux_session"), window)
+    pane = tmux().pane(task.str_field("tmux_session"), window)
     if pane is not None and pane.activity is not None:
-        # Kept while the pane shows this same text: once it changes, the monitor reads
-        # it and clears both (`orange.monitor.agentscreens.look_at`).
-        shown = digest(adapter.visible(pane.pane_id))
-        look = waiting.Look(task.id, window, pane.pane_id, pane.activity, kind, text, shown)
+        # Kept until the agent gives evidence it moved on (a new entry from the
+        # person's side in its transcript, its task moved, its pane replaced): the
+        # monitor reads the pane then, and clears both (`agentscreens.look_at`).
+        transcript, offset = _transcript(event.get("transcript_path"))
+        look = waiting.Look(
+            task.id, window, pane.pane_id, pane.activity, kind, text,
+            time.time(), task.status, transcript, offset,
+        )  # fmt: skip
         waiting.write(project_name, look)
     if task.str_field("attention") != text:
         engine.set_attention(task.id, text, event="agent.waiting")
     return f"task {task.id}: {text}"
+
+
+def _transcript(path: object) -> tuple[str, int]:
+    """Claude Code's session file named by the event, and its length now ("", 0: none
+    given, or not a regular file)."""
+    if not isinstance(path, str) or not path:
+        return "", 0
+    try:
+        found = os.stat(path)
+    except (OSError, ValueError):
+        return "", 0
+    return (path, found.st_size) if stat.S_ISREG(found.st_mode) else ("", 0)
 
 
 def main() -> int:

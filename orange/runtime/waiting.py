@@ -8,12 +8,19 @@ A pane whose output has not changed since it was read is not read again, so an a
 idle for hours costs one capture, not one a pass.  `task list` and the dashboard show a
 task whose file names a screen as waiting.  Never a commit on the ref: it is one host's
 passing state, like a worktree being set up (`orange.runtime.settingup`).
+
+A mark set by a harness's own signal (Claude Code's Notification hook,
+`orange.monitor.notified`) is cleared only by evidence that the agent moved on: its
+pane replaced, its task moved, or a new entry from the person's side in its transcript
+(`answered`).  Reading the pane is no such evidence: the hook may run while the prompt
+is still being drawn, and the finished drawing is no answer.
 """
 
 from __future__ import annotations
 
 import json
 import os
+from datetime import datetime
 from pathlib import Path
 from typing import NamedTuple
 
@@ -33,9 +40,13 @@ class Look(NamedTuple):  # not a dataclass: read by `task list` (see engine.work
     activity: int
     screen: str = ""
     attention: str = ""
-    # What the pane showed when a harness's own hook said the agent waits (a digest of
-    # its text; "": marked by reading the pane): the same text redrawn is still waiting.
-    shown: str = ""
+    # Set when a harness's own hook said the agent waits (0: marked by reading the
+    # pane): when (seconds since the epoch), the task's status then, and the agent's
+    # transcript with its length then ("": none given).
+    since: float = 0.0
+    status: str = ""
+    transcript: str = ""
+    offset: int = 0
 
 
 def _safe(name: str) -> str:
@@ -52,13 +63,14 @@ def read(project: str, task_id: str) -> Look | None:
         return None
     try:
         data = json.loads((folder(project) / task_id).read_bytes())
-        look = Look(**data)
+        look = Look(**{k: v for k, v in data.items() if k in Look._fields})
     except (OSError, ValueError, TypeError):
         return None
-    texts = (look.task, look.window, look.pane, look.screen, look.attention, look.shown)
-    if look.task != task_id or not all(isinstance(t, str) for t in texts):
+    texts = (look.task, look.window, look.pane, look.screen, look.attention, look.status)
+    if look.task != task_id or not all(isinstance(t, str) for t in (*texts, look.transcript)):
         return None
-    return look if type(look.activity) is int else None
+    numbers = type(look.activity) is int and type(look.offset) is int
+    return look if numbers and isinstance(look.since, (int, float)) else None
 
 
 def write(project: str, look: Look) -> None:
@@ -82,3 +94,43 @@ def waiting(project: str) -> dict[str, str]:
         return {}
     found = (read(project, name) for name in names)
     return {look.task: look.screen for look in found if look is not None and look.screen}
+
+
+MAX_ANSWER = 1024 * 1024  # bytes of transcript read after a mark; more is an answer
+
+
+def answered(look: Look) -> bool:
+    """Whether the agent's transcript (Claude Code's session file: one JSON entry a
+    line, each with its ``type`` and ISO ``timestamp``) holds, past the length it had
+    when the mark was set, an entry from the person's side (``user``: a reply, a
+    permission given or refused, an interrupt) stamped after the mark.  Entries the
+    program wrote late, from before the mark, are no answer."""
+    if not look.transcript or not look.since:
+        return False
+    try:
+        with open(look.transcript, "rb") as handle:
+            handle.seek(look.offset)
+            tail = handle.read(MAX_ANSWER + 1)
+    except (OSError, ValueError):
+        return False
+    if len(tail) > MAX_ANSWER:
+        return True  # a whole conversation written since: it went on
+    for line in tail.splitlines():
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            continue  # a line still being written
+        if isinstance(entry, dict) and entry.get("type") == "user":
+            stamp = _epoch(entry.get("timestamp"))
+            if stamp is not None and stamp > look.since:
+                return True
+    return False
+
+
+def _epoch(stamp: object) -> float | None:
+    if not isinstance(stamp, str):
+        return None
+    try:
+        return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return None

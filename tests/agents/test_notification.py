@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from orange.runtime.tmux import Tmux
 from tests.agents.conftest import screens, settle
 from tests.agents.modelserver import ModelServer
 from tests.e2e.conftest import World, wait_for
@@ -37,3 +38,9 @@ def test_a_claude_worker_waiting_for_an_answer_gets_attention(
     assert agents.status(task_id) == "planning"
     [row] = json.loads(agents.ok("task", "list", "--json").out)["tasks"]
     assert row["waiting"] == "question to you"
+    # The person answers in the pane: Claude Code writes the reply into its transcript
+    # (the evidence the monitor waits for), and the mark and attention go.
+    Tmux().send_text(agents.task(task_id).str_field("tmux_session"), "worker", "use sqlite")
+    wait_for(lambda: not attention(), WAIT, "the mark to go once the person answered")
+    [row] = json.loads(agents.ok("task", "list", "--json").out)["tasks"]
+    assert "waiting" not in row

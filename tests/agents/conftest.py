@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -24,7 +25,7 @@ import pytest
 
 from orange.home import orange_home
 from tests.agents.modelserver import ModelServer, Script
-from tests.agents.programs import NODE_BIN, install
+from tests.agents.programs import NODE_BIN, OPENCODE_CONFIG, install
 from tests.e2e.conftest import World, world  # noqa: F401  (the fixture, used here)
 
 API_KEY = "sk-ant-test-0123456789abcdefghijklmnop"  # a dummy; the scripted model takes any
@@ -63,6 +64,12 @@ def agents(
     if os.geteuid() == 0:
         monkeypatch.setenv("IS_SANDBOX", "1")
     point_at_model(Path.home(), model.url)
+    # What opencode installs into its configuration folder on its first start, installed
+    # once (`programs.py`); linked file by file where it can be (a symlinked
+    # node_modules it installs again).
+    opencode = Path.home() / ".config" / "opencode"
+    shutil.copytree(programs.parent.parent / OPENCODE_CONFIG, opencode,
+                    copy_function=_link, dirs_exist_ok=True)  # fmt: skip
     onboarded(Path.home())
     yield world
     # What the model was asked and did, for a failure's report.
@@ -126,6 +133,13 @@ def point_at_model(home: Path, url: str) -> None:
     (pi / "settings.json").write_text(
         json.dumps({"defaultProvider": "scripted", "defaultModel": "scripted-model"})
     )
+
+
+def _link(source: str, target: str) -> None:
+    try:
+        os.link(source, target)
+    except OSError:  # another file system
+        shutil.copy2(source, target)
 
 
 def onboarded(home: Path) -> None:

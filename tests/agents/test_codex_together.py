@@ -14,9 +14,7 @@ environment; the test went red with Orange's guard taken out of the codex comman
 
 from __future__ import annotations
 
-import json
 import os
-import signal
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -28,26 +26,20 @@ from tests.agents.conftest import settle
 from tests.agents.modelserver import ModelServer
 from tests.conftest import git
 from tests.e2e.conftest import World, wait_for
-from tests.processes import processes_under
 
 WAIT = 300.0
 FOREIGN = "someone-else"  # the task id in the daemon's environment
 
 
-def _codex(*args: str, env: dict[str, str], cwd: Path) -> dict[str, object]:
-    out = subprocess.run(
-        ["codex", *args], env=env, cwd=cwd, capture_output=True, text=True, timeout=120
-    )
-    assert out.returncode == 0, f"codex {' '.join(args)}: {out.stderr}"
-    reply = json.loads(out.stdout.strip().splitlines()[-1])
-    assert isinstance(reply, dict)
-    return reply
-
-
 @pytest.fixture
-def shared_daemon(agents: World) -> Iterator[dict[str, object]]:
-    """codex's background server, running in the test's HOME with another agent's
-    environment; stopped (with its update loop) afterwards."""
+def shared_daemon(agents: World) -> Iterator[Path]:
+    """codex's background server, listening on the socket where every codex TUI of the
+    test's HOME looks for it, with another agent's environment; its socket's path.
+
+    Started as `codex app-server --listen unix://` (what codex's managed daemon runs),
+    not `codex app-server daemon start`: that first copies codex's whole native package
+    (about 420 MB) into ``$CODEX_HOME/packages`` to run from, and leaves an update loop
+    running; the server the TUIs meet is the same."""
     # Another agent's environment with `orange` on its PATH, and commands in a plain
     # shell (a TUI's own config decides that, so the user's config.toml says it, as
     # Orange's command line does): a command run in the daemon acts as that agent.
@@ -55,17 +47,22 @@ def shared_daemon(agents: World) -> Iterator[dict[str, object]]:
     config.write_text("allow_login_shell = false\n" + config.read_text())
     path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"
     env = dict(os.environ, ORANGE_TASK_ID=FOREIGN, ORANGE_AGENT_ROLE="worker", PATH=path)
-    started = _codex("app-server", "daemon", "start", env=env, cwd=agents.repo)
-    assert started["status"] in ("started", "running"), started
-    yield started
-    _codex("app-server", "daemon", "stop", env=env, cwd=agents.repo)
-    # The update loop lives on after `stop`: end it (it runs from codex's copy in HOME).
-    for proc in processes_under(Path.home() / ".codex" / "packages"):
-        os.kill(proc.pid, signal.SIGTERM)
+    socket = Path.home() / ".codex" / "app-server-control" / "app-server-control.sock"
+    server = subprocess.Popen(
+        ["codex", "app-server", "--listen", "unix://"],
+        env=env, cwd=agents.repo, stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        wait_for(socket.exists, 120, "codex's background server to listen")
+        yield socket
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
 
 
 def test_two_codex_tasks_each_act_as_themselves(
-    agents: World, model: ModelServer, shared_daemon: dict[str, object]
+    agents: World, model: ModelServer, shared_daemon: Path
 ) -> None:
     settle(agents.repo)
     first = agents.create("first", "First feature", "--harness", "codex")
@@ -78,5 +75,5 @@ def test_two_codex_tasks_each_act_as_themselves(
         branch = task.str_field("branch")
         assert git(agents.repo, "show", f"{branch}:feature.txt") == f"feature by {task_id}\n"
     # The shared server was there all along: the agents did not use it.
-    socket = Path(str(shared_daemon["socketPath"]))
-    assert socket.exists(), "codex's background server went away during the test"
+    assert shared_daemon.exists(), "codex's background server went away during the test"
+    assert not (Path.home() / ".codex" / "packages").exists()  # no copy of codex in HOME

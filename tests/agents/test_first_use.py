@@ -15,19 +15,21 @@ from tests.agents.modelserver import ModelServer
 from tests.e2e.conftest import World, wait_for
 
 WAIT = 240.0  # a deadline, not a pause: a real program on a loaded machine
+SLOW = {"opencode": 900.0}  # opencode needs ~30 s of CPU to start (two starts here)
 NOTICED = 30.0  # a screen is named within seconds of showing; the bound is the slow machine
 
 
-@pytest.mark.parametrize("harness", ["claude", "codex"])
+@pytest.mark.parametrize("harness", ["claude", "codex", "opencode", "pi"])
 def test_after_install_the_first_task_meets_no_screen(
     agents: World, model: ModelServer, harness: str
 ) -> None:
     # With ANTHROPIC_API_KEY set (the tier sets it), Claude Code asks once to approve
     # the key; `orange install` records its approval as Claude Code does (the key's
-    # last 20 characters in ~/.claude.json).
+    # last 20 characters in ~/.claude.json).  For opencode and pi it writes Orange's
+    # stop plugin / extension, which the program loads at its start.
     agents.ok("install", "--harness", harness, "--yes")
     task_id = agents.create("first", "First task", "--harness", harness)
-    task = agents.wait_status(task_id, "reviewing", timeout=WAIT)
+    task = agents.wait_status(task_id, "reviewing", timeout=SLOW.get(harness, WAIT))
     assert task.str_field("attention") == ""
     if harness == "claude":
         state = json.loads((Path.home() / ".claude.json").read_text())
@@ -72,3 +74,25 @@ def test_pi_without_a_provider_is_named_waiting(
     assert "pi's missing API key" in said, f"{said}\n{screens(agents)}"
     [row] = json.loads(agents.ok("task", "list", "--json").out)["tasks"]
     assert row["waiting"] == "missing API key"
+
+
+def test_opencode_that_cannot_reach_its_model_is_named_waiting(agents: World) -> None:
+    # opencode shows no first-use screen with a provider configured (and Orange's
+    # opencode.json in the worktree allows every tool, so it asks no permission); a
+    # provider it cannot reach leaves it on an error, waiting for a person.
+    config = Path.home() / ".config" / "opencode" / "opencode.json"
+    data = json.loads(config.read_text())
+    data["provider"]["scripted"]["options"]["baseURL"] = "http://127.0.0.1:9/v1"  # closed
+    config.write_text(json.dumps(data))
+    task_id = agents.create("first", "First task", "--harness", "opencode")
+
+    def attention() -> str:
+        return agents.task(task_id).str_field("attention")
+
+    try:
+        said = wait_for(attention, SLOW["opencode"], "attention naming opencode's screen")
+    except AssertionError as failed:
+        raise AssertionError(f"{failed}\n{screens(agents)}") from None
+    assert "opencode's connection error" in said, f"{said}\n{screens(agents)}"
+    [row] = json.loads(agents.ok("task", "list", "--json").out)["tasks"]
+    assert row["waiting"] == "connection error"

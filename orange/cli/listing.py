@@ -162,7 +162,8 @@ def _queue(task_id: str, queue: dict[str, Standing]) -> dict[str, object]:
     if standing.state == "queued":
         return {"queue": "queued", "queue_position": standing.position}
     if standing.state == "waiting":
-        return {"queue": "waiting", "waiting_for": list(standing.waiting_for)}
+        parked = {"parked": True} if standing.parked else {}
+        return {"queue": "waiting", "waiting_for": list(standing.waiting_for), **parked}
     return {"queue": standing.state}
 
 

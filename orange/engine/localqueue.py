@@ -148,17 +148,19 @@ class Standing(NamedTuple):  # not a dataclass: see `orange.engine.workflow`
     state: str
     position: int = 0
     waiting_for: tuple[str, ...] = ()
+    parked: bool = False  # waiting, and parked once they are merged
 
     def label(self, most: int = 3) -> str:
         """``queued #2``, ``parked``, ``waiting for ID, ID`` (past ``most`` ids, how many
-        more)."""
+        more; ``, then parked`` when only a human starts it after them)."""
         if self.state == "queued":
             return f"queued #{self.position}"
         if self.state != "waiting":
             return self.state
         shown = ", ".join(self.waiting_for[:most])
         more = len(self.waiting_for) - most
-        return f"waiting for {shown}" + (f" and {more} more" if more > 0 else "")
+        then = ", then parked" if self.parked else ""
+        return f"waiting for {shown}" + (f" and {more} more" if more > 0 else "") + then
 
 
 def standings(
@@ -183,7 +185,8 @@ def standings(
     for task in waiting:
         blockers = dependencies.waiting_for(snap, known, task)
         if blockers:
-            found[task.id] = Standing("waiting", waiting_for=tuple(blockers))
+            parked_after = task.id in held or task.id not in order
+            found[task.id] = Standing("waiting", waiting_for=tuple(blockers), parked=parked_after)
     queued = sorted(
         (t for t in waiting if t.id in order and t.id not in held and t.id not in found),
         key=lambda t: order[t.id],

@@ -29,7 +29,8 @@ def test_the_tree_puts_each_task_under_the_tasks_it_waits_for(cli: Cli, repo: Pa
         [other, "pending"],
         ["└─", "^"],
     ]
-    assert lines[2].startswith("  └─ ") and f"(waiting for {left}, {other})" in lines[2]
+    assert lines[2].startswith("  └─ ")
+    assert f"(waiting for {left}, {other}, then parked)" in lines[2]
     assert lines[4].endswith(f"^ {both}")
 
     refused = cli("task", "list", "--tree", "--json", cwd=repo)

@@ -282,7 +282,7 @@ def test_a_task_in_the_queue_says_queued_parked_or_waiting_in_its_row(
         status = {row[0]: row[1] for row in table_text(app)}
         assert status[ids["queued"]] == "pending (queued #1)"
         assert status[ids["parked"]] == "pending (parked)"
-        assert status[ids["waiting"]] == f"pending (waiting for {ids['parked']})"
+        assert status[ids["waiting"]] == f"pending (waiting for {ids['parked']}, then parked)"
         assert not status[ids["running"]].startswith("pending")
         # This host's record changes without the ref moving (a create parks its task
         # after its commit): the next look redraws the row.

@@ -46,6 +46,12 @@ def test_unknown_ids_self_and_cycles_are_refused_in_one_line(world: World) -> No
     second = world.create("second", "Second task", "--no-spawn", "--after", first)
     third = world.create("third", "Third task", "--no-spawn", "--after", second)
 
+    # Parked as well: once ``first`` is merged it waits for a human, and says so now.
+    table = {line.split()[0]: line for line in world.ok("task", "list").out.splitlines()}
+    assert f"(waiting for {first}, then parked)" in table[second]
+    listed = json.loads(world.ok("task", "list", "--json").out)["tasks"]
+    assert [t.get("parked") for t in listed if t["id"] == second] == [True]
+
     unknown = world.orange("task", "create", "x", "X", "--no-spawn", "--after", "zzzzzzzz")
     assert unknown.code == 1 and "no task 'zzzzzzzz'" in unknown.err
     assert len(unknown.err.strip().splitlines()) <= 2  # the line, and its hint

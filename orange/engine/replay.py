@@ -76,6 +76,10 @@ class Checker:
     repaired: list[Violation] = field(default_factory=list)
     deleted: set[str] = field(default_factory=set)  # ids of tasks legally deleted
     _trust: dict[str, bool] = field(default_factory=dict)
+    # (name, rev, id of its primary blob, of its variant) -> (definition, trusted here)
+    _workflows: dict[tuple[str, str, str | None, str | None], tuple[Workflow, bool]] = field(
+        default_factory=dict
+    )
     # Task files a legal bare move started in this walk (`stranded` looks at them again).
     _starts: set[str] = field(default_factory=set)
     # The trees of the commits walked last: a commit's parent was walked just before.
@@ -234,11 +238,23 @@ class Checker:
         return None, False
 
     def workflow(self, tree: pygit2.Tree, task: Task) -> tuple[Workflow, bool]:
-        """The task's committed definition, and whether the caller trusts it."""
-        text = committed_workflow_text(TreeView(tree), task)
-        if text is None:
-            raise OrangeError(f"workflow {task.workflow!r} is not committed in the ref")
-        return parse_committed(text, task.workflow), self.is_trusted(text)
+        """The task's committed definition, and whether the caller trusts it: read,
+        hashed and looked up once per walk for the blobs it can come from (a commit
+        seldom changes them; reading them for every commit was a fifth of a replay)."""
+        name, rev = task.workflow, task.str_field("workflow_rev")
+        key = (
+            name,
+            rev,
+            _blob_id(tree, layout.workflow_path(name)),
+            _blob_id(tree, layout.workflow_path(f"{name}@{rev}")) if rev else None,
+        )
+        found = self._workflows.get(key)
+        if found is None:
+            text = committed_workflow_text(TreeView(tree), task)
+            if text is None:
+                raise OrangeError(f"workflow {task.workflow!r} is not committed in the ref")
+            found = self._workflows[key] = (parse_committed(text, name), self.is_trusted(text))
+        return found
 
     def is_trusted(self, text: str) -> bool:
         if text not in self._trust:

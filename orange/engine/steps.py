@@ -79,7 +79,24 @@ PendingHooks = Callable[[], "tuple[Task, tuple[HookSpec, ...]] | None"]
 
 
 def guarded(workflow: Workflow) -> tuple[str, ...]:
-    """`GUARDED` plus the fields the workflow's hook actions count or set."""
+    """`GUARDED` plus the fields the workflow's hook actions count or set (worked out
+    once per definition: the replay asks for every commit)."""
+    known = _GUARDED.get(id(workflow))
+    if known is not None and known[0] is workflow:
+        return known[1]
+    if len(_GUARDED) > 64:
+        _GUARDED.clear()
+    found = _guarded(workflow)
+    _GUARDED[id(workflow)] = (workflow, found)
+    return found
+
+
+# id of a definition -> (it, its guarded fields); the definition is held, so its id is
+# not reused while it is here.
+_GUARDED: dict[int, tuple[Workflow, tuple[str, ...]]] = {}
+
+
+def _guarded(workflow: Workflow) -> tuple[str, ...]:
     specs = [h for t in workflow.transitions for h in t.hooks]
     specs += [h for s in workflow.states.values() for h in s.on_enter]
     specs += list(workflow.escalation.hooks if workflow.escalation else ())

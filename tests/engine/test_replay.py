@@ -1,7 +1,10 @@
 from __future__ import annotations
 
+import pytest
+
 from orange.engine.replay import check_history
 from orange.engine.trust import trusting
+from orange.errors import OrangeError
 from orange.store import layout
 from orange.store.events import Change
 from orange.store.store import Snapshot
@@ -79,3 +82,30 @@ def test_a_guard_violation_is_caught(env: Env) -> None:
     _force(env, task.id, status="working")
     problems = check_history(env.store.pygit, _tip(env), good, trusted=SHIPPED)
     assert problems and "review_round < 2" in problems[0].reason
+
+
+def test_each_commit_is_judged_by_the_definition_its_own_tree_holds(env: Env) -> None:
+    """The replay reads a task's committed definition from each commit's tree (kept by
+    the blobs it comes from, not by its name): two trees holding two texts under one
+    name give two definitions."""
+    import pygit2
+
+    from orange.engine.catalog import load_named
+    from orange.engine.replay import Checker
+    from orange.engine.tasks import create_task
+
+    task = create_task(env.store, env.project, load_named("default"), summary="x")
+    repo = env.store.pygit
+    first = repo[_tip(env)].peel(pygit2.Commit).tree
+    path = layout.workflow_path(task.workflow)
+    text = bytes(first[path].read_raw()).decode()
+    edited = f"{text}# edited by hand\n"
+    env.store.commit(lambda snap: Change(task.id, "edited", "edited", {path: edited.encode()}))
+    second = repo[_tip(env)].peel(pygit2.Commit).tree
+    checker = Checker(repo, SHIPPED)
+    named = task.with_fields(workflow_rev=None)  # (as an older Orange wrote it: any text)
+    assert checker.workflow(first, named)[0].source_text == text
+    assert checker.workflow(second, named)[0].source_text == edited
+    assert checker.workflow(first, named)[0].source_text == text
+    with pytest.raises(OrangeError, match="not committed"):  # the task's own revision
+        checker.workflow(second, task)

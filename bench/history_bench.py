@@ -161,9 +161,9 @@ def one_size(bench: Bench, commits: int, runs: int) -> list[str]:
     listed = len(bench.git(repo, *git_log[1:]).splitlines())
     # Orange's own commit-graph (`orange.store.commitgraph`), written as a clone's first
     # sync or the store's packing starts it in the background, here in the foreground.
-    graph_update = commitgraph.command(str(repo / ".git"))
-    tip = bench.git(repo, "rev-parse", layout.TASKS_REF)
     orange_dir = repo / ".git" / "orange"
+    graph_update = commitgraph.command(str(repo / ".git"), orange_dir)
+    tip = bench.git(repo, "rev-parse", layout.TASKS_REF)
     env = commitgraph._write_env(orange_dir)
     assert env is not None
     graph = timed_process(bench, graph_update, repo, stdin=f"{tip}\n", env=env)

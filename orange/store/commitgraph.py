@@ -81,15 +81,29 @@ def _listable(path: Path) -> bool:
     return os.path.isabs(text) and ":" not in text and not text.startswith('"')
 
 
-def command(git_dir: str) -> list[str]:
+def command(git_dir: str, orange_dir: Path) -> list[str]:
     """The graph's update: the commits the tip given on stdin reaches, not yet in it,
-    with their changed-path filters, as a new layer of the split graph."""
+    with their changed-path filters, as a new layer of the split graph.  Without a
+    chain of Orange's own, a graph written afresh (``--split=replace``): git would
+    otherwise take the user's split graph (in the alternate) as the base of Orange's
+    layer, and the user's next graph write deletes the files Orange's chain names."""
+    split = "--split" if _own_chain(orange_dir) else "--split=replace"
     return [
         "git", f"--git-dir={git_dir}", "--no-replace-objects",
         "-c", f"core.deltaBaseCacheLimit={_DELTA_CACHE}",
-        "commit-graph", "write", "--stdin-commits", "--changed-paths", "--split",
+        "commit-graph", "write", "--stdin-commits", "--changed-paths", split,
         "--no-progress",
     ]  # fmt: skip
+
+
+def _own_chain(orange_dir: Path) -> bool:
+    """Whether Orange's folder holds a chain whose every layer is in that folder."""
+    layers = folder(orange_dir) / "info" / "commit-graphs"
+    try:
+        names = (layers / "commit-graph-chain").read_text().split()
+    except OSError:
+        return False
+    return bool(names) and all((layers / f"graph-{name}.graph").is_file() for name in names)
 
 
 def due(repo: pygit2.Repository, orange_dir: Path, tip: str) -> bool:
@@ -131,7 +145,7 @@ def start_update(repo: pygit2.Repository, orange_dir: Path, tip: str) -> bool:
             ' && printf "%s\\n" "$tip" >"$marker.tmp" && mv "$marker.tmp" "$marker"'
         )
         return start_detached(
-            orange_dir / LOCK, script, [tip, marker, *command(repo.path)], env=env
+            orange_dir / LOCK, script, [tip, marker, *command(repo.path, orange_dir)], env=env
         )
     except OSError:
         return False
@@ -146,7 +160,11 @@ def update(repo: pygit2.Repository, orange_dir: Path, tip: str) -> bool:
     if env is None:
         return False
     done = subprocess.run(
-        command(repo.path), input=f"{tip}\n".encode(), env=env, capture_output=True, check=False
+        command(repo.path, orange_dir),
+        input=f"{tip}\n".encode(),
+        env=env,
+        capture_output=True,
+        check=False,
     )
     if done.returncode != 0:
         return False

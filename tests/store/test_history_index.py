@@ -367,6 +367,40 @@ def test_orange_s_commit_graph_answers_the_same_and_a_damaged_one_is_walked_past
     _same(repo, history.find(repo, tip, TASK, orange), expected, histories.corrupt)
 
 
+@pytest.mark.parametrize("theirs", ["every-ref", "an-early-tip"])
+def test_orange_s_graph_stands_on_its_own_beside_the_user_s_split_graph(
+    histories: Histories, tmp_path: Path, theirs: str
+) -> None:
+    """A user's own split commit-graph (``git maintenance``, ``fetch.writeCommitGraph``)
+    is no base of Orange's: git would chain Orange's layer onto the user's files, and
+    the user's next graph write (their ``git gc``) deletes them, leaving Orange's graph
+    unreadable ("unable to find all commit-graph files") until a thousand more commits."""
+    clone = tmp_path / "clone"
+    shutil.copytree(histories.path, clone)
+    repo, orange = pygit2.Repository(str(clone)), _orange(clone)
+    tip = histories.first
+    split = ["commit-graph", "write", "--split", "--no-progress"]
+    if theirs == "every-ref":  # Orange's layer would hold nothing: theirs, no filters
+        git(clone, *split, "--reachable")
+    else:  # Orange's layer would be written on top of theirs
+        subprocess.run(["git", *split, "--stdin-commits"], cwd=clone, check=True,
+                       input=f"{histories.tips[2]}\n".encode())  # fmt: skip
+    assert commitgraph.update(repo, orange, tip)
+    git(clone, "commit-graph", "write", "--reachable", "--no-progress")  # theirs, rewritten
+    env = commitgraph.walk_env(orange)
+    assert env is not None
+    read = subprocess.run(
+        ["git", "rev-list", "--full-history", tip, "--", layout.task_dir(TASK)],
+        cwd=clone,
+        env={**env, "GIT_TRACE2_PERF": str(tmp_path / "trace")},
+        capture_output=True,
+        check=True,
+    )
+    assert b"commit-graph" not in read.stderr
+    stats = re.findall(r'"definitely_not":([0-9]+)', (tmp_path / "trace").read_text())
+    assert stats and int(stats[0]) > 0
+
+
 def test_a_cold_walk_of_a_long_history_starts_the_graph_for_the_next(
     histories: Histories, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 from datetime import datetime
 from pathlib import Path
 from typing import NamedTuple
@@ -108,11 +109,19 @@ def answered(look: Look) -> bool:
     if not look.transcript or not look.since:
         return False
     try:
-        with open(look.transcript, "rb") as handle:
-            handle.seek(look.offset)
-            tail = handle.read(MAX_ANSWER + 1)
+        # Never blocks: a path swapped for a FIFO since the mark opens and is no file.
+        fd = os.open(look.transcript, os.O_RDONLY | os.O_NONBLOCK)
     except (OSError, ValueError):
         return False
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return False
+        os.lseek(fd, look.offset, os.SEEK_SET)
+        tail = os.read(fd, MAX_ANSWER + 1)
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
     if len(tail) > MAX_ANSWER:
         return True  # a whole conversation written since: it went on
     for line in tail.splitlines():

@@ -151,6 +151,22 @@ def _put_back(store: TaskStore, tip: str, seen: str) -> str | None:
     )
 
 
+def take_back(store: TaskStore, commit: str) -> bool:
+    """`orange.store.integrate.rewind` of ``commit`` (this host's own write, never
+    pushed: a start whose claim failed), with the verified record taken back with it
+    when it names that commit (a monitor pass may have verified it meanwhile), so the
+    take-back is not read as a forced move and put back (`verify_new`).  Under the
+    record's lock, as `verify_new`, which takes the writers' lock inside it too."""
+    from orange.store.integrate import rewind as take_back_tip
+
+    with exclusive(store.repo.orange_dir() / f"{RECORD}.lock"):
+        if not take_back_tip(store, commit):
+            return False
+        if recorded(store) == commit:
+            _record(store, str(store.pygit[commit].peel(pygit2.Commit).parent_ids[0]))
+        return True
+
+
 def recorded(store: TaskStore) -> str | None:
     """The last tip this host verified (None: none yet; then the whole history is)."""
     try:

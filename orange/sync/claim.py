@@ -21,7 +21,6 @@ from orange.errors import InvalidInput, OrangeError
 from orange.home import load_config, orange_home
 from orange.runtime.git import GitFailed, git
 from orange.runtime.unbind import release_local
-from orange.store.integrate import rewind
 from orange.store.task import Task
 from orange.sync.remote import BOUND, claim_remote
 
@@ -47,7 +46,9 @@ def claim_on_remote(
         bound = claim_bound()
         sync(engine.store, remote, bound=bound)
     except OrangeError as exc:
-        taken_back = rewind(engine.store, commit)
+        from orange.engine.forgery import take_back  # the verified record goes back too
+
+        taken_back = take_back(engine.store, commit)
         _release(engine, task, tmux)
         kept = "" if taken_back else " (its move stays committed here)"
         hint = "check the remote, or pass --offline to start it without a claim"

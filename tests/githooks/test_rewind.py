@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from orange.engine.engine import Engine
-from orange.engine.forgery import recorded, verify_new
+from orange.engine.forgery import recorded, take_back, verify_new
 from orange.engine.trust import trusted_here
 from orange.store import layout
 from tests.conftest import git
@@ -56,3 +56,24 @@ def test_a_forced_fetch_of_another_history_is_put_back(
     assert engine.store.get(task.id).status == "planning"
     assert git(repo, "rev-parse", f"refs/orange/rewound/{fetched}").strip() == fetched
     assert "does not hold the verified" in (found.warning() or "")
+
+
+def test_orange_s_own_take_back_of_a_verified_commit_stays_taken_back(
+    engine: Engine, repo: Path
+) -> None:
+    """A start whose claim could not be pushed takes its commit back
+    (`orange.sync.claim`); a monitor pass may have verified that commit meanwhile.  The
+    take-back is Orange's own move: it is not put back."""
+    task = planning_task(engine)
+    before = tip(repo)
+    engine.set_fields(task.id, {"summary": "a claim"}, "task.updated", "summary")
+    claim = tip(repo)
+    verify_new(engine.store, trusted=trusted_here, actor="monitor")  # a pass meanwhile
+    assert recorded(engine.store) == claim
+    assert take_back(engine.store, claim)
+
+    found = verify_new(engine.store, trusted=trusted_here, actor="monitor")
+    assert tip(repo) == before
+    assert engine.store.get(task.id).summary != "a claim"
+    assert found.lines() == []
+    assert not git(repo, "for-each-ref", "refs/orange/rewound").strip()

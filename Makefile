@@ -25,8 +25,9 @@ check: $(STAMP)
 	$(BIN)/mypy
 	$(BIN)/lint-imports
 
+# The property tests' CI profile (CONTRIBUTING.md), whatever profile the shell names.
 test: check
-	$(BIN)/pytest -n 2
+	HYPOTHESIS_PROFILE=ci $(BIN)/pytest -n 2
 
 # The real agent programs, at the versions pinned in tests/agents/programs.py, run by
 # Orange against a scripted model on 127.0.0.1 (tests/agents/README.md).  The first

@@ -233,6 +233,13 @@ settings.register_profile("ci-noshrink", settings.get_profile("ci"), phases=[Pha
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
+def examples(ci: int, **more: Any) -> settings:
+    """The loaded profile (and ``more`` settings), with ``ci`` examples where CI's few
+    are too few for a cheap test whose edges need many draws; a profile asking for more
+    (long) gets its own count."""
+    return settings(max_examples=max(ci, settings().max_examples), **more)
+
+
 def damage(repo: Path, object_id: str, content: bytes = b"not an object") -> bytes:
     """Write ``content`` as a loose object of ``repo`` (a damaged clone, or one repaired);
     returns what it held ("" when it was missing)."""

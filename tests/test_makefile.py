@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -21,6 +22,23 @@ def test_each_target_the_readme_names_makes_the_environment(target: str, tmp_pat
     )
     assert dry.returncode == 0, dry.stderr
     assert "-m venv .venv" in dry.stdout and "pip install" in dry.stdout
+
+
+def test_make_test_runs_the_property_tests_ci_profile_whatever_the_shell_names(
+    tmp_path: Path,
+) -> None:
+    shutil.copy(ROOT / "Makefile", tmp_path / "Makefile")
+    shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
+    dry = subprocess.run(
+        ["make", "-n", "test"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
+        env={**os.environ, "HYPOTHESIS_PROFILE": "long"},
+    )
+    runs = [line for line in dry.stdout.splitlines() if "pytest" in line]
+    assert runs == ["HYPOTHESIS_PROFILE=ci .venv/bin/pytest -n 2"]
 
 
 def test_every_package_is_in_the_distribution() -> None:

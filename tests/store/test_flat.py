@@ -8,13 +8,14 @@ import json
 
 import pytest
 import yaml
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from orange.store import flat, taskfile, yamlfront
 from orange.store.taskfile import frontmatter_json, join
+from tests.conftest import examples
 
-FAST = settings(max_examples=25, derandomize=True, deadline=None)
+FAST = examples(25)
 
 VALUES = st.one_of(
     st.none(),
@@ -37,7 +38,12 @@ def test_the_json_text_is_json_of_what_was_read(fields: dict[str, object]) -> No
     if json_text is not None:  # written by the flat reader: as `json` writes the mapping
         assert json_text == json.dumps(data, ensure_ascii=False)
     flat_shape = all(not isinstance(v, str) or v.isprintable() for v in fields.values())
-    if flat_shape:  # one printable line each: the flat reader's, so the text is given
+    # The dumper quotes a key YAML 1.1 reads as another type ('no': ...), which the flat
+    # reader leaves to the loader.
+    plain_keys = all(f"\n{key}:" in text for key in fields)
+    if (
+        flat_shape and plain_keys
+    ):  # one printable line each: the flat reader's, so the text is given
         assert json_text is not None
 
 
@@ -125,14 +131,14 @@ FLAT_VALUES = st.one_of(
 )
 
 
-@settings(max_examples=500, derandomize=True, deadline=None)
+@examples(500)
 @given(key=KEYS | KEYS_ANY, value=FLAT_VALUES | st.floats())
 def test_the_flat_writer_writes_each_value_as_the_dumper_does(key: str, value: object) -> None:
     written = taskfile._flat_yaml({key: value})
     assert written is None or written == _dumped({key: value})
 
 
-@settings(max_examples=100, derandomize=True, deadline=None)
+@examples(100)
 @given(fields=st.dictionaries(KEYS, FLAT_VALUES, max_size=6))
 def test_the_flat_writer_writes_what_the_dumper_writes(fields: dict[str, object]) -> None:
     written = taskfile._flat_yaml(fields)

@@ -7,13 +7,14 @@ import io
 import re
 
 import yaml
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from orange.store import flat, taskfile
 from orange.store.layout import valid_task_id
+from tests.conftest import examples
 
-FAST = settings(max_examples=300, derandomize=True, deadline=None)
+FAST = examples(300)
 
 # The characters on either side of each expression's classes, and a few beyond ASCII
 # that Unicode calls digits or letters.

@@ -5,13 +5,14 @@ from typing import NamedTuple
 
 import pytest
 import yaml
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from orange.errors import BrokenTaskFile
 from orange.store import flat, yamlfront
 from orange.store.task import Task
 from orange.store.taskfile import join, split
+from tests.conftest import examples
 
 # Strings YAML 1.1 would read as something else when written bare.
 TRAPS = [
@@ -85,7 +86,7 @@ def test_key_order_is_kept_and_unknown_keys_survive() -> None:
 BODIES = st.text(alphabet=st.characters(blacklist_categories=["Cs"]), max_size=300)
 
 
-@settings(max_examples=200, deadline=None)
+@examples(200)
 @given(body=BODIES, summary=st.text(max_size=40))
 def test_body_and_summary_survive_byte_for_byte(body: str, summary: str) -> None:
     fm = {"id": "abc", "summary": summary, "review_round": 2, "attention": None}
@@ -114,8 +115,7 @@ def test_broken_files_say_why(text: str, reason: str) -> None:
 
 
 # The fast reader of flat frontmatter (`flat.read`) must read exactly what the YAML loader
-# reads, and hand everything else to it.  Few examples, same ones every run (CI).
-FAST = settings(max_examples=15, derandomize=True, deadline=None)
+# reads, and hand everything else to it.
 
 
 def _typed(data: object) -> object:
@@ -179,7 +179,6 @@ VALUES = st.one_of(
 KEYS = st.from_regex(r"[a-z_][a-z0-9_-]{0,15}", fullmatch=True)
 
 
-@FAST
 @given(fields=st.dictionaries(KEYS, VALUES, max_size=8))
 def test_flat_reader_reads_rendered_frontmatter_as_the_loader_does(
     fields: dict[str, object],
@@ -191,7 +190,9 @@ def test_flat_reader_reads_rendered_frontmatter_as_the_loader_does(
     printable = all(
         not isinstance(v, str) or v in TRAPS or LINE_TEXT_RE.fullmatch(v) for v in fields.values()
     )
-    if one_line and printable:  # Orange's own shape: the fast path must take it
+    # A key YAML 1.1 reads as another type is quoted ('no': ...): left to the loader.
+    plain_keys = all(f"\n{key}:" in header for key in fields)
+    if one_line and printable and plain_keys:  # Orange's own shape: the fast path takes it
         assert fast is not None, header
         assert _typed(fast) == _typed({"id": "abc", **fields})
 
@@ -214,7 +215,6 @@ LINES = st.tuples(
 ).map(lambda parts: "".join(parts) + "\n")
 
 
-@FAST
 @given(header=st.lists(LINES, max_size=5).map("".join))
 def test_anything_the_flat_reader_does_not_take_goes_to_the_loader(header: str) -> None:
     expected = _loader_reads(header)

@@ -15,10 +15,11 @@ from typing import Any, NamedTuple
 
 import pygit2
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, given
 from hypothesis import strategies as st
 
 from orange.store.treediff import changed_blobs, changed_files
+from tests.conftest import examples
 
 BLOB, EXEC, LINK, GITLINK, TREE = 0o100644, 0o100755, 0o120000, 0o160000, 0o040000
 MISSING = bytes(range(20))  # a gitlink to a commit this repository does not hold
@@ -122,7 +123,7 @@ def pygit(tmp_path_factory: pytest.TempPathFactory) -> pygit2.Repository:
     return pygit2.init_repository(str(tmp_path_factory.mktemp("treediff")), bare=True)
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@examples(400, suppress_health_check=[HealthCheck.too_slow])
 @given(pair=tree_pairs())
 def test_walk_reports_what_the_whole_tree_diff_reports(
     pygit: pygit2.Repository, pair: tuple[Spec | None, Spec]

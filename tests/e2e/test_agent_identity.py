@@ -149,11 +149,14 @@ def test_a_command_whose_task_is_not_its_worktrees_is_refused(world: World) -> N
     assert "from the worktree" in world.task(first).body
 
 
-# Plays codex: records the command line it was started with, then holds its pane.
+# Plays codex: records the command line it was started with (whole, by a rename: the
+# test reads the file as soon as it exists), then holds its pane.
 FAKE_CODEX = """#!__PYTHON__
 import json, os, sys, time
-with open(os.path.join(__OUT__, os.environ["ORANGE_AGENT_ROLE"] + ".json"), "w") as out:
+path = os.path.join(__OUT__, os.environ["ORANGE_AGENT_ROLE"] + ".json")
+with open(path + ".tmp", "w") as out:
     json.dump(sys.argv[1:], out)
+os.replace(path + ".tmp", path)
 time.sleep(600)
 """
 

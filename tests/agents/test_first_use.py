@@ -50,6 +50,7 @@ def test_without_install_the_waiting_screen_is_named(
     said = task.str_field("attention")
     assert "trust" in said.lower(), f"{said}\n{screens(agents)}"  # the folder-trust question
     assert task.status == "planning"
+    assert waiting_mark(agents) == "folder trust question"
     assert "waiting" in agents.ok("task", "list").out
 
 
@@ -72,8 +73,7 @@ def test_pi_without_a_provider_is_named_waiting(
     except AssertionError as failed:
         raise AssertionError(f"{failed}\n{screens(agents)}") from None
     assert "pi's missing API key" in said, f"{said}\n{screens(agents)}"
-    [row] = json.loads(agents.ok("task", "list", "--json").out)["tasks"]
-    assert row["waiting"] == "missing API key"
+    assert waiting_mark(agents) == "missing API key"
 
 
 def test_opencode_that_cannot_reach_its_model_is_named_waiting(agents: World) -> None:
@@ -94,5 +94,15 @@ def test_opencode_that_cannot_reach_its_model_is_named_waiting(agents: World) ->
     except AssertionError as failed:
         raise AssertionError(f"{failed}\n{screens(agents)}") from None
     assert "opencode's connection error" in said, f"{said}\n{screens(agents)}"
-    [row] = json.loads(agents.ok("task", "list", "--json").out)["tasks"]
-    assert row["waiting"] == "connection error"
+    assert waiting_mark(agents) == "connection error"
+
+
+def waiting_mark(agents: World) -> str:
+    """The one task's waiting mark in `task list --json`, once there: the mark is this
+    host's file, written just after the attention's commit."""
+
+    def mark() -> str:
+        [row] = json.loads(agents.ok("task", "list", "--json").out)["tasks"]
+        return str(row.get("waiting", ""))
+
+    return wait_for(mark, NOTICED, "the waiting mark")

@@ -246,7 +246,8 @@ def update(
         bool, typer.Option("--no-after", help="Wait for no other task any more.")
     ] = False,
     budget: Annotated[
-        str | None, typer.Option("--budget", help="Dollars it may cost (the ledger).")
+        str | None,
+        typer.Option("--budget", help="Dollars it may cost (the ledger); off: no budget."),
     ] = None,
     json_out: JsonOpt = False,
 ) -> None:

@@ -60,7 +60,8 @@ def update_task(
             raise NotPermitted("an agent may not change a task's budget")
         from orange.engine.ledger import BUDGET, budget_text  # Decimal: for a budget only
 
-        changes[BUDGET] = budget_text(budget)
+        # `off` takes the budget off, as `project update --budget off` does.
+        changes[BUDGET] = None if budget.strip() == "off" else budget_text(budget)
     if not changes and branch is None:
         raise InvalidInput(
             "nothing to update", hint="pass --summary, --branch, --after, --budget or --status"

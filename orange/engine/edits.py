@@ -41,7 +41,8 @@ def update_fields(
     caller: Caller = HUMAN,
     check: Callable[[Snapshot, Task], None] | None = None,
 ) -> Task:
-    """Set plain frontmatter fields (summary, branch, ...), one ``task.updated`` commit.
+    """Set plain frontmatter fields (summary, branch, ...), one ``task.updated`` commit;
+    a field changed to None is taken off (a budget taken off with ``--budget off``).
     ``check`` runs on the tip the change is made on (a new branch's uniqueness,
     `orange.store.listing.check_branch_unique`: only a rename loads the listing)."""
     caller.check_own(task_id, "edit")
@@ -66,7 +67,8 @@ def update_fields(
             check(snap, task)
         if all(task.fields.get(key) == value for key, value in changes.items()):
             return None
-        return task.with_fields(**changes)
+        fields = {k: v for k, v in task.with_fields(**changes).fields.items() if v is not None}
+        return Task(fields=fields, body=task.body)
 
     return _write(
         store, task_id, mutate, event="task.updated", what=", ".join(changes), copies=copies

@@ -44,6 +44,7 @@ from orange.engine.edits import BODY_CONFLICT
 from orange.engine.ledger import (
     Usage,
     over_budget,
+    raise_budget,
     usage_messages,
     usage_trailers,
     window_start,
@@ -344,6 +345,9 @@ class Engine:
         state = workflow.states.get(task.status)
         if state is None or not state.respawn_prompt:
             raise nothing_to_respawn(workflow, task)
+        spent = over_budget(task.fields)
+        if spent is not None:  # a respawn would start the runaway agent again
+            raise InvalidInput(f"task {task.id}: {spent}", hint=raise_budget(task.id))
         if not task.str_field("workspace"):
             raise InvalidInput(
                 f"task {task.id} has no workspace",

@@ -291,6 +291,14 @@ def usage_messages(usage: Usage, fields: Mapping[str, Any]) -> tuple[str, ...]:
     return tuple(said)
 
 
+def raise_budget(task_id: str) -> str:
+    """How a person goes on with a task stopped at its budget."""
+    return (
+        f"raise it with `orange task update {task_id} --budget N` (or `off`), then send "
+        f"the task back to work with `orange task request-changes {task_id}`"
+    )
+
+
 def budget_text(value: str) -> str:
     """A budget as a person gives it (``5``, ``5.5``, ``$5.00``), as the field holds it
     (``5.00``); `InvalidInput` for anything else."""

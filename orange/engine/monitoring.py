@@ -18,7 +18,7 @@ from orange.engine.definitions import trusted, workflow_of
 from orange.engine.exitrules import Advance, Crash, DeadSessionDecision, MarkDead, Respawn
 from orange.engine.exitrules import decide_dead_session as decide
 from orange.engine.fields import DEAD_FIELD, RUN_FIELD, baseline
-from orange.engine.ledger import usage_trailers
+from orange.engine.ledger import over_budget, raise_budget, usage_trailers
 from orange.engine.notices import announce
 from orange.engine.records import Written, WrittenArgs, require
 from orange.engine.workflow import Workflow
@@ -173,6 +173,8 @@ def record_death(
         case _:
             event = "agent.dead"
             what = f"agent exited in {status}{_said(decision.reason)}"
+    spent = over_budget(task.fields)  # the budget's stop ended it: its reason stays first
+    what = f"{spent}; {what}" if spent is not None else what
     match decision:
         case MarkDead() | Crash(escalate_to=None):
             fields["attention"] = f"{what}; {restart}" if restart else what
@@ -279,6 +281,8 @@ def _restart_hint(workflow: Workflow, task: Task) -> str:
     """What starts an agent again in the task's status: a respawn where the status has
     a respawn prompt, else a human's send-back (its `notify_worker` restarts a dead
     worker), else the status's moves."""
+    if over_budget(task.fields) is not None:  # nothing restarts it before that
+        return raise_budget(task.id)
     state = workflow.states.get(task.status)
     if state is not None and state.respawn_prompt:
         return f"respawn with `orange task respawn {task.id}`"

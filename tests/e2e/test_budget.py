@@ -59,6 +59,13 @@ def test_a_runaway_agent_is_stopped_at_its_budget(world: World) -> None:
     calls = _calls(worktree)
     monitor_loop.run_pass()
     assert _calls(worktree) == calls  # no agent spends any more
+    # The stopped agent's death keeps the reason and says how to go on; a respawn is
+    # refused while the budget stays spent (it would start the runaway again).
+    attention = world.task(task_id).str_field("attention")
+    assert attention.startswith("budget of $5.00 spent ($") and "--budget" in attention
+    refused = world.orange("task", "respawn", task_id)
+    assert refused.code == 1 and "budget of $5.00 spent" in refused.err
+    assert world.task(task_id).status == "stuck" and _worker_dead(world, session)
 
     # Going on: the person raises the budget and sends the task back to work, as the
     # stop's notice says: `task update ID --budget 50`, then `task request-changes ID`.
@@ -76,3 +83,10 @@ def test_a_budget_that_is_no_amount_is_refused(world: World) -> None:
     assert result.code == 1
     assert "budget 'lots' is not an amount of dollars" in result.err
     assert json.loads(world.ok("task", "list", "--json").out) == {"tasks": []}
+
+
+def test_a_tasks_budget_is_taken_off_with_off(world: World) -> None:
+    task_id = world.create("x", "Anything", "--no-spawn", "--budget", "5")
+    assert world.task(task_id).fields["budget_usd"] == "5.00"
+    world.ok("task", "update", task_id, "--budget", "off")
+    assert "budget_usd" not in world.task(task_id).fields

@@ -11,7 +11,6 @@ from orange import compose, projects
 from orange.cli.output import emit_json
 from orange.cli.project_trust import trust_setup
 from orange.engine.catalog import load_named
-from orange.engine.decide import can_start
 from orange.engine.forgery import start_record
 from orange.errors import InvalidInput, OrangeError
 from orange.githooks.shims import install_hooks
@@ -25,15 +24,18 @@ HELP = "Register and configure projects."
 
 
 def _check_workflow(name: str | None) -> None:
-    """``name`` loads, and a task created under it can start (``run-subtask`` is
-    `orange run`'s own: its subtasks are moved by the run, never started)."""
+    """``name`` loads and is not `orange run`'s own (``run-subtask``: its subtasks are
+    moved by the run, never started).  A workflow of a person's own with no agent at
+    all (tasks a person moves by hand) is a choice, and stays allowed."""
     if name is None:
         return
     workflow = load_named(name)
-    if not can_start(workflow, workflow.initial_status):
+    from orange.run.subtasks import WORKFLOW as RUNS_OWN
+
+    if name == RUNS_OWN:
         raise InvalidInput(
-            f"workflow {name} cannot be a project's: a task created under it stays "
-            f"{workflow.initial_status}, with no move that starts its agent",
+            f"workflow {name} is `orange run`'s own: a task created under it stays "
+            f"{workflow.initial_status}, moved only by a run",
             hint="choose another (see `orange workflow list`; default is the usual one)",
         )
 

@@ -50,7 +50,7 @@ COPY = "ORANGE-TASK.md" if Path("ORANGE-TASK.md").exists() else "TASK.md"
 
 
 # Orange as this Python runs it: an agent's pane need not have `orange` on its PATH.
-ORANGE = (sys.executable, "-m", "orange")
+ORANGE = (sys.executable, "-P", "-m", "orange")  # -P: never the worktree's own orange/
 # How often a worker that leaves the plan to a person looks whether it has moved on.
 POLL = 1.0
 

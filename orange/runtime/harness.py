@@ -238,7 +238,7 @@ _CODEX = ("codex", "--no-daemon", "-c", "allow_login_shell=false")
 # adds nothing an agent that bypasses approvals and the sandbox could not already run;
 # the reduced role keeps codex's hook trust.
 _CODEX_FULL = ("--dangerously-bypass-approvals-and-sandbox", "--dangerously-bypass-hook-trust")
-_DEMO = (sys.executable, "-m", "orange.demo_agent")
+_DEMO = (sys.executable, "-P", "-m", "orange.demo_agent")  # -P: never a worktree's orange
 DEMO = "demo"  # the stand-in: a built-in, but only ever run when named
 
 BUILTINS: dict[str, Harness] = {

@@ -52,3 +52,16 @@ def test_a_folder_holding_an_orange_package_never_stands_in_for_orange(
     log = orange_home() / "logs" / "monitor.log"
     retry_until(lambda: "monitor exits" in log.read_text(), timeout=20, what="the monitor's pass")
     assert wait_gone(hermetic, timeout=20) == []
+
+
+def test_the_demo_stand_in_runs_this_orange_in_a_project_with_its_own(tmp_path: Path) -> None:
+    """The demo harness's agent and the `orange` it calls run in the task's worktree:
+    a project holding a package named ``orange`` never stands in for either."""
+    from orange import demo_agent
+    from orange.runtime import harness
+
+    (tmp_path / "orange").mkdir()
+    (tmp_path / "orange" / "__init__.py").write_text("raise SystemExit(7)\n")
+    for command in ([*demo_agent.ORANGE, "--version"], [*harness._DEMO, "--help"]):
+        done = subprocess.run(command, cwd=tmp_path, check=False, capture_output=True)
+        assert done.returncode != 7, command

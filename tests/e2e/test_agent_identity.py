@@ -35,8 +35,10 @@ if role == "worker":
         done = subprocess.run(["orange", "task", "update", "--status", status],
                               capture_output=True, text=True)
         steps.append([status, done.returncode, done.stderr])
-with open(os.path.join(__OUT__, task + "-" + role + ".json"), "w") as out:
+path = os.path.join(__OUT__, task + "-" + role + ".json")
+with open(path + ".tmp", "w") as out:  # whole, by a rename: the test reads it once it exists
     json.dump({"env": seen, "steps": steps}, out)
+os.replace(path + ".tmp", path)
 print("AGENT-DONE", flush=True)
 time.sleep(600)
 """

@@ -36,8 +36,9 @@ if stop() == 2:
         with open(".orange-task", "w") as out:
             json.dump({"id": task, "outcome": "passed"}, out)
         stop()
-with open(__OUT__, "w") as out:
+with open(__OUT__ + ".tmp", "w") as out:  # whole, by a rename: the test reads it once it exists
     json.dump(stops, out)
+os.replace(__OUT__ + ".tmp", __OUT__)
 time.sleep(600)
 """
 
@@ -112,8 +113,9 @@ nested = [sys.executable, sys.argv[0], "nested"]
 said = subprocess.run(["sh", "-c", shlex.join(nested)], capture_output=True, text=True)
 record = {"nested": json.loads(said.stdout)}
 record["stops"] = [stop("top", active) for active in (False, True, False, True, True, True)]
-with open(__OUT__, "w") as out:
+with open(__OUT__ + ".tmp", "w") as out:  # whole, by a rename: the test reads it once it exists
     json.dump(record, out)
+os.replace(__OUT__ + ".tmp", __OUT__)
 time.sleep(600)
 """
 

@@ -17,6 +17,9 @@ import yaml
 
 from orange import projects
 from orange.dashboard.app import Dashboard, make_app
+from orange.engine.catalog import load_named
+from orange.engine.definitions import workflow_rev, workflow_writes
+from orange.engine.forgery import start_record
 from orange.store.events import Change
 from orange.store.layout import task_path
 from orange.store.store import Snapshot, TaskStore
@@ -42,7 +45,9 @@ transitions:
 
 
 def put_task(repo: Path, task_id: str, **fields: Any) -> None:
-    """Write one TASK.md with a fixed id and times (test set-up behind the engine)."""
+    """Write one TASK.md with a fixed id and times (test set-up behind the engine, taken
+    as verified: a move's `spawn_next` replays what is new, and would restore a task
+    made in `reviewing` without its history)."""
     base: dict[str, Any] = {
         "id": task_id,
         "project": "proj",
@@ -56,14 +61,17 @@ def put_task(repo: Path, task_id: str, **fields: Any) -> None:
         "updated_at": "2026-01-02T11:00:00+00:00",
     }
     base.update(fields)
+    workflow = load_named(str(base["workflow"]))  # committed beside it, as a create does
+    base.setdefault("workflow_rev", workflow_rev(workflow))
     text = Task(fields=base, body="## Context\n\nSome context.\n", blob_id="").render()
 
     def compute(snap: Snapshot) -> Change:
-        return Change(
-            task_id, "task.created", f"task {task_id}: set up", {task_path(task_id): text.encode()}
-        )
+        writes = {task_path(task_id): text.encode(), **workflow_writes(snap, workflow)}
+        return Change(task_id, "task.created", f"task {task_id}: set up", writes)
 
-    TaskStore.open(repo).commit(compute)
+    store = TaskStore.open(repo)
+    store.commit(compute)
+    start_record(store)
 
 
 def commit_on_branch(

@@ -30,7 +30,7 @@ def test_make_test_runs_the_property_tests_ci_profile_whatever_the_shell_names(
     shutil.copy(ROOT / "Makefile", tmp_path / "Makefile")
     shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
     dry = subprocess.run(
-        ["make", "-n", "test"],
+        ["make", "--no-print-directory", "-n", "test"],  # under `make test` too
         cwd=tmp_path,
         capture_output=True,
         text=True,

@@ -254,7 +254,7 @@ def test_the_demo_stand_in_runs_only_when_named(bin_dir: Path) -> None:
     demo = resolve("demo")
     assert demo.installed()
     argv = demo.command(PROMPT)
-    assert argv[1:3] == ["-m", "orange.demo_agent"] and argv[-2:] == ["--", PROMPT]
+    assert argv[1:4] == ["-P", "-m", "orange.demo_agent"] and argv[-2:] == ["--", PROMPT]
     assert "--plan-by" in argv and "--role" in demo.command(PROMPT, role="reviewer")
     with pytest.raises(InvalidInput, match="no coding agent found"):
         resolve(None)

@@ -49,7 +49,8 @@ def add(
     host = Host(
         name=name,
         target=check_target(target),
-        ssh_config=ssh_config or None,
+        # Absolute: later ssh calls (the nudge, the monitor) run from other folders.
+        ssh_config=str(Path(ssh_config).absolute()) if ssh_config else None,
         env=check_env(env or []),
         orange=orange or "orange",
         projects=existing.projects if existing else (),

@@ -41,6 +41,20 @@ def test_add_checks_the_host_in_one_round_trip_and_registers_it(
     assert projects[0]["sync_interval"] > 0
 
 
+def test_a_relative_ssh_config_still_reaches_the_host_from_another_folder(
+    cli: Cli, repo: Path, hub: Path, tmp_path: Path, ssh_server: SshServer
+) -> None:
+    args = make_other(tmp_path, hub).add_args(ssh_server)
+    config = Path(args[args.index("--ssh-config") + 1])
+    args[args.index("--ssh-config") + 1] = os.path.relpath(config, repo)
+    cli.ok(*args, cwd=repo)
+    elsewhere = tmp_path / "elsewhere" / "deeper"  # where the relative path leads nowhere
+    elsewhere.mkdir(parents=True)
+    checked = cli("host", "check", "box", "--project", "proj", "--json", cwd=elsewhere)
+    assert checked.code == 0, checked.err
+    assert checked.json()["hosts"][0]["ok"] is True
+
+
 def test_add_names_each_missing_thing_in_one_line(
     cli: Cli, repo: Path, hub: Path, tmp_path: Path, ssh_server: SshServer
 ) -> None:

@@ -55,11 +55,6 @@ def trust(
 
 
 def _trust(what: str, project: str | None, *, yes: bool, json_out: bool) -> None:
-    if not yes and not sys.stdin.isatty():
-        raise InvalidInput(
-            "refusing to trust a workflow without confirmation",
-            hint="run it in a terminal, or pass --yes once you have read the definition",
-        )
     path = Path(what)
     if path.is_file():  # an existing file wins over a committed name (say `./minimal`)
         candidates = [ops.file_candidate(path)]
@@ -72,6 +67,12 @@ def _trust(what: str, project: str | None, *, yes: bool, json_out: bool) -> None
             )
         candidates = ops.committed_untrusted(open_store(here), here.name, what)
     todo = [c for c in candidates if not trustset.trusted_here(c.text)]
+    # Asked only once the name is found and something is left to trust.
+    if todo and not yes and not sys.stdin.isatty():
+        raise InvalidInput(
+            "refusing to trust a workflow without confirmation",
+            hint="run it in a terminal, or pass --yes once you have read the definition",
+        )
     added: list[trustset.Added] = []
     for candidate in todo:
         if not json_out:

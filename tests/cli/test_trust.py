@@ -213,6 +213,12 @@ def test_bad_input_is_one_line(hosts: Hosts, evil: str, args: tuple[str, ...]) -
     hosts.refused("workflow", "trust", *args)
 
 
+def test_an_unknown_name_is_said_before_any_question(hosts: Hosts, evil: str) -> None:
+    result = hosts.cli("workflow", "trust", "nosuch")  # no terminal, no --yes
+    assert result.code == 1
+    assert "no workflow 'nosuch' is committed" in result.err
+
+
 def test_trusting_a_file(hosts: Hosts, evil: str) -> None:
     copy = hosts.root / "reviewed.yml"
     copy.write_text(evil_minimal(hosts.markers))

@@ -61,13 +61,15 @@ def update_fields(
         problem = spec.check(value) if spec is not None else None
         if problem is not None:
             raise InvalidInput(f"{name} {problem}")
+    taken_off = {name for name, value in changes.items() if value is None}
 
     def mutate(snap: Snapshot, task: Task) -> Task | None:
         if check is not None:
             check(snap, task)
         if all(task.fields.get(key) == value for key, value in changes.items()):
             return None
-        fields = {k: v for k, v in task.with_fields(**changes).fields.items() if v is not None}
+        merged = task.with_fields(**changes).fields
+        fields = {k: v for k, v in merged.items() if k not in taken_off}
         return Task(fields=fields, body=task.body)
 
     return _write(

@@ -89,4 +89,6 @@ def test_a_tasks_budget_is_taken_off_with_off(world: World) -> None:
     task_id = world.create("x", "Anything", "--no-spawn", "--budget", "5")
     assert world.task(task_id).fields["budget_usd"] == "5.00"
     world.ok("task", "update", task_id, "--budget", "off")
-    assert "budget_usd" not in world.task(task_id).fields
+    fields = world.task(task_id).fields
+    assert "budget_usd" not in fields
+    assert "workspace" in fields and fields["workspace"] is None  # only the budget goes

@@ -55,7 +55,14 @@ def disk(folder: Path) -> int:
 
 
 def loose(objects: Path) -> int:
-    return sum(len(os.listdir(objects / d)) for d in os.listdir(objects) if len(d) == 2)
+    count = 0
+    for name in os.listdir(objects):
+        if len(name) == 2:
+            try:
+                count += len(os.listdir(objects / name))
+            except FileNotFoundError:  # emptied and removed by a background repack
+                pass
+    return count
 
 
 def packs(objects: Path) -> int:

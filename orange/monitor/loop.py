@@ -42,7 +42,7 @@ from orange.engine.engine import Engine
 from orange.engine.forgery import verify_new
 from orange.engine.monitoring import BUSY, handle_dead_session
 from orange.engine.trust import trusted_here
-from orange.errors import OrangeError
+from orange.errors import InvalidInput, NotFound, OrangeError
 from orange.home import orange_home
 from orange.hosts.watch import watch as watch_hosts
 from orange.monitor import agentscreens, budget
@@ -89,15 +89,17 @@ class PassReport:
 def run_pass(task_filter: str | None = None) -> PassReport:
     """One pass over every registered project on this host."""
     report = PassReport()
-    tmux = compose.tmux()
-    panes = {(p.session, p.window): p for p in tmux.panes()}
-    polls: list[int] = []
     stores: list[tuple[projects.Project, TaskStore]] = []
     for project in projects.load_all():
         try:
             stores.append((project, TaskStore(project.repo())))
         except OrangeError:
             continue
+    if task_filter:
+        _check_filter(task_filter, [store for _project, store in stores])
+    tmux = compose.tmux()
+    panes = {(p.session, p.window): p for p in tmux.panes()}
+    polls: list[int] = []
     for project, store in stores:  # dead agents first, in every project
         _handle_project(project, store, panes, tmux, task_filter, report, polls)
     for project, store in stores:  # then new commits, a slice a project
@@ -116,6 +118,23 @@ def run_pass(task_filter: str | None = None) -> PassReport:
     busy = report.busy or bool(report.unverified)
     report.poll = TICK if busy else min(polls, default=DEFAULT_POLL)
     return report
+
+
+def _check_filter(task_filter: str, stores: list[TaskStore]) -> None:
+    """Refuse a ``--task`` that names no task of any registered project (a typo would
+    pass as a task with nothing to do); a prefix of several tasks is a filter of them."""
+    for store in stores:
+        try:
+            store.resolve(task_filter)
+        except NotFound:
+            continue
+        except InvalidInput:  # a prefix of several: each is watched
+            return
+        return
+    raise NotFound(
+        f"no task {task_filter!r} in any registered project",
+        hint="see `orange task list --all-projects --all`",
+    )
 
 
 def _handle_project(

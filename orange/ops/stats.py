@@ -18,6 +18,9 @@ from decimal import Decimal
 from typing import Any
 
 from orange.engine.ledger import parse_money
+from orange.engine.policy import POLICY
+from orange.errors import InvalidInput
+from orange.runtime.harness import load_harnesses
 from orange.store import listing
 from orange.store.ledgerwalk import Row, rows
 from orange.store.store import TaskStore
@@ -28,6 +31,7 @@ SENT_BACK = ("working", "stuck")  # where a failed agent review sends the task
 DONE, CANCELLED = "done", "cancelled"
 RUN_STEP = "run.step"  # the event of every commit of an `orange run`'s record
 TOP = 5
+TOP_NAMES = 20  # harness names an error lists from the tasks
 
 
 @dataclass
@@ -102,12 +106,30 @@ def collect(
     that time (seconds since the epoch) on; ``harness``: only tasks of that harness."""
     facts: list[TaskFacts] = []
     in_status: dict[str, list[int]] = defaultdict(list)
+    seen: set[str] = set()  # the harnesses of the tasks in scope
     for name, store in stores:
         current = {t.id: t for t in listing.tasks(store.snapshot()) if isinstance(t, Task)}
+        seen.update(t.str_field("harness") for t in current.values())
         history = rows(store.pygit, store.repo.orange_dir())
         found = _facts(name, history, current, since, in_status, harness)
         facts.extend(found)
+    if harness is not None:
+        _check_harness(harness, seen)
     return Stats(facts, dict(in_status))
+
+
+def _check_harness(name: str, seen: set[str]) -> None:
+    """Refuse a ``--harness`` that names neither a harness of this host's configuration
+    nor one a task in scope ran with (a task may keep a harness since removed from the
+    configuration): a typo would read as a harness with no work.  The tasks' names come
+    from the ref: only those the field policy allows are named, and at most `TOP_NAMES`."""
+    if name in seen:
+        return
+    valid = sorted(n for n in seen if n and POLICY["harness"].check(n) is None)
+    known = sorted(set(load_harnesses()) | set(valid[:TOP_NAMES]))
+    if name not in known:
+        more = " ..." if len(valid) > TOP_NAMES else ""
+        raise InvalidInput(f"unknown harness {name!r} (known: {', '.join(known)}{more})")
 
 
 def _facts(

@@ -46,6 +46,17 @@ CASES = [
     Case("unknown-task", ("task", "respawn", "zzzz"), "no task 'zzzz'"),
     # Before: exit 0 and nothing printed, as if the agent had said nothing.
     Case("peek-no-lines", ("task", "peek", "zzzz", "--lines", "0"), "--lines must be at least 1"),
+    # Before: exit 0 and empty figures or an empty pass, as if the filter had matched.
+    Case(
+        "stats-unknown-harness",
+        ("stats", "--harness", "nope"),
+        "unknown harness 'nope' (known: claude, codex, demo, opencode, pi)",
+    ),
+    Case(
+        "monitor-unknown-task",
+        ("monitor", "--once", "--task", "zzzz"),
+        "no task 'zzzz' in any registered project",
+    ),
 ]
 
 
@@ -61,6 +72,12 @@ def test_error_lines_never_nest_parentheses(
     assert case.says in result.err
     assert "((" not in result.err and "))" not in result.err and ") (" not in result.err
     assert _nesting(result.err) <= 1, result.err
+
+
+def test_a_monitor_filter_that_names_a_task_is_no_error(cli: Cli, repo: Path) -> None:
+    cli.ok("project", "add", cwd=repo)
+    task_id = str(cli.ok("task", "create", "b", "s", "--no-spawn", "--json").json()["id"])
+    assert cli.ok("monitor", "--once", "--task", task_id[:3], "--json").json()["checked"] == 0
 
 
 def test_a_plain_hint_stays_in_parentheses() -> None:

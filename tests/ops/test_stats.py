@@ -9,6 +9,7 @@ import pygit2
 import pytest
 
 from orange import projects
+from orange.errors import InvalidInput
 from orange.ops.stats import collect
 from orange.store.store import TaskStore
 from tests.conftest import run_orange
@@ -96,6 +97,19 @@ def test_since_and_harness_narrow_it(store: TaskStore) -> None:
     assert late["crashes"]["count"] == 0
     codex = collect([("shop", store)], harness="codex").report()
     assert codex["tasks"]["started"] == 1 and list(codex["done_by_harness"]) == ["codex"]
+
+
+def test_a_harness_only_the_tasks_name_is_known_and_a_typo_is_refused(store: TaskStore) -> None:
+    # A task that ran with a harness since removed from this host's configuration.
+    retired = [*TASKS, ("ddddddd4", {"harness": "retired", "summary": "Old", "status": "done"})]
+    write(store.pygit, retired, [*HISTORY, Event(10, "ddddddd4", "task.created")])
+    assert collect([("shop", store)], harness="retired").report()["tasks"]["started"] == 1
+    assert collect([("shop", store)], harness="pi").report()["tasks"]["started"] == 0
+    with pytest.raises(InvalidInput) as refused:
+        collect([("shop", store)], harness="claud")
+    assert str(refused.value) == (
+        "unknown harness 'claud' (known: claude, codex, demo, opencode, pi, retired)"
+    )
 
 
 def test_a_warm_answer_reads_the_cache_and_new_commits_only(store: TaskStore) -> None:

@@ -335,3 +335,19 @@ def open_store(project: Project) -> TaskStore:
             f"project {project.name}'s repository is gone ({project.path})",
             hint=f"remove it with `orange project remove {project.name}`",
         ) from None
+
+
+def holding(prefix: str, besides: str) -> list[tuple[str, str]]:
+    """The registered projects other than ``besides`` that have a task ``prefix`` names
+    (an id or a unique prefix there): (project name, full task id) each, in registry
+    order.  A project whose repository is gone, or where the prefix is ambiguous, is
+    passed over: this answers "where is it, then?" after a lookup failed."""
+    found: list[tuple[str, str]] = []
+    for project in load_all():
+        if project.name == besides:
+            continue
+        try:
+            found.append((project.name, open_store(project).resolve(prefix)))
+        except (NotFound, InvalidInput):
+            continue
+    return found

@@ -101,5 +101,5 @@ def _dependencies(
     # The dependency rules (definitions, workflows): loaded for --after only.
     from orange.engine import dependencies
 
-    ids = dependencies.resolve(ref.store, ref.store.snapshot(), after)
+    ids = dependencies.resolve(ref.store, ref.store.snapshot(), after, project=ref.project.name)
     return ids, lambda snap, task: dependencies.checked(snap, task.id, ids)

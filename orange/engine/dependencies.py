@@ -47,15 +47,20 @@ def parse(text: str) -> list[str]:
     return found
 
 
-def resolve(store: TaskStore, snap: Snapshot, given: Iterable[str]) -> list[str]:
+def resolve(
+    store: TaskStore, snap: Snapshot, given: Iterable[str], project: str | None = None
+) -> list[str]:
     """Full ids of ``given`` (ids or unique prefixes); an unknown or cancelled one is
-    refused."""
+    refused.  ``project``: the name of the project ``store`` holds, to say so when an
+    unknown id is a task of another registered project."""
     known = Definitions(snap)
     ids: list[str] = []
     for prefix in given:
         try:
             task_id = store.resolve(prefix, snap)
         except NotFound:
+            if project is not None:
+                _refuse_elsewhere(prefix, project)
             raise InvalidInput(
                 f"--after: no task {prefix!r}", hint="see `orange task list --all`"
             ) from None
@@ -65,6 +70,24 @@ def resolve(store: TaskStore, snap: Snapshot, given: Iterable[str]) -> list[str]
         if task_id not in ids:
             ids.append(task_id)
     return ids
+
+
+def _refuse_elsewhere(prefix: str, project: str) -> None:
+    """Say where a task this project does not have lives, when another registered
+    project has it: dependencies hold only within one project (one repository, one
+    tasks ref, one merge order)."""
+    from orange import projects  # the registry: read for this refusal only
+
+    found = projects.holding(prefix, besides=project)
+    if not found:
+        return
+    name, task_id = found[0]
+    raise InvalidInput(
+        f"--after: task {task_id} is in project {name}, not {project}: a task waits only "
+        f"for tasks of its own project",
+        hint=f"create this task in {name} with --project {name}, or leave {task_id} out "
+        f"and start this one by hand once it is merged",
+    )
 
 
 def _refuse_cancelled(task: Task, known: Definitions) -> None:

@@ -113,7 +113,8 @@ def _dependencies(engine: Engine, after: list[str] | None) -> list[str] | None:
     """The full ids of the tasks a new task waits for (None: none)."""
     if not after:
         return None
-    return dependencies.resolve(engine.store, engine.store.snapshot(), after)
+    name = engine.project.name if engine.project is not None else None
+    return dependencies.resolve(engine.store, engine.store.snapshot(), after, project=name)
 
 
 def _check_harnesses(agents: Harnesses, will_spawn: bool) -> tuple[str, str]:

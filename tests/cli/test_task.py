@@ -141,6 +141,29 @@ def test_list_all_projects(cli: Cli, project: Path, tmp_path: Path) -> None:
     assert len(both) == 2
 
 
+def test_after_naming_a_task_of_another_project_says_so(
+    cli: Cli, project: Path, tmp_path: Path
+) -> None:
+    from tests.conftest import make_repo
+
+    other = make_repo(tmp_path / "other")
+    cli.ok("project", "add", cwd=other)
+    there = str(create(cli, "there", "in other")["id"])
+    here = str(cli.ok("task", "create", "here", "in proj", "--no-spawn", "--json", cwd=project)
+               .json()["id"])  # fmt: skip
+    tip = git(project, "rev-parse", layout.TASKS_REF)
+    says = (
+        f"--after: task {there} is in project other, not proj: a task waits only for "
+        f"tasks of its own project (create this task in other with --project other, or "
+        f"leave {there} out and start this one by hand once it is merged)\n"
+    )
+    for args in (("task", "create", "x", "X", "--no-spawn", "--after", there[:5]),
+                 ("task", "update", here, "--after", there)):  # fmt: skip
+        refused = cli(*args, cwd=project)
+        assert (refused.code, refused.err) == (1, f"orange: {says}")
+    assert git(project, "rev-parse", layout.TASKS_REF) == tip
+
+
 def test_show_has_history_with_events(cli: Cli, project: Path) -> None:
     task = create(cli, "hist", "history please")
     cli.ok("task", "update", str(task["id"])[:5], "--summary", "changed")

@@ -24,6 +24,7 @@ import os
 import re
 import signal
 import sys
+import termios
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -43,12 +44,23 @@ SOCKET_ENV = "ORANGE_TMUX_SOCKET"
 # arrives in the same burst as the text, or inside a bracketed paste they are still
 # digesting, as part of the input instead of a submit (tmux/tmux#1778;
 # Soul-Brews-Studio/maw-js#16; andyrewlee/amux#171).  A fixed pause (0.5 s) was too
-# short for codex on a loaded machine (issue 25): now Enter goes once the screen has
-# changed since before the text and then held still for SUBMIT_STILL seconds, or after
+# short for codex on a loaded machine (issue 25): Enter goes once the pane shows the
+# end of the message and has held still for SUBMIT_STILL seconds (SUBMIT_SETTLE if the
+# agent shows the message some other way, a "[Pasted ...]" placeholder), or after
 # SUBMIT_WAIT seconds in any case (an agent that never redraws, or one whose spinner
 # never holds still, still gets its Enter).
+#
+# An agent starved of CPU looks still too, and codex reads an Enter that comes within
+# ~120 ms of a burst of typed text as a newline: so the submit is checked.  After
+# Enter, once the pane has changed and held still (or SUBMIT_WAIT), a message whose end
+# still stands where it stood, followed by the same screen as before Enter, is still in
+# the input box: Enter again, SUBMIT_TRIES presses in all, then the hook fails (the
+# task gets attention: no agent waits unseen on a notice it never received).
 SUBMIT_WAIT = 5.0
 SUBMIT_STILL = 0.2
+SUBMIT_SETTLE = 1.0
+SUBMIT_TRIES = 3
+_TAIL = 40  # characters of the message's end (whitespace aside) looked for in the pane
 _POLL = 0.05
 
 _SEP = "\x1f"  # list-panes field separator: cannot occur in Orange's names
@@ -283,22 +295,60 @@ class Tmux:
             self._paste(pane.pane_id, text)
         elif text:
             self._run("send-keys", "-t", pane.pane_id, "-l", "--", _literal(text))
-        if text:
-            self._wait_shown(pane.pane_id, before)
-        self._run("send-keys", "-t", pane.pane_id, "Enter")
+        if not text:
+            self._run("send-keys", "-t", pane.pane_id, "Enter")
+            return
+        tail = _squeezed(text)[-_TAIL:]
+        typed = self._settle(pane.pane_id, before, tail)
+        if self._reads_lines(pane.pane_id):  # the terminal hands it the line on Enter
+            self._run("send-keys", "-t", pane.pane_id, "Enter")
+            return
+        for _ in range(SUBMIT_TRIES):
+            self._run("send-keys", "-t", pane.pane_id, "Enter")
+            if not _still_typed(typed, self._settle(pane.pane_id, typed), tail):
+                return
+        raise HookFailed(
+            f'the text typed into tmux window "{session}:{window}" was not submitted: '
+            f"it still stands in the agent's input box after {SUBMIT_TRIES} presses of "
+            "Enter (attach and press Enter)"
+        )
 
-    def _wait_shown(self, pane_id: str, before: str) -> None:
-        """Wait until the pane differs from ``before`` and then holds still for
-        `SUBMIT_STILL` seconds, or `submit_wait` seconds have passed."""
+    def _reads_lines(self, pane_id: str) -> bool:
+        """Whether the pane's program reads whole lines (its terminal in canonical
+        mode: Enter completes the line, nothing to check), not keys as agent TUIs do.
+        True when the terminal cannot be asked (then Enter is pressed once, unchecked)."""
+        result = self._call("display-message", "-p", "-t", pane_id, "#{pane_tty}")
+        tty = result.stdout[0] if result.returncode == 0 and result.stdout else ""
+        try:
+            fd = os.open(tty, os.O_RDONLY | os.O_NOCTTY | os.O_NONBLOCK)
+        except OSError:
+            return True
+        try:
+            return bool(termios.tcgetattr(fd)[3] & termios.ICANON)
+        except termios.error:
+            return True
+        finally:
+            os.close(fd)
+
+    def _settle(self, pane_id: str, before: str, tail: str = "") -> str:
+        """What the pane shows once it differs from ``before`` and has held still for
+        `SUBMIT_STILL` seconds with ``tail`` shown once more than before (`SUBMIT_SETTLE`
+        seconds without it), or whatever it shows after `submit_wait` seconds."""
         deadline = time.monotonic() + self.submit_wait
+        more = _squeezed(before).count(tail) + 1 if tail else 0
         last, still_since = before, None
         while time.monotonic() < deadline:
             time.sleep(_POLL)
             now = self.visible(pane_id)
             if now != last:
                 last, still_since = now, time.monotonic()
-            elif still_since is not None and time.monotonic() - still_since >= SUBMIT_STILL:
-                return
+                continue
+            if still_since is None:
+                continue
+            shown = not tail or _squeezed(now).count(tail) >= more
+            if time.monotonic() - still_since >= (SUBMIT_STILL if shown else SUBMIT_SETTLE):
+                return now
+        return last
 
     # -- sessions and windows --------------------------------------------------------
 
@@ -400,6 +450,24 @@ class Tmux:
             )  # fmt: skip
         finally:
             path.unlink(missing_ok=True)
+
+
+def _squeezed(text: str) -> str:
+    """``text`` without whitespace: a message as a TUI shows it, wrapped and indented
+    at its own width, compares equal to the message."""
+    return "".join(text.split())
+
+
+def _still_typed(typed: str, now: str, tail: str) -> bool:
+    """Whether ``now`` still shows the message's end (``tail``) in the input box it
+    stood in on screen ``typed``: its last occurrence followed by the same screen.  A
+    submitted message leaves the box (the agent shows it in its history, followed by
+    its work and an empty box); one whose end ``typed`` does not show cannot be told."""
+    before, after = _squeezed(typed), _squeezed(now)
+    at, at_now = before.rfind(tail), after.rfind(tail)
+    if at < 0 or at_now < 0:
+        return False
+    return before[at + len(tail) :] == after[at_now + len(tail) :]
 
 
 def _check_name(name: str, what: str) -> None:

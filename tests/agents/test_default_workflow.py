@@ -49,6 +49,11 @@ def run_to_done(agents: World, model: ModelServer, harness: str, review: str | N
     actors = git(agents.repo, "log", "--format=%(trailers:key=Orange-Actor,valueonly)",
                  layout.TASKS_REF)  # fmt: skip
     assert actors.split().count("agent") >= 5  # every move but the first and the merge
+    # Every hook took effect: the failed review's notice was taken by the worker at
+    # once, never found still in its input box (Orange reads that off the screen).
+    events = git(agents.repo, "log", "--format=%(trailers:key=Orange-Event,valueonly)",
+                 layout.TASKS_REF)  # fmt: skip
+    assert "hook.failed" not in events.split()
     if harness in SENT and review in (None, harness):
         # The ledger (issue 30): what Orange recorded is exactly what the model
         # reported, answer by answer, each in its column.  Red when an agent Orange

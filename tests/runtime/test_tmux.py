@@ -153,6 +153,7 @@ while True:
         with open(sys.argv[1], "ab") as handle:
             handle.write(typed + b"\\n")
         typed = b""
+        os.write(1, b"\\r\\x1b[K> ")  # its input box empty again
         continue
     time.sleep(1.0)
     while select.select([0], [], [], 0)[0]:
@@ -172,6 +173,58 @@ def test_send_text_submits_once_a_slow_agent_shows_the_text(tmux: Tmux, tmp_path
     # Each message submitted by itself: no Enter was taken in as part of its text.
     retry_until(lambda: out.exists() and out.read_bytes().count(b"\n") == 2)
     assert out.read_bytes() == b"Review round 1 failed\nfirst line second line\n"
+
+
+# An agent TUI that takes the message in but not every Enter: the first one (or, with
+# a second argument, every one) is dropped, as by a TUI busy redrawing or one that
+# reads an Enter after a burst of text as a newline.  A submitted message goes to its
+# history line, which still shows it, above an empty input line.
+DROPPING_TUI = """\
+import os, sys, tty
+tty.setraw(0)
+os.write(1, b"ready\\r\\n> ")
+typed, enters = b"", 0
+while True:
+    data = os.read(0, 1024)
+    for byte in data:
+        if byte != 13:
+            typed += bytes([byte])
+            os.write(1, bytes([byte]))
+            continue
+        enters += 1
+        if enters == 1 or len(sys.argv) > 2 or not typed:
+            continue
+        with open(sys.argv[1], "ab") as handle:
+            handle.write(typed + b"\\n")
+        os.write(1, b"\\r\\x1b[Ksent: " + typed + b"\\r\\n> ")
+        typed = b""
+"""
+
+NOTICE = "Review round 1 failed. Read ## Review in TASK.md and fix every issue it raises"
+
+
+def test_send_text_presses_enter_again_when_the_message_stays_in_the_input_box(
+    tmux: Tmux, tmp_path: Path
+) -> None:
+    out = tmp_path / "submitted.txt"
+    agent = script(tmp_path, "dropping.py", DROPPING_TUI)
+    tmux.start("p/b", "worker", [PY, agent, str(out)], tmp_path)
+    pane = retry_until(lambda: tmux.pane("p/b", "worker"))
+    retry_until(lambda: "ready" in tmux.visible(pane.pane_id))
+    tmux.send_text("p/b", "worker", NOTICE)  # returns once the message left the box
+    assert out.read_bytes() == NOTICE.encode() + b"\n"
+    tmux.send_text("p/b", "worker", NOTICE)  # the same words again, now in the history
+    assert out.read_bytes() == (NOTICE.encode() + b"\n") * 2
+
+
+def test_send_text_fails_when_the_agent_never_takes_the_message(tmux: Tmux, tmp_path: Path) -> None:
+    agent = script(tmp_path, "dropping.py", DROPPING_TUI)
+    tmux.start("p/b", "worker", [PY, agent, str(tmp_path / "out"), "drop-all"], tmp_path)
+    pane = retry_until(lambda: tmux.pane("p/b", "worker"))
+    retry_until(lambda: "ready" in tmux.visible(pane.pane_id))
+    with pytest.raises(HookFailed, match="was not submitted: it still stands in the agent's"):
+        Tmux(submit_wait=1.0).send_text("p/b", "worker", NOTICE)
+    assert not (tmp_path / "out").exists()
 
 
 def test_send_text_to_a_dead_or_missing_pane_fails(tmux: Tmux, tmp_path: Path) -> None:

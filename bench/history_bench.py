@@ -38,7 +38,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -57,36 +57,21 @@ def fast_import(bench: Bench, repo: Path, ids: list[str], count: int, start: int
     from orange.store.store import TaskStore
 
     store = TaskStore.open(repo)
-    tip = str(store.pygit.references[layout.TASKS_REF].target)
     texts = {task_id: store.body_of(store.get(task_id)) for task_id in ids[:200]}
-    chunks: list[bytes] = []
     stamp = 1_780_000_000
-    for number in range(start, start + count):
-        task_id = ids[(number * 7919) % len(texts)]
-        text = texts[task_id]
-        head, _, rest = text.partition("\nsummary: ")
-        body = f"{head}\nsummary: edited {number}\n{rest.partition(chr(10))[2]}".encode()
-        message = (
-            f"task {task_id}: summary\n\nOrange-Task: {task_id}\nOrange-Event: task.updated\n"
-            f"Orange-Actor: bench\nOrange-Fields: summary\n"
-        ).encode()
-        when = f"{stamp + number} +0000".encode()
-        chunks += [
-            f"commit {layout.TASKS_REF}\n".encode(),
-            b"committer Orange Bench <bench@example.com> " + when + b"\n",
-            f"data {len(message)}\n".encode() + message,
-            f"from {tip}\n".encode() if number == start else b"",
-            f"M 100644 inline {layout.task_path(task_id)}\n".encode(),
-            f"data {len(body)}\n".encode() + body + b"\n",
-        ]
-    subprocess.run(
-        ["git", "fast-import", "--quiet", "--force"],
-        cwd=repo,
-        env=bench.env,
-        input=b"".join(chunks),
-        check=True,
-    )
-    tip = bench.git(repo, "rev-parse", layout.TASKS_REF)
+
+    def commits() -> Iterator[tuple[str, dict[str, bytes], int]]:
+        for number in range(start, start + count):
+            task_id = ids[(number * 7919) % len(texts)]
+            head, _, rest = texts[task_id].partition("\nsummary: ")
+            body = f"{head}\nsummary: edited {number}\n{rest.partition(chr(10))[2]}".encode()
+            message = (
+                f"task {task_id}: summary\n\nOrange-Task: {task_id}\n"
+                "Orange-Event: task.updated\nOrange-Actor: bench\nOrange-Fields: summary\n"
+            )
+            yield message, {layout.task_path(task_id): body}, stamp + number
+
+    tip = bench.import_commits(repo, commits())
     (repo / ".git" / "orange" / "verified").write_text(f"{tip}\n")  # (the catch-up: not here)
 
 

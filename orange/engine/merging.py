@@ -15,7 +15,7 @@ from orange.engine.definitions import TreeView, definition_text, parse_committed
 from orange.engine.policy import POLICY
 from orange.engine.steps import COUNTED
 from orange.errors import OrangeError
-from orange.store.syncmerge import Plan, plan
+from orange.store.syncmerge import Plan, Walked, plan
 from orange.store.task import Task
 from orange.store.taskmerge import Rules
 
@@ -45,6 +45,12 @@ def rules_for(trees: Sequence[pygit2.Tree]) -> Rules:
     return Rules(terminal=terminal, follow_status=FOLLOW_STATUS, binding=BINDING_FIELDS)
 
 
-def plan_merge(repo: pygit2.Repository, ours: pygit2.Commit, theirs: pygit2.Commit) -> Plan:
-    """How ``theirs`` merges into ``ours``: the same answer on every host."""
-    return plan(repo, ours, theirs, rules_for((ours.tree, theirs.tree)))
+def plan_merge(
+    repo: pygit2.Repository,
+    ours: pygit2.Commit,
+    theirs: pygit2.Commit,
+    walked: Walked | None = None,
+) -> Plan:
+    """How ``theirs`` merges into ``ours``: the same answer on every host (``walked``:
+    what the replay's walk over the commits before found, `orange.store.syncmerge`)."""
+    return plan(repo, ours, theirs, rules_for((ours.tree, theirs.tree)), walked)

@@ -42,6 +42,7 @@ from orange.engine.steps import GUARDED, check_created, check_step, guarded, mov
 from orange.engine.workflow import HookSpec, Workflow
 from orange.errors import OrangeError
 from orange.store import events, layout, runfile
+from orange.store.syncmerge import Walked
 from orange.store.task import Task
 from orange.store.treediff import Listings, changed_blobs, changed_files
 
@@ -82,11 +83,13 @@ class Checker:
     )
     # Task files a legal bare move started in this walk (`stranded` looks at them again).
     _starts: set[str] = field(default_factory=set)
-    # The trees of the commits walked last: a commit's parent was walked just before.
-    _listings: Listings = field(init=False)
+    # The trees of the commits walked last (a commit's parent was walked just before),
+    # and which tasks each commit changed: a merge commit's check plans the merge of
+    # its parents, and need not walk again the side walked just before it.
+    _walked: Walked = field(init=False)
 
     def __post_init__(self) -> None:
-        self._listings = Listings(self.repo)
+        self._walked = Walked(Listings(self.repo))
 
     @property
     def open(self) -> list[Violation]:
@@ -124,7 +127,9 @@ class Checker:
         parent = commit.parents[0] if commit.parents else None
         before = parent.tree if parent else None
         record = _usage_record(commit)
-        for path, old, new in changed_files(self.repo, before, commit.tree, self._listings):
+        folders: list[bytes] = []
+        listings = self._walked.listings
+        for path, old, new in changed_files(self.repo, before, commit.tree, listings, folders):
             if path in self.tainted:
                 self._try_repair(path, new)
                 continue
@@ -142,6 +147,7 @@ class Checker:
                 self.found.append(violation)
                 if not untrusted:
                     self.tainted[path] = (violation, old)
+        self._walked.add(commit, folders)
 
     def check_change(
         self,
@@ -345,8 +351,11 @@ class Checker:
             reason = "a merge of more than two histories is never Orange's"
             self.found.append(Violation(str(commit.id), layout.TASKS_REF, reason, ""))
             return
-        actual = changed_blobs(self.repo, parents[0].tree, commit.tree, self._listings)
-        writes = plan_merge(self.repo, parents[0], parents[1]).writes
+        folders: list[bytes] = []
+        listings = self._walked.listings
+        actual = changed_blobs(self.repo, parents[0].tree, commit.tree, listings, folders)
+        self._walked.add(commit, folders)
+        writes = plan_merge(self.repo, parents[0], parents[1], self._walked).writes
         expected = {path: _blob_of(content) for path, content in writes.items()}
         for path in sorted(actual.keys() | expected.keys()):
             if actual.get(path, _ABSENT) == expected.get(path, _ABSENT) or path in self.tainted:

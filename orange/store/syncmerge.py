@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import NamedTuple
 
 import pygit2
@@ -65,17 +65,25 @@ def merge_base(
     return None if base is None else repo[base].peel(pygit2.Commit)
 
 
-def plan(repo: pygit2.Repository, ours: pygit2.Commit, theirs: pygit2.Commit, rules: Rules) -> Plan:
-    """How ``theirs`` merges into ``ours`` against their merge base."""
+def plan(
+    repo: pygit2.Repository,
+    ours: pygit2.Commit,
+    theirs: pygit2.Commit,
+    rules: Rules,
+    walked: Walked | None = None,
+) -> Plan:
+    """How ``theirs`` merges into ``ours`` against their merge base (``walked``: what
+    a walk over some of the commits found already, `Walked`)."""
     base = merge_base(repo, ours.id, theirs.id)
     base_tree = base.tree if base is not None else None
-    mine = dict(_changed(repo, base_tree, ours.tree))  # path → blob id now (None: deleted)
-    yours = dict(_changed(repo, base_tree, theirs.tree))
+    listings = Listings(repo) if walked is None else walked.listings
+    mine = dict(_changed(listings, base_tree, ours.tree))  # path → blob id (None: deleted)
+    yours = dict(_changed(listings, base_tree, theirs.tree))
     both = sorted(p for p in mine.keys() & yours.keys() if mine[p] != yours[p])
     task_paths = [p for p in both if p.startswith("tasks/")]
     sides = (
-        last_touches(repo, ours, base, task_paths),
-        last_touches(repo, theirs, base, task_paths),
+        last_touches(repo, ours, base, task_paths, walked),
+        last_touches(repo, theirs, base, task_paths, walked),
     )
     # Changed on their side only: ours still holds the base's, so theirs differs from it.
     writes: dict[str, Content] = {p: yours[p] for p in yours.keys() - mine.keys()}
@@ -108,7 +116,11 @@ def plan(repo: pygit2.Repository, ours: pygit2.Commit, theirs: pygit2.Commit, ru
 def arrival(repo: pygit2.Repository, theirs: pygit2.Commit) -> Plan:
     """What comes in when there was no local ref: every task of ``theirs``."""
     tasks = sorted(
-        {_task_of(p) for p, _ in _changed(repo, None, theirs.tree) if p.startswith("tasks/")}
+        {
+            _task_of(p)
+            for p, _ in _changed(Listings(repo), None, theirs.tree)
+            if p.startswith("tasks/")
+        }
     )
     return Plan({}, tuple(tasks), (), {}, frozenset())
 
@@ -140,11 +152,10 @@ def _sha1(data: bytes) -> str:
 
 
 def _changed(
-    repo: pygit2.Repository, old: pygit2.Tree | None, new: pygit2.Tree
+    listings: Listings, old: pygit2.Tree | None, new: pygit2.Tree
 ) -> Iterator[tuple[str, pygit2.Oid | None]]:
     """(path, blob id now or None) of each file that differs from ``old``; only the
     subtrees whose id changed are opened (`orange.store.treediff`)."""
-    listings = Listings(repo)
     for path, _before, after in changes(listings, None if old is None else old.id.raw, new.id.raw):
         yield os.fsdecode(path), None if after is None else pygit2.Oid(raw=after[2])
 
@@ -163,11 +174,16 @@ def _read(repo: pygit2.Repository, tree: pygit2.Tree | None, path: str) -> bytes
 
 
 def last_touches(
-    repo: pygit2.Repository, tip: pygit2.Commit, base: pygit2.Commit | None, paths: list[str]
+    repo: pygit2.Repository,
+    tip: pygit2.Commit,
+    base: pygit2.Commit | None,
+    paths: list[str],
+    walked: Walked | None = None,
 ) -> dict[str, Side]:
     """For each task file, the newest commit from ``tip`` (not reachable from ``base``)
     whose task folder differs from its first parent's, in git's topological order (the
-    diff reads only the shards that changed: `changed_tasks`)."""
+    diff reads only the shards that changed: `changed_tasks`; a commit ``walked``
+    holds is not read again)."""
     found: dict[str, Side] = {}
     left = {_task_of(path): path for path in paths}
     if not left:
@@ -177,9 +193,13 @@ def last_touches(
     if base is not None:
         walker.hide(base.id)
     listed = Listings(repo, missing_ok=True)
+    known = {} if walked is None else walked.tasks
     for commit in walker:
-        parent = commit.parent_ids[0].raw if commit.parent_ids else None
-        for task in changed_tasks(listed, parent_tree(repo, parent), commit.tree_id.raw):
+        tasks: Iterable[str] | None = known.get(commit.id.raw)
+        if tasks is None:
+            parent = commit.parent_ids[0].raw if commit.parent_ids else None
+            tasks = changed_tasks(listed, parent_tree(repo, parent), commit.tree_id.raw)
+        for task in tasks:
             if task in left:
                 found[left.pop(task)] = Side(str(commit.id), commit.commit_time)
         if not left:
@@ -187,6 +207,35 @@ def last_touches(
     for path in left.values():  # not changed since the base on this side (cannot happen)
         found[path] = Side(str(tip.id), tip.commit_time)
     return found
+
+
+class Walked:
+    """What a walk over commits (the replay checker's) found on the way, for a merge's
+    plan: the trees it listed, and which task folders each commit changed from its
+    first parent (`changed_tasks`'s answer, from the same walk: `folder_tasks`)."""
+
+    def __init__(self, listings: Listings) -> None:
+        self.listings = listings
+        self.tasks: dict[bytes, tuple[str, ...]] = {}  # raw commit id → task ids
+
+    def add(self, commit: pygit2.Commit, folders: list[bytes]) -> None:
+        """``folders``: what `treediff.changes` collected for ``commit`` against its
+        first parent."""
+        if len(self.tasks) >= _WALKED:
+            del self.tasks[next(iter(self.tasks))]
+        self.tasks[commit.id.raw] = folder_tasks(folders)
+
+
+_WALKED = 100_000  # commits remembered at most (some 15 MB)
+
+
+def folder_tasks(folders: list[bytes]) -> tuple[str, ...]:
+    """The task ids of the folders (``tasks/<shard>/<id>``) a walk found changed."""
+    return tuple(
+        folder.rpartition(b"/")[2].decode("utf-8", "replace")
+        for folder in folders
+        if folder.startswith(b"tasks/")
+    )
 
 
 def changed_tasks(listed: Listings, parent: bytes | None, tree: bytes) -> Iterator[str]:

@@ -1,13 +1,19 @@
 from __future__ import annotations
 
+import pygit2
 import pytest
 
+from orange.engine.merging import plan_merge
 from orange.engine.replay import check_history
 from orange.engine.trust import trusting
 from orange.errors import OrangeError
 from orange.store import layout
 from orange.store.events import Change
 from orange.store.store import Snapshot
+from orange.store.syncmerge import Plan, Walked
+from orange.store.task import Task
+from orange.store.tree import apply_writes
+from orange.store.treediff import Listings
 from tests.engine.conftest import Env
 from tests.engine.test_seed000_table import FAIL, HANDOFF, PASS, PLAN
 
@@ -109,3 +115,60 @@ def test_each_commit_is_judged_by_the_definition_its_own_tree_holds(env: Env) ->
     assert checker.workflow(first, named)[0].source_text == text
     with pytest.raises(OrangeError, match="not committed"):  # the task's own revision
         checker.workflow(second, task)
+
+
+def _summary_commit(
+    repo: pygit2.Repository, parent: pygit2.Commit, task_id: str, summary: str, when: int
+) -> pygit2.Commit:
+    """A commit of ``parent`` with the task's summary changed (as `task update` writes
+    it), at time ``when``."""
+    path = layout.task_path(task_id)
+    task = Task.parse(parent.tree[path].read_raw().decode(), where=path)
+    tree = apply_writes(
+        repo, parent.tree, {path: task.with_fields(summary=summary).render().encode()}
+    )
+    assert tree is not None
+    who = pygit2.Signature("t", "t@example.com", when, 0)
+    return repo[repo.create_commit(None, who, who, "c", tree, [parent.id])].peel(pygit2.Commit)
+
+
+def _merge_commit(
+    repo: pygit2.Repository, ours: pygit2.Commit, theirs: pygit2.Commit, made: Plan
+) -> str:
+    tree = apply_writes(repo, ours.tree, made.writes)
+    assert tree is not None
+    who = pygit2.Signature("t", "t@example.com", 5000, 0)
+    return str(repo.create_commit(None, who, who, "merge", tree, [ours.id, theirs.id]))
+
+
+def test_a_merge_is_judged_by_the_walk_of_their_side_just_made(env: Env) -> None:
+    """The merge commit's check plans the merge from what the walk of their commits
+    found (which commit last changed each task): Orange's merge passes; a merge naming
+    another commit as the last to change the task on their side (what the plan makes
+    if their tip had changed it) is refused."""
+    from orange.engine.catalog import load_named
+    from orange.engine.tasks import create_task
+
+    shared = create_task(env.store, env.project, load_named("default"), summary="shared").id
+    other = create_task(env.store, env.project, load_named("default"), summary="other").id
+    repo = env.store.pygit
+    base = repo[_tip(env)].peel(pygit2.Commit)
+    ours = _summary_commit(repo, base, shared, "ours", 2000)
+    touched = _summary_commit(repo, base, shared, "theirs", 3000)  # their last change of it
+    theirs = _summary_commit(repo, touched, other, "later", 4000)
+    made = plan_merge(repo, ours, theirs)
+    merged = made.writes[layout.task_path(shared)]
+    assert isinstance(merged, bytes) and str(touched.id)[:10].encode() in merged
+    merge = _merge_commit(repo, ours, theirs, made)
+    assert check_history(repo, merge, str(ours.id), trusted=SHIPPED) == []
+
+    walked = Walked(Listings(repo))
+    walked.tasks[theirs.id.raw] = (shared,)  # (their tip did not change it)
+    wrong = plan_merge(repo, ours, theirs, walked)
+    assert wrong.writes != made.writes
+    forged = _merge_commit(repo, ours, theirs, wrong)
+    found = check_history(repo, forged, str(ours.id), trusted=SHIPPED)
+    path = layout.task_path(shared)
+    assert [(v.task_id, v.reason) for v in found] == [
+        (shared, f"merge commit differs from Orange's merge of its parents at {path}")
+    ]

@@ -5,12 +5,14 @@ The reference is the replay checker's former ``changed_files`` (a pygit2
 objects into a real repository: additions, deletions, modifications, mode changes,
 files in the root, ``tasks/``, ``meta/`` and ``runs/``, a tree where a blob was and a
 blob where a tree was, links, gitlinks (to an object present and to one missing) and
-names that are not UTF-8.
+names that are not UTF-8; and histories of such trees walked a commit after another
+with one `Listings`, as the replay and a merge's plan walk them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from itertools import pairwise
 from typing import Any, NamedTuple
 
 import pygit2
@@ -18,7 +20,8 @@ import pytest
 from hypothesis import HealthCheck, given
 from hypothesis import strategies as st
 
-from orange.store.treediff import changed_blobs, changed_files
+from orange.store.syncmerge import changed_tasks, folder_tasks
+from orange.store.treediff import Listings, changed_blobs, changed_files
 from tests.conftest import examples
 
 BLOB, EXEC, LINK, GITLINK, TREE = 0o100644, 0o100755, 0o120000, 0o160000, 0o040000
@@ -165,3 +168,86 @@ def test_named_cases(pygit: pygit2.Repository, case: Case) -> None:
     assert got[0], "the case changes something"
     assert got == outcome(old_changed_files(pygit, old, new))
     assert changed_blobs(pygit, old, new) == old_changed_blobs(old, new)
+
+
+# Histories: trees large enough that the walk compares them as bytes (a tree whose bytes
+# differ from another's only inside entry ids shares its layout) and keeps the shards by
+# path, changed a step at a time as commits change them, some steps keeping a tree's
+# length while changing a mode or a name (which the byte comparison must not miss).
+FOLDERS = [b"%08d" % n for n in range(24)]  # names of one length: a rename keeps it
+SHARDS = [b"%02x" % n for n in range(12)]
+SAME_LENGTH = {BLOB: LINK, LINK: BLOB, EXEC: BLOB}  # modes written with six digits
+
+
+def task_tree(draw: Any) -> Spec:
+    shards: Spec = {shard: {} for shard in SHARDS}
+    for folder in FOLDERS[:18]:  # one shard of some 600 bytes, the others small
+        shards[SHARDS[0]][folder] = {b"TASK.md": (BLOB, b"0")}
+    shards[SHARDS[1]][b"file"] = (BLOB, b"0")
+    for shard in SHARDS[2:]:
+        shards[shard][draw(st.sampled_from(FOLDERS))] = {b"TASK.md": (BLOB, b"0")}
+    return {b"tasks": shards, b"meta": {b"schema": (BLOB, b"1")}}
+
+
+def step(spec: Spec, draw: Any) -> Spec:
+    """``spec`` after one commit's change."""
+    tasks = dict(spec[b"tasks"])
+    shard = draw(st.sampled_from(SHARDS[:4]))
+    entries = dict(tasks[shard])
+    kind = draw(st.sampled_from(["content", "mode", "rename", "add", "remove", "type"]))
+    name = draw(st.sampled_from(sorted(entries))) if entries else None
+    if kind == "add" or name is None:
+        entries[draw(st.sampled_from(FOLDERS))] = {b"TASK.md": (BLOB, b"new")}
+    elif kind == "remove":
+        del entries[name]
+    elif kind == "rename":
+        entries[draw(st.sampled_from(FOLDERS))] = entries.pop(name)
+    elif kind == "type":  # a file where a folder was, or a folder where a file was
+        value = entries[name]
+        entries[name] = (BLOB, b"t") if isinstance(value, dict) else {b"TASK.md": (BLOB, b"t")}
+    else:
+        value = entries[name]
+        if isinstance(value, dict):
+            mode, data = value.get(b"TASK.md", (BLOB, b""))
+            if kind == "mode":
+                mode = SAME_LENGTH.get(mode, BLOB)
+            value = {b"TASK.md": (mode, data + b"+" if kind == "content" else data)}
+        else:
+            mode, data = value
+            value = (SAME_LENGTH.get(mode, BLOB), data) if kind == "mode" else (mode, data + b"+")
+        entries[name] = value
+    tasks[shard] = entries
+    return {**spec, b"tasks": tasks}
+
+
+@st.composite
+def histories(draw: Any) -> list[Spec]:
+    specs = [task_tree(draw)]
+    for _ in range(draw(st.integers(1, 12))):
+        specs.append(step(specs[-1], draw))
+    return specs
+
+
+def folders_and_files(
+    pygit: pygit2.Repository, listings: Listings, old: pygit2.Tree, new: pygit2.Tree
+) -> tuple[list[Any], str | None, set[str]]:
+    folders: list[bytes] = []
+    files = outcome(changed_files(pygit, old, new, listings, folders))
+    return *files, set(folder_tasks(folders))
+
+
+@examples(60, suppress_health_check=[HealthCheck.too_slow])
+@given(history=histories())
+def test_a_history_walked_with_one_listing_reports_what_each_diff_reports(
+    pygit: pygit2.Repository, history: list[Spec]
+) -> None:
+    trees = [write_tree(pygit, spec) for spec in history]
+    pairs = list(pairwise(trees))
+    for order in (pairs, pairs[::-1]):  # the replay walks forward, a merge's plan back
+        listings = Listings(pygit)
+        for old, new in order:
+            files, error, tasks = folders_and_files(pygit, listings, old, new)
+            assert (files, error) == outcome(old_changed_files(pygit, old, new))
+            assert changed_blobs(pygit, old, new, listings) == old_changed_blobs(old, new)
+            expected = changed_tasks(Listings(pygit), old.id.raw, new.id.raw)
+            assert tasks == set(expected)

@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import NamedTuple
 
-from orange.errors import InvalidInput, NotARepository, NotFound
+from orange.errors import InvalidInput, NotARepository, NotFound, OrangeError
 from orange.home import orange_home
 from orange.store.lock import exclusive
 from orange.store.repo import GitRepo, open_repo
@@ -116,6 +116,19 @@ def find_for_repo(repo: GitRepo) -> Project | None:
     for project in load_all():
         if _common_dir(project.path) == repo.common_dir:
             return project
+    return None
+
+
+def default_branch_at(common_dir: Path) -> str | None:
+    """The default branch of the registered project whose repository has this common
+    git dir (None: no project, or a registry that cannot be read)."""
+    try:
+        registered = load_all()
+    except OrangeError:
+        return None
+    for project in registered:
+        if _common_dir(project.path) == common_dir:
+            return project.default_branch
     return None
 
 

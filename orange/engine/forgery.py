@@ -232,7 +232,7 @@ def _restore(snap: Snapshot, checker: Checker, actor: str) -> Change:
     writes: dict[str, bytes | None] = {}
     forged = sorted({v.commit for v, _ in checker.tainted.values()})
     for path, (violation, legal) in checker.tainted.items():
-        writes[path] = restored(snap, path, legal, violation)
+        writes[path] = restored(snap, path, legal, violation, checker.default_branches)
     violations = [v for v, _ in checker.tainted.values()]
     removed = sorted(path for path, data in writes.items() if data is None)
     first = violations[0]
@@ -270,8 +270,16 @@ def warning(restored: list[Violation], removed: list[str]) -> str | None:
     return f"forged commit{plural} {commits}: {'; '.join(said)}"
 
 
-def restored(snap: Snapshot, path: str, legal: bytes | None, violation: Violation) -> bytes | None:
-    """``path`` as it is now with its engine-owned fields back at ``legal``'s values."""
+def restored(
+    snap: Snapshot,
+    path: str,
+    legal: bytes | None,
+    violation: Violation,
+    default_branches: frozenset[str] = frozenset(),
+) -> bytes | None:
+    """``path`` as it is now with its engine-owned fields back at ``legal``'s values
+    (and any field the policy refuses, judged with ``default_branches``, the
+    repository's default branch, at its last legal value)."""
     if legal is None or not path.startswith("tasks/"):
         return legal
     was = Task.parse(legal.decode("utf-8"), where=path, exact=True)
@@ -290,8 +298,10 @@ def restored(snap: Snapshot, path: str, legal: bytes | None, violation: Violatio
     # Any other field the policy refuses (a branch git would misread, a field no one
     # writes) goes back to its last legal value, or away when it had none.
     for name in [n for n in fields if n not in names]:
-        before = {name: was.fields[name]} if name in was.fields else {}
-        if field_problem(before, {name: fields[name]}, names) is not None:
+        own = {"base": fields.get("base")} if name == "branch" else {}  # judged by its base
+        before = {**own, name: was.fields[name]} if name in was.fields else own
+        judged = {**own, name: fields[name]}
+        if field_problem(before, judged, names, default_branches=default_branches) is not None:
             if name in was.fields:
                 fields[name] = was.fields[name]
             else:

@@ -85,6 +85,33 @@ def _task_ids(value: Any) -> str | None:
     return f"names more than {MAX_AFTER} tasks" if len(value) > MAX_AFTER else None
 
 
+def own_branch_problem(branch: Any, base: Any, default_branches: Collection[str]) -> str | None:
+    """Why ``branch`` (already a valid name) cannot be a task's branch: it is the branch
+    the task merges into, its ``base`` or, with none, the repository's default branch;
+    and the default branch is no task's branch whatever its base.  Orange's code acts on
+    a task's branch: a worktree checks it out and an agent commits on it, ``task merge``
+    merges it and may delete it, a cancel may delete it on the remote, a release resets
+    the worktree holding it.  Pushed with ``branch: main``, a task would turn all of that
+    on the user's default branch (DESIGN §8).  The default branch is the one the
+    replaying side knows (``default_branches``: a bare server's HEAD; a clone's
+    ``origin/HEAD`` and the registered project's default branch).
+
+    Not refused here: any other existing branch (a person may give a task a branch that
+    exists to go on with its work, `orange.runtime.workspace.checkout_branch`), and a
+    branch another task has (`orange.store.listing.check_branch_unique` refuses it
+    where a person names it; a merge of two legal histories can bring two tasks to one
+    branch, so a push cannot be held to it).  A teammate's task runs nothing here
+    until a person here starts or takes it, `task show` naming its branch first."""
+    if not isinstance(branch, str) or not branch:
+        return None
+    based = isinstance(base, str) and bool(base)
+    if branch == base or (branch in default_branches and not based):
+        return f"{branch!r} is the branch this task merges into"
+    if branch in default_branches:
+        return f"{branch!r} is the repository's default branch, which no task works on"
+    return None
+
+
 def _branch(value: Any) -> str | None:
     if value is None:
         return None
@@ -239,11 +266,15 @@ def field_problem(
     after: Mapping[str, Any],
     workflow_fields: Collection[str],
     table: Mapping[str, Field] = POLICY,
+    *,
+    default_branches: Collection[str] = (),
 ) -> str | None:
     """Why the frontmatter ``after`` breaks the policy (None: it does not): a field the
     table and the workflow's own (``workflow_fields``, counted with `_count`) do not
     name, a changed (or, for a new task, ``before`` None, any) value that fails its
-    check, an identity field that changed.  Only new and changed fields are judged.
+    check, an identity field that changed, a task's branch that is not its own
+    (`own_branch_problem`, against ``default_branches``: the repository's default
+    branch as the caller knows it).  Only new and changed fields are judged.
     ``table``: `POLICY` for a TASK.md, `RUN_POLICY` for a run's RUN.md."""
     for name, value in after.items():
         if before is not None and before.get(name) == value:
@@ -254,6 +285,8 @@ def field_problem(
         if spec is not None and spec.owner == "identity" and before is not None:
             return f"{name} cannot change"
         problem = spec.check(value) if spec is not None else _workflow_value(value)
+        if problem is None and name == "branch" and table is POLICY:
+            problem = own_branch_problem(value, after.get("base"), default_branches)
         if problem is not None:
             return f"{name} {problem}"
     if before is not None:

@@ -26,9 +26,11 @@ never rewritten — and rejects one whose tip still holds a forgery (`open`).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pygit2
@@ -90,6 +92,12 @@ class Checker:
 
     def __post_init__(self) -> None:
         self._walked = Walked(Listings(self.repo))
+
+    @functools.cached_property
+    def default_branches(self) -> frozenset[str]:
+        """The repository's default branch, no task's branch (`orange.engine.policy.
+        own_branch_problem`): read once a walk, when a task is new or renamed."""
+        return default_branches(self.repo)
 
     @property
     def open(self) -> list[Violation]:
@@ -204,7 +212,7 @@ class Checker:
             return f"{path}: id {after.id!r} does not match its path", False
         if old is None:
             workflow, trusted = self.workflow(tree, after)
-            reason = check_created(workflow, after)
+            reason = check_created(workflow, after, default_branches=self.default_branches)
         else:
             before = Task.parse(old.decode("utf-8"), where=path, exact=True)
             changed = [
@@ -214,7 +222,12 @@ class Checker:
                 return f"{', '.join(changed)} cannot change", False
             workflow, trusted = self.workflow(tree, after)
             reason = check_step(
-                workflow, before, after, lambda: self.pending(parent, path), claimed
+                workflow,
+                before,
+                after,
+                lambda: self.pending(parent, path),
+                claimed,
+                default_branches=self.default_branches,
             )
             if reason is None and _bare_start(workflow, before, after):
                 self._starts.add(path)
@@ -342,7 +355,8 @@ class Checker:
         now = _task_at(parent, path) if parent is not None else None
         if move is None or now is None or now.str_field("workspace"):
             return False
-        return _acquires(move[2]) and _restores(path, move[1].render().encode(), new)
+        legal = move[1].render().encode()
+        return _acquires(move[2]) and _restores(path, legal, new, self.default_branches)
 
     def _check_merge(self, commit: pygit2.Commit) -> None:
         """A merge commit (sharing) holds exactly the sync merge of its two parents."""
@@ -368,9 +382,44 @@ class Checker:
 
     def _try_repair(self, path: str, new: bytes | None) -> None:
         violation, legal = self.tainted[path]
-        if _restores(path, legal, new):
+        if _restores(path, legal, new, self.default_branches):
             del self.tainted[path]
             self.repaired.append(violation)
+
+
+def default_branches(repo: pygit2.Repository) -> frozenset[str]:
+    """The repository's default branch as the side replaying a history knows it: a bare
+    repository's ``HEAD`` (the server's), a clone's ``origin/HEAD`` and the default
+    branch of the registered project whose repository this is (a clone's ``HEAD`` is
+    only what it has checked out now)."""
+    found: set[str] = set()
+    refs = [("HEAD", "refs/heads/")] if repo.is_bare else []
+    refs.append(("refs/remotes/origin/HEAD", "refs/remotes/origin/"))
+    for name, prefix in refs:
+        try:
+            target = repo.references.get(name)
+        except (pygit2.GitError, ValueError):
+            continue
+        pointed = target.target if target is not None else None
+        if isinstance(pointed, str) and pointed.startswith(prefix):
+            found.add(pointed.removeprefix(prefix))
+    from orange import projects  # the registry: read once a walk, if a branch is judged
+
+    registered = projects.default_branch_at(_common_dir(repo))
+    if registered:
+        found.add(registered)
+    return frozenset(found)
+
+
+def _common_dir(repo: pygit2.Repository) -> Path:
+    """The common git dir of ``repo`` (a linked worktree's, such as a tasks checkout,
+    names it in its ``commondir`` file)."""
+    git_dir = Path(repo.path)
+    try:
+        common = (git_dir / "commondir").read_text().strip()
+    except OSError:
+        return git_dir.resolve()
+    return (git_dir / common).resolve()
 
 
 def check_history(
@@ -413,7 +462,9 @@ def _run_fields(path: str, old: bytes | None, new: bytes, claimed: Usage | None)
     return problem or ledger_problem(before or {}, after, claimed)
 
 
-def _restores(path: str, legal: bytes | None, new: bytes | None) -> bool:
+def _restores(
+    path: str, legal: bytes | None, new: bytes | None, default_branches: frozenset[str]
+) -> bool:
     """Whether ``new`` puts back what the engine owns of ``legal`` (the body may
     differ; a task whose last legal state is ended may also be deleted)."""
     if legal is None or new is None or not path.startswith("tasks/"):
@@ -430,7 +481,7 @@ def _restores(path: str, legal: bytes | None, new: bytes | None) -> bool:
     names = (*IDENTITY_FIELDS, *GUARDED)
     if any(was.fields.get(n) != now.fields.get(n) for n in names):
         return False
-    return field_problem(was.fields, now.fields, names) is None
+    return field_problem(was.fields, now.fields, names, default_branches=default_branches) is None
 
 
 def _blob_of(content: bytes | pygit2.Oid | None) -> str | None:

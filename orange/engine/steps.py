@@ -32,7 +32,7 @@ field changes where, and only where, the engine changes it.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from typing import Any
 
 from orange.engine.actionspec import spawns
@@ -112,10 +112,13 @@ def _hook_field(spec: HookSpec) -> str | None:
     return None
 
 
-def check_created(workflow: Workflow, task: Task) -> str | None:
+def check_created(
+    workflow: Workflow, task: Task, *, default_branches: Collection[str] = ()
+) -> str | None:
     """A new task starts in an initial status with no counts and no engine records,
-    every field one the field policy (`orange.engine.policy`) accepts."""
-    problem = field_problem(None, task.fields, guarded(workflow))
+    every field one the field policy (`orange.engine.policy`) accepts (its branch
+    judged against ``default_branches``, the repository's default branch)."""
+    problem = field_problem(None, task.fields, guarded(workflow), default_branches=default_branches)
     if problem is not None:
         return problem
     if task.status not in workflow.initial_statuses:
@@ -135,12 +138,17 @@ def check_step(
     after: Task,
     pending: PendingHooks,
     claimed: Usage | None = None,
+    *,
+    default_branches: Collection[str] = (),
 ) -> str | None:
     """Why ``before -> after`` is not something Orange writes (None: it is).
     ``pending`` looks up the bare move whose hooks may still be applied; ``claimed``:
     the usage record the commit's trailers carry (`orange.engine.ledger`), which the
-    ledger's totals must add up to (the rest of the step is judged without them)."""
-    problem = field_problem(before.fields, after.fields, guarded(workflow))
+    ledger's totals must add up to (the rest of the step is judged without them);
+    ``default_branches``: the repository's default branch, no task's branch."""
+    problem = field_problem(
+        before.fields, after.fields, guarded(workflow), default_branches=default_branches
+    )
     if problem is not None:
         return problem
     problem = ledger_problem(before.fields, after.fields, claimed)

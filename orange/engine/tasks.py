@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from orange.engine import localqueue
 from orange.engine.caller import HUMAN, Caller
 from orange.engine.definitions import is_active, workflow_of, workflow_rev, workflow_writes
+from orange.engine.policy import own_branch_problem
 from orange.engine.records import Written, require
 from orange.errors import InvalidInput, NotPermitted
 from orange.home import host_name
@@ -46,7 +47,7 @@ def create_task(
     initial = initial_status(workflow, status, summary)
     if branch is not None:
         check_branch_name(branch)
-        check_own_branch(branch, str((extra or {}).get("base") or project.default_branch))
+        check_own_branch(branch, str((extra or {}).get("base") or ""), project.default_branch)
 
     def compute(snap: Snapshot) -> Written:
         task_id = _unused_id(snap)
@@ -149,14 +150,14 @@ def delete_task(store: TaskStore, task_id: str, *, caller: Caller = HUMAN) -> Ta
     return store.commit(compute).task
 
 
-def check_own_branch(branch: str, merges_into: str) -> None:
-    """Refuse a task ``branch`` that is the branch it merges into (``main``): its work
-    would be merged into itself, and its worktree could not check it out."""
-    if branch == merges_into:
-        raise InvalidInput(
-            f"branch {branch!r} is the branch this task merges into",
-            hint="give the task a branch of its own",
-        )
+def check_own_branch(branch: str, base: str | None, default_branch: str) -> None:
+    """Refuse a task ``branch`` that is the branch it merges into (its ``base``, else
+    ``main``) or the project's default branch: its work would be merged into itself,
+    and its worktree could not check it out.  The rule a push is held to too
+    (`orange.engine.policy.own_branch_problem`)."""
+    problem = own_branch_problem(branch, base, (default_branch,))
+    if problem is not None:
+        raise InvalidInput(f"branch {problem}", hint="give the task a branch of its own")
 
 
 def initial_status(workflow: Workflow, status: str | None, summary: str) -> str:

@@ -22,7 +22,6 @@ from orange.errors import InvalidInput
 from orange.runtime import bindings
 from orange.runtime.git import git, git_ok
 from orange.runtime.tmux import Tmux
-from orange.runtime.workspace import base_of
 from orange.store.branches import check_branch_name
 from orange.store.listing import check_branch_unique
 from orange.store.lock import exclusive
@@ -62,7 +61,7 @@ def _rename(
     check_branch_name(new)
     if new == task.branch:
         return task
-    check_own_branch(new, base_of(projects.get(task.project), task))
+    check_own_branch(new, task.str_field("base"), projects.get(task.project).default_branch)
     renamed_git = False
     if live and worktree is not None:
         current = git("symbolic-ref", "--quiet", "--short", "HEAD", cwd=worktree, check=False)

@@ -93,6 +93,14 @@ def test_a_task_never_works_on_the_branch_it_merges_into(cli: Cli, project: Path
     assert "is the branch this task merges into" in result.err
     assert cli.ok("task", "show", str(parked["id"]), "--json").json()["branch"] == "feature-y"
     assert create(cli, "main-fix", "two", "--base", "release")["branch"] == "main-fix"
+    after_creates = git(project, "for-each-ref", "refs/orange/tasks")
+    # Another base does not make the default branch a task's own.
+    other_base = cli("task", "create", "main", "s", "--no-spawn", "--base", "release")
+    assert other_base.code == 1 and other_base.err == (
+        "orange: branch 'main' is the repository's default branch, which no task works on "
+        "(give the task a branch of its own)\n"
+    )
+    assert git(project, "for-each-ref", "refs/orange/tasks") == after_creates
 
 
 def test_a_broken_harness_env_refuses_the_start_before_the_move(cli: Cli, project: Path) -> None:

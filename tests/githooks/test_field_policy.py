@@ -9,12 +9,14 @@ from typing import NamedTuple
 
 import pytest
 
+from orange.engine.catalog import load_named
 from orange.engine.engine import Engine
 from orange.engine.forgery import verify_new
+from orange.engine.tasks import create_task
 from orange.engine.trust import trusted_here
 from orange.store import layout
 from orange.store.task import Task
-from tests.conftest import Cli
+from tests.conftest import Cli, git
 from tests.githooks.test_forgery import (
     engine,
     forge,
@@ -46,6 +48,9 @@ REFUSED = {
     "branch +main": Change("branch", "+main", "is not a valid branch name"),
     "branch refs/": Change("branch", "refs/heads/main", "is not a valid branch name"),
     "branch long": Change("branch", "b" * 5000, "branch the branch name is 5000 characters"),
+    # The branch a task merges into (no base: the repository's default branch): merge,
+    # cancel and the worktree code would act on the user's main.
+    "branch main": Change("branch", "main", "branch 'main' is the branch this task merges into"),
     "harness": Change("harness", "$(touch /tmp/x)", "harness must be a name of letters"),
     "created_at": Change("created_at", "2000-01-01T00:00:00Z", "created_at cannot change"),
     "unknown": Change("priority", "high", "unknown field 'priority'"),
@@ -88,13 +93,14 @@ def test_the_server_refuses_a_change_the_policy_forbids(
     "change",
     [
         REFUSED["branch option"],
+        REFUSED["branch main"],
         REFUSED["created_at"],
         REFUSED["unknown"],
         REFUSED["cost"],
         REFUSED["summary list"],
         REFUSED["pr_url mapping"],
     ],
-    ids=["branch", "created_at", "unknown", "cost", "summary list", "pr_url mapping"],
+    ids=["branch", "branch main", "created_at", "unknown", "cost", "summary list", "pr_url"],
 )
 def test_a_clone_that_fetched_it_restores_the_field(
     engine: Engine, repo: Path, change: Change
@@ -125,6 +131,44 @@ def test_the_server_refuses_a_new_task_whose_text_field_is_no_text(
     assert result.returncode != 0
     assert f"task zz0text: {field} must be " in result.stderr
     assert tip(hub) == landed
+
+
+@pytest.mark.parametrize(
+    "fields, says",
+    [
+        ({"branch": "main"}, "branch 'main' is the branch this task merges into"),
+        (
+            {"branch": "release", "base": "release"},
+            "branch 'release' is the branch this task merges",
+        ),
+        ({"branch": "main", "base": "release"}, "branch 'main' is the repository's default branch"),
+    ],
+    ids=["default", "its base", "default with a base"],
+)
+def test_the_server_refuses_a_new_task_on_the_branch_it_merges_into(
+    engine: Engine, repo: Path, hub: Path, fields: dict[str, str], says: str
+) -> None:
+    assert engine.project is not None
+    task = create_task(engine.store, engine.project, load_named("default"), summary="new")
+    assert push(repo).returncode == 0
+    landed = tip(hub)
+    copy = Task.parse(task_text(repo, task.id), where="copy").with_fields(id="zz0main", **fields)
+    forge(repo, {layout.task_path("zz0main"): copy.render()})
+    result = push(repo)
+    assert result.returncode != 0
+    assert f"task zz0main: {says}" in result.stderr
+    assert tip(hub) == landed
+
+
+def test_the_servers_default_branch_is_its_head(engine: Engine, repo: Path, hub: Path) -> None:
+    """The hub knows its default branch from its own HEAD, not from the pushing clone."""
+    git(hub, "symbolic-ref", "HEAD", "refs/heads/trunk")
+    task = planning_task(engine)
+    assert push(repo).returncode == 0
+    forge_fields(repo, task.id, branch="trunk")
+    result = push(repo)
+    assert result.returncode != 0
+    assert f"task {task.id}: branch 'trunk' is the branch this task merges into" in result.stderr
 
 
 def test_a_later_commit_that_keeps_the_forged_field_repairs_nothing(

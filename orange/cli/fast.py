@@ -1,9 +1,10 @@
-"""A fast path for the commands agents run all the time, without typer.
+"""A fast path for the commands agents run all the time, and the dashboard, without typer.
 
-``task update [ID] --summary S | --status S | --branch [B]``, ``task list`` and ``sync
-[REMOTE]`` with their plain options.  Anything else — help, an unknown or repeated option, a missing
-value — returns None and typer handles the command as usual, so the fast path never
-changes what a command means; it only skips typer's start-up cost.
+``task update [ID] --summary S | --status S | --branch [B]``, ``task list``, ``sync
+[REMOTE]`` and ``dashboard`` (a person's bare ``orange``) with their plain options.
+Anything else — help, an unknown or repeated option, a missing value — returns None and
+typer handles the command as usual, so the fast path never changes what a command
+means; it only skips typer's start-up cost.
 """
 
 from __future__ import annotations
@@ -31,6 +32,11 @@ _SYNC = {
     "--project": True,
     "--setup": False,
     "--json": False,
+}
+_DASHBOARD = {
+    "--project": True,
+    "--all-projects": False,
+    "--exit-on-attach": False,
 }
 
 
@@ -89,6 +95,8 @@ def fast_command(args: list[str]) -> Callable[[], None] | None:
         return _wake(args[2:])
     if args[:1] == ["sync"]:
         return _sync(args[1:])
+    if args[:1] == ["dashboard"]:
+        return _dashboard(args[1:])
     if len(args) < 2 or args[0] != "task":
         return None
     if args[1] == "update":
@@ -152,3 +160,22 @@ def _sync(args: list[str]) -> Callable[[], None] | None:
         )
 
     return sync
+
+
+def _dashboard(args: list[str]) -> Callable[[], None] | None:
+    parsed = _parse(args, _DASHBOARD, positionals=0)
+    if parsed is None:
+        return None
+    _, opts = parsed
+
+    def dashboard() -> None:
+        # Each fast command loads its own module only: that is the point of the path.
+        from orange.cli.dashboarding import open_dashboard
+
+        open_dashboard(
+            project=_text(opts, "--project"),
+            all_projects=bool(opts.get("--all-projects")),
+            exit_on_attach=bool(opts.get("--exit-on-attach")),
+        )
+
+    return dashboard

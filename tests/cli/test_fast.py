@@ -37,6 +37,11 @@ from tests.conftest import Cli, git, make_repo
         (["sync", "--setup"], True),
         (["sync", "a", "b"], False),
         (["sync", "--help"], False),
+        (["dashboard"], True),
+        (["dashboard", "--project=p", "--all-projects", "--exit-on-attach"], True),
+        (["dashboard", "--project"], False),
+        (["dashboard", "proj"], False),
+        (["dashboard", "--help"], False),
     ],
     ids=[
         "update-summary",
@@ -54,6 +59,11 @@ from tests.conftest import Cli, git, make_repo
         "sync-setup",
         "sync-two-remotes",
         "sync-help",
+        "dashboard",
+        "dashboard-options",
+        "dashboard-missing-value",
+        "dashboard-argument",
+        "dashboard-help",
     ],
 )
 def test_fast_path_takes_only_what_it_fully_understands(args: list[str], fast: bool) -> None:
@@ -74,22 +84,28 @@ def test_fast_and_typer_paths_agree(cli: Cli, repo: Path) -> None:
     assert [t["summary"] for t in listed["tasks"]] == ["via typer"]
 
 
-def test_fast_path_does_not_import_typer(repo: Path, cli: Cli) -> None:
+@pytest.mark.parametrize(
+    ("args", "code"),
+    [(["task", "list", "--json"], 0), (["dashboard"], 1)],  # 1: it needs a terminal
+    ids=["list", "dashboard"],
+)
+def test_fast_path_does_not_import_typer(repo: Path, cli: Cli, args: list[str], code: int) -> None:
     cli.ok("project", "add", cwd=repo)
-    code = (
+    probe = (
         "import sys; from orange.cli.main import run\n"
-        "code = run(['task', 'list', '--json'])\n"
+        f"code = run({args!r})\n"
         "print(json.dumps({'code': code, 'typer': 'typer' in sys.modules}))\n"
     )
     out = subprocess.run(
-        [sys.executable, "-c", "import json\n" + code],
+        [sys.executable, "-c", "import json\n" + probe],
         cwd=repo,
+        stdin=subprocess.DEVNULL,
         capture_output=True,
         text=True,
         check=True,
     )
     result = json.loads(out.stdout.strip().splitlines()[-1])
-    assert result == {"code": 0, "typer": False}
+    assert result == {"code": code, "typer": False}
 
 
 def _typer_command(*path: str) -> Any:
@@ -105,8 +121,8 @@ def _typer_command(*path: str) -> Any:
 @pytest.mark.parametrize(
     ("path", "table", "positionals"),
     [(("task", "update"), fast._UPDATE, 1), (("task", "list"), fast._LIST, 0),
-     (("sync",), fast._SYNC, 1)],
-    ids=["update", "list", "sync"],
+     (("sync",), fast._SYNC, 1), (("dashboard",), fast._DASHBOARD, 0)],
+    ids=["update", "list", "sync", "dashboard"],
 )  # fmt: skip
 def test_fast_option_tables_match_the_typer_commands(
     path: tuple[str, ...], table: dict[str, bool], positionals: int
@@ -168,6 +184,8 @@ def _run_both_ways(
         ["task", "list", "--json", "--all", "--body"],
         ["task", "list", "--status", "pending", "--all-projects"],
         ["task", "list", "--project", "proj", "--json"],
+        ["dashboard", "--project", "nope"],
+        ["dashboard", "--all-projects", "--exit-on-attach"],
     ],
     ids=[
         "summary",
@@ -180,6 +198,8 @@ def _run_both_ways(
         "list-json",
         "list-status",
         "list-project",
+        "dashboard-no-project",
+        "dashboard-no-terminal",
     ],
 )
 def test_fast_and_typer_paths_give_the_same_result(

@@ -346,7 +346,10 @@ def _whole_process(
     import re
 
     orange = str(Path(sys.executable).with_name("orange"))
-    tmux = ["tmux", "-L", f"orange-dash-display-{os.getpid()}", "-f", "/dev/null"]
+    # A server of its own per call: a server killed by the call before may still be
+    # exiting on a reused socket ("server exited unexpectedly").
+    display = f"orange-dash-display-{os.getpid()}-{os.urandom(3).hex()}"
+    tmux = ["tmux", "-L", display, "-f", "/dev/null"]
     walls: list[float] = []
     cpus: list[float] = []
     tick = os.sysconf("SC_CLK_TCK")

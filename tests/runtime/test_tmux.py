@@ -292,6 +292,20 @@ def test_one_adapter_follows_the_socket_variable_as_it_changes(
     assert tmux.has_session("p/here")
 
 
+def test_without_tmux_every_call_is_one_line_saying_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))  # no tmux on it
+    server = Tmux(f"orange-test-{uuid.uuid4().hex[:10]}")
+    for call in (server.panes, lambda: server.has_session("p/b"), server.kill_server):
+        with pytest.raises(HookFailed) as raised:
+            call()
+        assert (raised.value.message, raised.value.hint) == (
+            "tmux is not installed",
+            "install tmux 3.0 or newer",
+        )
+
+
 def test_start_needs_an_existing_directory(tmux: Tmux, tmp_path: Path) -> None:
     with pytest.raises(HookFailed, match="no such directory"):
         tmux.start("p/b", "worker", [PY], tmp_path / "missing")

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import compileall
 import os
 import statistics
 import subprocess
@@ -41,7 +42,7 @@ from typing import Any
 import pygit2
 
 sys.path.insert(0, str(Path(__file__).parent))
-from store_bench import bulk_create, hermetic_env  # a sibling script
+from store_bench import bulk_create, isolate  # a sibling script
 
 PAINT_TARGET = 1.5
 REFRESH_TARGET = 0.050
@@ -254,8 +255,9 @@ def main() -> int:
         return _whole_only(args.tasks, args.runs, args.code)
     with tempfile.TemporaryDirectory(prefix="orange-dash-bench-") as tmp:
         root = Path(tmp)
-        os.environ.update(hermetic_env(root), ORANGE_MONITOR="off")
-        os.environ["ORANGE_TMUX_SOCKET"] = f"orange-dash-bench-{os.getpid()}"
+        # (none of the caller's PYTHON* variables: PYTHONDONTWRITEBYTECODE would make
+        # every run of a `--code` copy compile it again)
+        isolate(root, ORANGE_MONITOR="off", ORANGE_TMUX_SOCKET=f"orange-dash-bench-{os.getpid()}")
         os.chdir(root)
         project = _project(root, args.tasks)
         ids = sorted(bulk_ids(project))
@@ -312,8 +314,9 @@ def _whole_only(tasks: int, runs: int, codes: list[Path]) -> int:
     one run of each in turn (a change in the machine's load hits them alike)."""
     with tempfile.TemporaryDirectory(prefix="orange-dash-bench-") as tmp:
         root = Path(tmp)
-        os.environ.update(hermetic_env(root), ORANGE_MONITOR="off")
-        os.environ["ORANGE_TMUX_SOCKET"] = f"orange-dash-bench-{os.getpid()}"
+        # (none of the caller's PYTHON* variables: PYTHONDONTWRITEBYTECODE would make
+        # every run of a `--code` copy compile it again)
+        isolate(root, ORANGE_MONITOR="off", ORANGE_TMUX_SOCKET=f"orange-dash-bench-{os.getpid()}")
         os.chdir(root)
         project = _project(root, tasks)
         ids = set(bulk_ids(project))
@@ -323,6 +326,8 @@ def _whole_only(tasks: int, runs: int, codes: list[Path]) -> int:
         Source([project], tmux()).refresh()  # the store's cache, warm
         repo = Path(project.path)
         names = ["this checkout", *map(str, codes)]
+        for code in codes:  # compiled once, as an installed Orange is
+            compileall.compile_dir(code, quiet=1)
         found: dict[str, tuple[list[float], list[float]]] = {n: ([], []) for n in names}
         for _ in range(runs):
             for name, code in zip(names, [None, *codes], strict=True):

@@ -91,6 +91,7 @@ BENDS: dict[str, tuple[str, Any]] = {
     "subtask set": ("subtask", "s1"),
     "branch an option": ("branch", "--receive-pack=/x"),
     "branch HEAD": ("branch", "HEAD"),
+    "branch the default one": ("branch", "main"),  # the branch the task merges into
     "harness not a name": ("harness", "a b"),
     "review_harness not a name": ("review_harness", "-x"),
     "effort a list": ("effort", [1, 2]),

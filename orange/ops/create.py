@@ -126,6 +126,10 @@ def _check_harnesses(agents: Harnesses, will_spawn: bool) -> tuple[str, str]:
         harnesses.resolve(reviewer)
     if worker and agents.effort:
         harnesses.resolve(worker).check_effort(agents.effort)
+    elif agents.effort:  # the harness is chosen when the task starts
+        harnesses.check_some_effort(agents.effort)
     if reviewer and agents.review_effort:
         harnesses.resolve(reviewer).check_effort(agents.review_effort)
+    elif agents.review_effort:
+        harnesses.check_some_effort(agents.review_effort)
     return worker, reviewer

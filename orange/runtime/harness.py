@@ -618,6 +618,23 @@ def resolve(name: str | None) -> Harness:
     )
 
 
+def check_some_effort(effort: str) -> None:
+    """Refuse an effort level no harness of this host takes (for a task whose harness
+    is chosen only when it starts): that start would be refused, and a task's effort
+    is not changed after it is created.  A harness with an effort setting that lists
+    no levels takes any."""
+    table = load_harnesses().values()
+    flagged = [h for h in table if h.effort_flag]
+    if not flagged or any(not h.effort_levels for h in flagged):
+        return
+    levels = sorted({level for h in flagged for level in h.effort_levels})
+    if effort not in levels:
+        raise InvalidInput(
+            f'no harness has effort level "{effort}" (levels: {", ".join(levels)})',
+            hint="pass one of them, or --harness to choose the agent",
+        )
+
+
 def installed_names() -> list[str]:
     """The installed harnesses, in the order `resolve` prefers them, for a person to
     choose from: the ``demo`` stand-in is offered, last, never first."""

@@ -115,6 +115,22 @@ def test_a_broken_harness_env_refuses_the_start_before_the_move(cli: Cli, projec
     ]
 
 
+def test_an_effort_no_harness_takes_is_refused_before_the_harness_is_known(
+    cli: Cli, project: Path
+) -> None:
+    """Parked without --harness, the task's agent is chosen when it starts: an effort
+    level no harness has would refuse that start, and no command changes it after."""
+    tip = git(project, "for-each-ref", layout.TASKS_REF)
+    for flag in ("--effort", "--review-effort"):
+        refused = cli("task", "create", "e", "s", "--no-spawn", flag, "hgih")
+        assert refused.code == 1 and refused.err.startswith(
+            'orange: no harness has effort level "hgih" (levels: high, low, max, medium,'
+        ), refused.err
+        assert len(refused.err.splitlines()) == 1
+    assert git(project, "for-each-ref", layout.TASKS_REF) == tip
+    assert create(cli, "e", "s", "--effort", "high", "--review-effort", "low")["branch"] == "e"
+
+
 def test_list_filters_and_sorts_by_activity(cli: Cli, project: Path) -> None:
     a = create(cli, "a", "first")
     b = create(cli, "b", "second")

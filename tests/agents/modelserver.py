@@ -58,13 +58,16 @@ class Script:
     ``verdicts[branch]`` lists the reviewer's verdict per review round of that task
     (default PASS); ``nested_reviews`` the answers of a nested review session, in turn;
     a reviewer of a branch in ``hold_reviews`` answers and does nothing, and so does
-    the worker of a branch in ``questions`` (as one that asked the user something).
+    the worker of a branch in ``questions`` (as one that asked the user something);
+    ``answers[text]`` is the command the model runs when a person types ``text`` (the
+    agent goes on working on the answer).
     """
 
     verdicts: dict[str, list[str]] = field(default_factory=dict)
     nested_reviews: list[str] = field(default_factory=list)
     hold_reviews: set[str] = field(default_factory=set)  # branches whose reviewer idles
     questions: set[str] = field(default_factory=set)  # branches whose worker asks and waits
+    answers: dict[str, str] = field(default_factory=dict)  # a person's reply -> command
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def decide(self, turns: list[Turn], has_shell: bool) -> Reply:
@@ -93,10 +96,13 @@ class Script:
 
     def steps(self, prompt: str) -> list[str] | None:
         """The commands answering ``prompt``, or None if it is no prompt of Orange's."""
+        if prompt in self.answers:
+            return [self.answers[prompt]]
         o = _orange(prompt)
         branch = _field(prompt, "Branch")
         if prompt.startswith("# Task:") and "Task id:" in prompt:  # self-review worker
-            return self.self_review(_field(prompt, "Task id"))
+            program = re.search(r"program you run as \((\w+)\)", prompt)
+            return self.self_review(_field(prompt, "Task id"), program[1] if program else "")
         if prompt.startswith("# Task:") and branch in self.questions:
             return []  # answers in words (a question to the user) and waits
         if prompt.startswith("# Task:") or _resuming(prompt, "planning"):
@@ -119,13 +125,20 @@ class Script:
             ]
         return None
 
-    def self_review(self, task_id: str) -> list[str]:
+    def self_review(self, task_id: str, program: str) -> list[str]:
+        """Work, a nested review by the agent's own program (the prompt names it), the
+        outcome."""
         outcome = json.dumps({"id": task_id, "outcome": "passed"})
+        review = ONE_SHOT.get(program, ONE_SHOT["claude"])
         return [
             "echo 'feature' >> feature.txt && git add feature.txt && git commit -q -m Feature",
-            "claude -p 'Review the changes in this branch. Respond with PASSED or FAILED.'",
+            f"{review} 'Review the changes in this branch. Respond with PASSED or FAILED.'",
             f"echo '{outcome}' > .orange-task",
         ]
+
+
+# Each program's one-shot session, as the self-review prompt names it.
+ONE_SHOT = {"claude": "claude -p", "codex": "codex exec", "opencode": "opencode run", "pi": "pi -p"}
 
 
 def plan(orange: str) -> str:

@@ -39,8 +39,18 @@ def test_a_claude_worker_waiting_for_an_answer_gets_attention(
     [row] = json.loads(agents.ok("task", "list", "--json").out)["tasks"]
     assert row["waiting"] == "question to you"
     # The person answers in the pane: Claude Code writes the reply into its transcript
-    # (the evidence the monitor waits for), and the mark and attention go.
+    # (the evidence the monitor waits for), and the mark and attention go while the
+    # agent works on the answer (same pane, same state).  It works until the test is
+    # done: once idle again Claude Code rightly says again that it waits (1 s here),
+    # and the test raced that new wait (it failed once).
+    done = agents.repo.parent / "answer-done"
+    model.script.answers["use sqlite"] = f"until [ -e {done} ]; do sleep 0.2; done"
     Tmux().send_text(agents.task(task_id).str_field("tmux_session"), "worker", "use sqlite")
-    wait_for(lambda: not attention(), WAIT, "the mark to go once the person answered")
-    [row] = json.loads(agents.ok("task", "list", "--json").out)["tasks"]
-    assert "waiting" not in row
+    try:
+        wait_for(lambda: not attention(), WAIT, "the mark to go once the person answered")
+        [row] = json.loads(agents.ok("task", "list", "--json").out)["tasks"]
+        assert "waiting" not in row
+        assert agents.status(task_id) == "planning"  # not cleared by a move
+    finally:
+        done.touch()
+    wait_for(lambda: model.asked("use sqlite") >= 2, WAIT, "the agent to finish its command")

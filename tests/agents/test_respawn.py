@@ -1,11 +1,13 @@
 """A real agent killed in its pane is noticed and started again as the workflow says
 (the default workflow respawns a reviewer that died without a verdict), and the task
-goes on."""
+goes on: with Claude Code, and with pi (another program, another way of starting)."""
 
 from __future__ import annotations
 
 import os
 import signal
+
+import pytest
 
 from orange.store import layout
 from tests.agents.conftest import settle
@@ -16,12 +18,13 @@ from tests.e2e.conftest import World, wait_for
 WAIT = 240.0  # a deadline, not a pause: a real program on a loaded machine
 
 
-def test_a_killed_claude_reviewer_is_respawned_and_passes(
-    agents: World, model: ModelServer
+@pytest.mark.parametrize("harness", ["claude", "pi"])
+def test_a_killed_reviewer_is_respawned_and_passes(
+    agents: World, model: ModelServer, harness: str
 ) -> None:
     settle(agents.repo)
     model.script.hold_reviews.add("held")  # the first reviewer reads its prompt, idles
-    task_id = agents.create("held", "A task whose reviewer dies", "--harness", "claude")
+    task_id = agents.create("held", "A task whose reviewer dies", "--harness", harness)
     agents.wait_status(task_id, "agent-review", timeout=WAIT)
     wait_for(lambda: model.asked("# Review:"), WAIT, "the reviewer to answer its prompt")
     asked = model.asked("# Review:")

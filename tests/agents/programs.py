@@ -40,7 +40,15 @@ def _node_version() -> str:
     return out.stdout.strip()
 
 
+CACHE_VARIABLE = "ORANGE_TEST_AGENTS_CACHE"  # another folder for the tier's downloads
+
+
 def cache_dir() -> Path:
+    """``$ORANGE_TEST_AGENTS_CACHE/<hash>``, else ``${XDG_CACHE_HOME:-~/.cache}/
+    orange-test-agents/<hash>``: outside the clone, one folder per set of pins."""
+    chosen = os.environ.get(CACHE_VARIABLE)
+    if chosen:
+        return Path(chosen).resolve() / pins_hash()
     base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
     return base / "orange-test-agents" / pins_hash()
 

@@ -327,4 +327,8 @@ def _raw(tree: pygit2.Tree | None) -> bytes | None:
 
 
 def _content(repo: pygit2.Repository, raw: bytes) -> bytes:
-    return bytes(repo[pygit2.Oid(raw=raw)].read_raw())
+    """The object's raw content, read without making a pygit2 object of it."""
+    try:
+        return repo.odb.read(pygit2.Oid(raw=raw))[1]
+    except KeyError:  # (pygit2's NotFoundError, as `repo[...]` raises it)
+        raise KeyError(raw.hex()) from None

@@ -46,7 +46,7 @@ BEFORE = 30  # commits the whole-tree diff is timed over (100 ms each at 50,000 
 
 
 def old_changed_files(
-    repo: object, old: object, new: object, _listings: object = None
+    repo: object, old: object, new: object, _listings: object = None, _folders: object = None
 ) -> Iterator[tuple[str, bytes | None, bytes | None]]:
     """The replay checker's ``changed_files`` before the walk: a whole-tree diff."""
     import pygit2

@@ -54,6 +54,7 @@ if TYPE_CHECKING:
 Trusted = Callable[[str], bool]
 # How far back `Checker.pending` looks for the bare move whose hooks are applied.
 LOOKBACK = 200
+_MERGE_FOLDERS = 100_000  # small trees a merge commit's check keeps (some 40 MB at most)
 
 
 @dataclass(frozen=True)
@@ -365,11 +366,14 @@ class Checker:
             reason = "a merge of more than two histories is never Orange's"
             self.found.append(Violation(str(commit.id), layout.TASKS_REF, reason, ""))
             return
+        # The plan's two diffs and this one read the same task folders (the merge's
+        # are their side's): kept for the three.
+        listings = Listings(self.repo, small=_MERGE_FOLDERS)
+        walked = Walked(listings, self._walked.tasks)
+        writes = plan_merge(self.repo, parents[0], parents[1], walked).writes
         folders: list[bytes] = []
-        listings = self._walked.listings
         actual = changed_blobs(self.repo, parents[0].tree, commit.tree, listings, folders)
         self._walked.add(commit, folders)
-        writes = plan_merge(self.repo, parents[0], parents[1], self._walked).writes
         expected = {path: _blob_of(content) for path, content in writes.items()}
         for path in sorted(actual.keys() | expected.keys()):
             if actual.get(path, _ABSENT) == expected.get(path, _ABSENT) or path in self.tainted:

@@ -214,9 +214,11 @@ class Walked:
     plan: the trees it listed, and which task folders each commit changed from its
     first parent (`changed_tasks`'s answer, from the same walk: `folder_tasks`)."""
 
-    def __init__(self, listings: Listings) -> None:
+    def __init__(
+        self, listings: Listings, tasks: dict[bytes, tuple[str, ...]] | None = None
+    ) -> None:
         self.listings = listings
-        self.tasks: dict[bytes, tuple[str, ...]] = {}  # raw commit id → task ids
+        self.tasks = {} if tasks is None else tasks  # raw commit id → task ids
 
     def add(self, commit: pygit2.Commit, folders: list[bytes]) -> None:
         """``folders``: what `treediff.changes` collected for ``commit`` against its

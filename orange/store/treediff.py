@@ -159,11 +159,22 @@ class Listings:
     ``missing_ok``: a missing or damaged tree (a shallow or broken clone) lists nothing
     instead of raising ``KeyError``."""
 
-    def __init__(self, repo: pygit2.Repository, *, missing_ok: bool = False, keep: int = 64):
+    def __init__(
+        self,
+        repo: pygit2.Repository,
+        *,
+        missing_ok: bool = False,
+        keep: int = 64,
+        small: int = 0,
+    ) -> None:
         self.repo = repo
         self.missing_ok = missing_ok
         self.keep = keep
         self.cache: dict[bytes, Listing] = {}
+        # Besides: up to ``small`` trees of under `_KEEP_AT` bytes (task folders), read
+        # again by a merge's check, which diffs three trees of the same tasks.
+        self.small = small
+        self.smalls: dict[bytes, Listing] = {}
         self.at: dict[bytes, tuple[Listing, Listing]] = {}  # path → the last two
         self.held = 0  # bytes of the trees kept by path
 
@@ -171,10 +182,8 @@ class Listings:
         """The listing of tree ``key`` (empty for None or an object that is no tree)."""
         if key is None:
             return _EMPTY
-        found = self.cache.get(key)
+        found = self.cache.get(key) or self.smalls.get(key)
         if found is None:
-            if len(self.cache) >= self.keep:  # the oldest goes: a parent's, read last, stays
-                del self.cache[next(iter(self.cache))]
             try:
                 kind, raw = self.repo.odb.read(key.hex())
             except (KeyError, pygit2.GitError):
@@ -182,7 +191,10 @@ class Listings:
                     raise KeyError(key.hex()) from None
                 return _EMPTY
             found = _EMPTY if kind != pygit2.enums.ObjectType.TREE else Listing(key, raw)
-            self.cache[key] = found
+            kept = self.smalls if self.small and len(raw) < _KEEP_AT else self.cache
+            if len(kept) >= (self.keep if kept is self.cache else self.small):
+                del kept[next(iter(kept))]  # the oldest: a parent's, read last, stays
+            kept[key] = found
         return found
 
     def at_path(self, key: bytes | None, path: bytes) -> Listing:

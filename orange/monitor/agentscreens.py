@@ -12,7 +12,8 @@ dashboard show; both go when the agent moves on.
 Cheap at many agents: a pane is read only once its window has printed nothing for
 `QUIET` seconds (a working agent redraws all the time; one on a question is still),
 and only once per quiet spell: the mark keeps the output stamp it was read at.  A
-marked agent whose output changed is read at once, to clear the mark.
+marked agent whose output changed is read at once, to clear the mark.  The panes due
+on a pass are read together, in one tmux call (`look_at_all`).
 
 An agent that exits at once with a known refusal (Claude Code as root) is read in its
 dead pane before the exit rules run, and its task's ``attention`` says why and what to
@@ -22,7 +23,8 @@ do, instead of a bare crash count.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from typing import NamedTuple
 
 from orange.engine.engine import Engine
 from orange.errors import OrangeError
@@ -87,6 +89,14 @@ def attention_text(harness: str, window: str, screen: Screen) -> str:
     return f"agent ({window}) waits on {tool}'s {screen.name}: {screen.fix}"
 
 
+class Agent(NamedTuple):
+    """A live agent the pass watches: its task, its window and its pane."""
+
+    task: Task
+    window: str
+    pane: PaneInfo
+
+
 def look_at(
     project: str,
     task: Task,
@@ -98,12 +108,46 @@ def look_at(
 ) -> tuple[str | None, waiting.Look | None]:
     """Read a live agent's pane if it is due; set or clear the task's waiting mark and
     attention.  Returns what was done, in words (or None), and the mark as it stands."""
+    return look_at_all(project, [Agent(task, window, pane)], tmux, setter, now)[0]
+
+
+def look_at_all(
+    project: str,
+    agents: Sequence[Agent],
+    tmux: Tmux,
+    setter: Setter,
+    now: float | None = None,
+) -> list[tuple[str | None, waiting.Look | None]]:
+    """`look_at` for each of the project's live ``agents``, the panes that are due read
+    in one tmux call; in their order."""
     now = time.time() if now is None else now
-    look = waiting.read(project, task.id)
-    if not due(look, pane, window, now, task.status):
-        return None, look
+    looks = [waiting.read(project, agent.task.id) for agent in agents]
+    due_panes = [
+        agent.pane.pane_id
+        for agent, look in zip(agents, looks, strict=True)
+        if due(look, agent.pane, agent.window, now, agent.task.status)
+    ]
+    shown = tmux.visible_all(due_panes) if due_panes else {}
+    return [
+        _look(project, *agent, look, shown[agent.pane.pane_id], setter, now)
+        if agent.pane.pane_id in shown
+        else (None, look)
+        for agent, look in zip(agents, looks, strict=True)
+    ]
+
+
+def _look(
+    project: str,
+    task: Task,
+    window: str,
+    pane: PaneInfo,
+    look: waiting.Look | None,
+    visible: str,
+    setter: Setter,
+    now: float,
+) -> tuple[str | None, waiting.Look | None]:
+    """What a due pane showing ``visible`` means for its task's mark and attention."""
     harness = harness_of(task, window)
-    visible = tmux.visible(pane.pane_id)
     screen = waiting_screen(harness, visible)
     assert pane.activity is not None  # `due` said so
     stamp = pane.activity if now - pane.activity >= SETTLED else -1  # -1: read again

@@ -158,6 +158,7 @@ def _handle_project(
 
     setter = agentscreens.Setter(engine_here)
     live: set[str] = set()
+    watched: list[agentscreens.Agent] = []
     snap = store.snapshot()
     ensure_adopted(project, snap, tmux=compose.tmux)
     known = Definitions(snap)
@@ -179,16 +180,7 @@ def _handle_project(
         if why is None:
             report.watch.add((session, window))
             live.add(task.id)
-            said, look = agentscreens.look_at(
-                project.name, task, window, panes[(session, window)], tmux, setter
-            )
-            if look is not None and look.window == window:
-                report.looked[(session, window)] = (look.pane, look.activity)
-                if look.screen:
-                    report.marked.add((session, window))
-            if said:
-                report.actions.append(said)
-                log(said)
+            watched.append(agentscreens.Agent(task, window, panes[(session, window)]))
             spent = budget.look(engine_here, task)
             if spent:
                 report.actions.append(spent)
@@ -213,6 +205,17 @@ def _handle_project(
             line = f"task {task.id} ({project.name}, {task.status}): {why}: {done}"
             report.actions.append(line)
             log(line)
+    # The live agents' panes that are due, read together (the waiting screens).
+    looked = agentscreens.look_at_all(project.name, watched, tmux, setter)
+    for agent, (said, look) in zip(watched, looked, strict=True):
+        key = (agent.pane.session, agent.window)
+        if look is not None and look.window == agent.window:
+            report.looked[key] = (look.pane, look.activity)
+            if look.screen:
+                report.marked.add(key)
+        if said:
+            report.actions.append(said)
+            log(said)
     if task_filter is None:
         agentscreens.prune(project.name, live)
 

@@ -62,6 +62,9 @@ SUBMIT_TRIES = 3
 _TAIL = 40  # characters of the message's end (whitespace aside) looked for in the pane
 _POLL = 0.05
 
+# Panes read in one tmux call (`Tmux.visible_all`): tmux refuses a command line longer
+# than its message size (16 KB: "command too long"), some 200 captures with their marks.
+READ_AT_ONCE = 100
 _SEP = "\x1f"  # list-panes field separator: cannot occur in Orange's names
 _FIELDS = (
     "pane_id",
@@ -216,6 +219,36 @@ class Tmux:
         since = ["-S", f"-{history}"] if history > 0 else []
         result = self._call("capture-pane", "-p", "-J", "-t", pane_id, *since)
         return "\n".join(result.stdout) if result.returncode == 0 else ""
+
+    def visible_all(self, pane_ids: Sequence[str]) -> dict[str, str]:
+        """What each pane of ``pane_ids`` shows now (as `visible`), `READ_AT_ONCE` panes a
+        tmux call: each capture is followed by a line of the call's own random mark,
+        which no pane can show.  A pane gone meanwhile ends tmux's command list there:
+        it and the panes after it are read one by one."""
+        shown: dict[str, str] = {}
+        for start in range(0, len(pane_ids), READ_AT_ONCE):
+            shown.update(self._visible_together(pane_ids[start : start + READ_AT_ONCE]))
+        return shown
+
+    def _visible_together(self, pane_ids: Sequence[str]) -> dict[str, str]:
+        mark = f"orange-{os.urandom(12).hex()}"
+        args: list[str] = []
+        for pane_id in pane_ids:
+            args += [";", "capture-pane", "-p", "-J", "-t", pane_id, ";", "display-message"]
+            args += ["-p", mark]
+        shown: dict[str, str] = {}
+        lines: list[str] = []
+        for line in self._call(*args[1:]).stdout:
+            if line != mark or len(shown) == len(pane_ids):
+                lines.append(line)
+                continue
+            while lines and not lines[-1]:
+                lines.pop()
+            shown[pane_ids[len(shown)]] = "\n".join(lines)
+            lines = []
+        for pane_id in pane_ids[len(shown) :]:
+            shown[pane_id] = self.visible(pane_id)
+        return shown
 
     # -- agents ----------------------------------------------------------------------
 

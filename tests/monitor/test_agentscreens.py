@@ -44,12 +44,12 @@ def tmux(monkeypatch: pytest.MonkeyPatch) -> Iterator[Tmux]:
     server.kill_server()
 
 
-def _pane(tmux: Tmux, tmp_path: Path, text: str) -> PaneInfo:
+def _pane(tmux: Tmux, tmp_path: Path, text: str, session: str = "s") -> PaneInfo:
     code = f"import sys, time\nprint({text!r}, flush=True)\ntime.sleep(600)\n"
-    tmux.start("s", "worker", [sys.executable, "-c", code], cwd=tmp_path)
+    tmux.start(session, "worker", [sys.executable, "-c", code], cwd=tmp_path)
 
     def shown() -> PaneInfo | None:
-        pane = tmux.pane("s", "worker")
+        pane = tmux.pane(session, "worker")
         return pane if pane and text[:20] in tmux.visible(pane.pane_id) else None
 
     return retry_until(shown)
@@ -99,6 +99,26 @@ def test_a_quiet_pane_is_read_once_and_a_busy_one_not_at_all(tmux: Tmux, tmp_pat
     assert look is not None and look.screen == ""
     assert not agentscreens.due(waiting.read("p", TASK.id), pane, "worker", pane.activity + 99)
     assert said.calls == []
+
+
+def test_the_due_panes_of_a_pass_each_answer_for_their_own_task(tmux: Tmux, tmp_path: Path) -> None:
+    """A pass reads its due panes together (`Tmux.visible_all`): each screen still goes
+    to the task whose agent shows it."""
+    asking = _pane(tmux, tmp_path, TRUST, session="s1")
+    busy = _pane(tmux, tmp_path, "working on it", session="s2")
+    other = TASK._replace(fields={**TASK.fields, "id": "def67890"})
+    assert asking.activity is not None and busy.activity is not None
+    said = Said()
+    agents = [agentscreens.Agent(other, "worker", busy), agentscreens.Agent(TASK, "worker", asking)]
+    now = max(asking.activity, busy.activity) + 10
+    looked = agentscreens.look_at_all("p", agents, tmux, said, now=now)
+    assert [look.screen if look else None for _, look in looked] == ["", "folder trust question"]
+    assert [said for said, _ in looked] == [None, f"task {TASK.id}: {said.calls[0][1]}"]
+    assert said.calls == [("set", said.calls[0][1])]
+    # Nothing printed since: the next pass leaves both as they are, and says nothing.
+    again = agentscreens.look_at_all("p", agents, tmux, said, now=now + 60)
+    assert again == [(None, look) for _, look in looked]
+    assert len(said.calls) == 1
 
 
 def test_a_wait_the_agents_hook_named_stays_until_its_task_moves(

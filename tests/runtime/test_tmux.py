@@ -13,6 +13,7 @@ import pytest
 
 from orange.errors import HookFailed
 from orange.home import orange_home
+from orange.runtime import tmux as tmux_module
 from orange.runtime.tmux import PaneInfo, Tmux
 from tests.helpers import retry_until
 
@@ -126,6 +127,37 @@ def test_panes_is_one_call_and_lists_dead_and_alive(
     assert not panes["worker"].dead and panes["worker"].pid
     assert panes["review-1"].dead and panes["review-1"].dead_status == 2
     assert {p.session for p in panes.values()} == {"p/b"}
+
+
+def test_visible_all_reads_every_pane_in_one_call(
+    tmux: Tmux, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As `visible` per pane, in one tmux call; a pane gone meanwhile is "" and does not
+    cost the panes after it their screens."""
+    shows = {"a": ["first pane"], "b": ["second", "", "", "after blank lines"], "c": ["third"]}
+    for window, lines in shows.items():
+        code = f"print({chr(10).join(lines)!r}); import time; time.sleep(60)"
+        tmux.start("p/b", window, [PY, "-c", code], tmp_path)
+    panes = {p.window: p.pane_id for p in tmux.panes()}
+    for window, lines in shows.items():
+        retry_until(lambda: lines[-1] in tmux.visible(panes[window]))  # noqa: B023
+    one_by_one = {pane: tmux.visible(pane) for pane in panes.values()}
+    calls: list[tuple[str, ...]] = []
+    real = tmux._call
+
+    def counting(*args: str):  # type: ignore[no-untyped-def]
+        calls.append(args)
+        return real(*args)
+
+    monkeypatch.setattr(tmux, "_call", counting)
+    assert tmux.visible_all(list(panes.values())) == one_by_one
+    assert len(calls) == 1
+    assert "second\n\n\nafter blank lines" in one_by_one[panes["b"]]
+    gone = "%99999"
+    order = [panes["a"], gone, panes["b"], panes["c"]]
+    assert tmux.visible_all(order) == {**one_by_one, gone: ""}
+    monkeypatch.setattr(tmux_module, "READ_AT_ONCE", 2)  # tmux's command size, made small
+    assert tmux.visible_all([*panes.values(), gone]) == {**one_by_one, gone: ""}
 
 
 def test_send_text_reaches_a_program_reading_stdin(tmux: Tmux, tmp_path: Path) -> None:

@@ -107,13 +107,8 @@ def test_missing_binary_exits_127(tmux: Tmux, tmp_path: Path) -> None:
     assert "not found" in tmux.capture("p/b", "worker", 50)
 
 
-def test_panes_is_one_call_and_lists_dead_and_alive(
-    tmux: Tmux, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    assert tmux.panes() == []  # no server yet: no error
-    tmux.start("p/b", "worker", [PY, "-c", "import time; time.sleep(60)"], tmp_path)
-    tmux.start("p/b", "review-1", [PY, "-c", "raise SystemExit(2)"], tmp_path)
-    dead(tmux, "p/b", "review-1")
+def _counted_calls(tmux: Tmux, monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, ...]]:
+    """The tmux calls the adapter makes from now on, each as its arguments."""
     calls: list[tuple[str, ...]] = []
     real = tmux._call
 
@@ -122,6 +117,17 @@ def test_panes_is_one_call_and_lists_dead_and_alive(
         return real(*args)
 
     monkeypatch.setattr(tmux, "_call", counting)
+    return calls
+
+
+def test_panes_is_one_call_and_lists_dead_and_alive(
+    tmux: Tmux, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert tmux.panes() == []  # no server yet: no error
+    tmux.start("p/b", "worker", [PY, "-c", "import time; time.sleep(60)"], tmp_path)
+    tmux.start("p/b", "review-1", [PY, "-c", "raise SystemExit(2)"], tmp_path)
+    dead(tmux, "p/b", "review-1")
+    calls = _counted_calls(tmux, monkeypatch)
     panes = {p.window: p for p in tmux.panes()}
     assert len(calls) == 1 and calls[0][0] == "list-panes"
     assert not panes["worker"].dead and panes["worker"].pid
@@ -142,14 +148,7 @@ def test_visible_all_reads_every_pane_in_one_call(
     for window, lines in shows.items():
         retry_until(lambda: lines[-1] in tmux.visible(panes[window]))  # noqa: B023
     one_by_one = {pane: tmux.visible(pane) for pane in panes.values()}
-    calls: list[tuple[str, ...]] = []
-    real = tmux._call
-
-    def counting(*args: str):  # type: ignore[no-untyped-def]
-        calls.append(args)
-        return real(*args)
-
-    monkeypatch.setattr(tmux, "_call", counting)
+    calls = _counted_calls(tmux, monkeypatch)
     assert tmux.visible_all(list(panes.values())) == one_by_one
     assert len(calls) == 1
     assert "second\n\n\nafter blank lines" in one_by_one[panes["b"]]

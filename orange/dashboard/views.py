@@ -316,5 +316,5 @@ def _task_view(app: Host, row: Row, view: str) -> View:
         window = agent_window(task, state.agent if state is not None else "worker")
         return OutputView(f"{title}  agent output ({window})", session, window, app.tmux)
     base = base_of(acts.project, task)  # the task's base (checked: shared data), else default
-    text = git("diff", f"{base}...{task.branch}", "--", cwd=acts.project.path)
+    text = git("diff", f"refs/heads/{base}...refs/heads/{task.branch}", "--", cwd=acts.project.path)
     return DiffView(f"{title}  diff against {base}", text, row, acts)

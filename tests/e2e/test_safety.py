@@ -143,7 +143,20 @@ def test_legal_hostile_branch_names_are_taken_literally(
 
 
 # Each refused in turn in one project: a refusal leaves nothing behind for the next.
-REFUSED = ["-leading", "dot..dot", "colon:name", "two words", "@", "HEAD", "refs/heads/main"]
+REFUSED = [
+    "-leading",
+    "dot..dot",
+    "colon:name",
+    "two words",
+    "@",
+    "HEAD",
+    "refs/heads/main",
+    "heads/main",
+    "tags/v1",
+    "remotes/origin/main",
+    "orange/tasks",
+    "FETCH_HEAD",
+]
 
 
 def test_branch_names_git_refuses_or_that_read_as_something_else_are_refused(

@@ -47,6 +47,10 @@ REFUSED = {
     "branch :main": Change("branch", ":main", "is not a valid branch name"),
     "branch +main": Change("branch", "+main", "is not a valid branch name"),
     "branch refs/": Change("branch", "refs/heads/main", "is not a valid branch name"),
+    # git reads a bare name as refs/<name> first: the user's main, the tasks ref.
+    "branch heads/": Change("branch", "heads/main", "is not a valid branch name"),
+    "branch orange/": Change("branch", "orange/tasks", "is not a valid branch name"),
+    "branch ORIG_HEAD": Change("branch", "ORIG_HEAD", "is not a valid branch name"),
     "branch long": Change("branch", "b" * 5000, "branch the branch name is 5000 characters"),
     # The branch a task merges into (no base: the repository's default branch): merge,
     # cancel and the worktree code would act on the user's main.

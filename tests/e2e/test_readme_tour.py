@@ -11,7 +11,6 @@ other command must succeed.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import subprocess
@@ -24,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO_ROOT, git, make_repo, run_orange
+from tests.conftest import REPO_ROOT, git, make_repo, orange_here
 from tests.e2e.conftest import stop_everything
 from tests.helpers import retry_until
 
@@ -99,13 +98,15 @@ def test_every_command_of_the_readme_tour_works(fresh: tuple[Path, str]) -> None
     repo, _socket = fresh
     task_id = ""
 
+    # The test's own looks at the task run in this process (`orange_here`): polled a
+    # few times a second, a process each would cost more than the tour itself.
     def the_task() -> str:
-        listed = run_orange("task", "list", "--all", "--json", cwd=repo).json()["tasks"]
+        listed = orange_here("task", "list", "--all", "--json", cwd=repo).json()["tasks"]
         assert len(listed) == 1, listed
         return str(listed[0]["id"])
 
     def status() -> str:
-        return str(run_orange("task", "show", task_id, "--json", cwd=repo).json()["status"])
+        return str(orange_here("task", "show", task_id, "--json", cwd=repo).json()["status"])
 
     def reached(wanted: str) -> bool:
         return status() == wanted
@@ -136,5 +137,5 @@ def test_every_command_of_the_readme_tour_works(fresh: tuple[Path, str]) -> None
     # What the comments promise: the task was merged, with the stand-in's commit.
     assert status() == "done"
     assert "Add feature" in git(repo, "log", "--format=%s", "main")
-    shown = json.loads(run_orange("workflow", "validate", "my.yml", "--json", cwd=repo).out)
+    shown = orange_here("workflow", "validate", "my.yml", "--json", cwd=repo).json()
     assert shown["valid"] is True

@@ -20,9 +20,11 @@ from tests.processes import kill_all, wait_gone
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
 
-@pytest.fixture(autouse=True)
-def hermetic(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    home = tmp_path / "home"
+def hermetic_env(root: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The environment every test runs in (its HOME under ``root``, returned): the
+    autouse `hermetic` fixture's, and a module-scoped set-up's while it builds what
+    its tests share."""
+    home = root / "home"
     home.mkdir()
     for key in list(os.environ):
         if key.startswith(("GIT_", "ORANGE_")):
@@ -35,7 +37,7 @@ def hermetic(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     monkeypatch.setenv("ORANGE_MONITOR", "off")
     # Desktop notifications go to a silent stand-in: a developer's `make test` shows no
     # pop-ups (tests of notifying put their own recording notify-send first on PATH).
-    quiet = tmp_path / "quiet-bin"
+    quiet = root / "quiet-bin"
     quiet.mkdir()
     (quiet / "notify-send").write_text("#!/bin/sh\nexit 0\n")
     (quiet / "notify-send").chmod(0o755)
@@ -55,6 +57,12 @@ def hermetic(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
         "[user]\n\tname = Test User\n\temail = test@example.com\n"
         "[init]\n\tdefaultBranch = main\n[advice]\n\tdetachedHead = false\n"
     )
+    return home
+
+
+@pytest.fixture(autouse=True)
+def hermetic(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    home = hermetic_env(tmp_path, monkeypatch)
     yield home
     _no_process_outlives(tmp_path)
 

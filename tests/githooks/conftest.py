@@ -10,10 +10,15 @@ from orange.githooks import shims as githooks
 from tests.conftest import git
 
 
-@pytest.fixture
-def hub(tmp_path: Path) -> Path:
-    """A bare repository standing for the team's server, its ``update`` hook installed."""
-    path = tmp_path / "hub.git"
-    git(tmp_path, "init", "-q", "--bare", str(path))
+def make_hub(root: Path) -> Path:
+    """A bare repository ``root/hub.git`` standing for the team's server, its ``update``
+    hook installed."""
+    path = root / "hub.git"
+    git(root, "init", "-q", "--bare", str(path))
     githooks.install_server_hook(path)
     return path
+
+
+@pytest.fixture
+def hub(tmp_path: Path) -> Path:
+    return make_hub(tmp_path)

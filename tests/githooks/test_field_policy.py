@@ -18,16 +18,19 @@ from orange.store import layout
 from orange.store.task import Task
 from tests.conftest import Cli, git
 from tests.githooks.test_forgery import (
+    Landed,
     engine,
     forge,
     forge_fields,
+    landed,
+    landing,
     planning_task,
     push,
     task_text,
     tip,
 )
 
-__all__ = ["engine"]  # the fixture, used by name
+__all__ = ["engine", "landed", "landing"]  # the fixtures, used by name
 
 
 class Change(NamedTuple):
@@ -78,19 +81,15 @@ REFUSED = {
 
 
 @pytest.mark.parametrize("change", REFUSED.values(), ids=REFUSED.keys())
-def test_the_server_refuses_a_change_the_policy_forbids(
-    engine: Engine, repo: Path, hub: Path, change: Change
-) -> None:
-    task = planning_task(engine)
-    assert push(repo).returncode == 0
-    landed = tip(hub)
+def test_the_server_refuses_a_change_the_policy_forbids(landed: Landed, change: Change) -> None:
+    repo, hub, task = landed.repo, landed.hub, landed.task
     forge_fields(repo, task.id, **{change.field: change.value})
     result = push(repo)
     assert result.returncode != 0
     said = [line.removeprefix("remote: ").strip() for line in result.stderr.splitlines()]
     lines = [line for line in said if line.startswith(f"task {task.id}:")]
     assert len(lines) == 1 and change.says in lines[0], said
-    assert tip(hub) == landed
+    assert tip(hub) == landed.tip
 
 
 @pytest.mark.parametrize(
@@ -121,20 +120,18 @@ def test_a_clone_that_fetched_it_restores_the_field(
     "field, value", [("project", 7), ("summary", ["x"])], ids=["identity", "human"]
 )
 def test_the_server_refuses_a_new_task_whose_text_field_is_no_text(
-    engine: Engine, repo: Path, hub: Path, field: str, value: object
+    landed: Landed, field: str, value: object
 ) -> None:
     """A task pushed new with a list or a number where text is owed: refused, not read
     as the text ``str()`` would make of it."""
-    task = planning_task(engine)
-    assert push(repo).returncode == 0
-    landed = tip(hub)
-    copy = Task.parse(task_text(repo, task.id), where="copy")
+    repo, hub = landed.repo, landed.hub
+    copy = Task.parse(task_text(repo, landed.task.id), where="copy")
     new = copy.with_fields(id="zz0text", branch="zz0text", **{field: value})
     forge(repo, {layout.task_path("zz0text"): new.render()})
     result = push(repo)
     assert result.returncode != 0
     assert f"task zz0text: {field} must be " in result.stderr
-    assert tip(hub) == landed
+    assert tip(hub) == landed.tip
 
 
 @pytest.mark.parametrize(
@@ -175,11 +172,8 @@ def test_the_servers_default_branch_is_its_head(engine: Engine, repo: Path, hub:
     assert f"task {task.id}: branch 'trunk' is the branch this task merges into" in result.stderr
 
 
-def test_a_later_commit_that_keeps_the_forged_field_repairs_nothing(
-    engine: Engine, repo: Path, hub: Path
-) -> None:
-    task = planning_task(engine)
-    assert push(repo).returncode == 0
+def test_a_later_commit_that_keeps_the_forged_field_repairs_nothing(landed: Landed) -> None:
+    repo, task = landed.repo, landed.task
     forge_fields(repo, task.id, branch="--receive-pack=/x")
     forge_fields(repo, task.id, summary="just a summary")
     result = push(repo)
@@ -196,33 +190,28 @@ ACCEPTED = {
 
 
 @pytest.mark.parametrize("change", ACCEPTED.values(), ids=ACCEPTED.keys())
-def test_the_server_takes_a_change_a_person_may_make(
-    engine: Engine, repo: Path, hub: Path, change: Change
-) -> None:
-    task = planning_task(engine)
-    assert push(repo).returncode == 0
+def test_the_server_takes_a_change_a_person_may_make(landed: Landed, change: Change) -> None:
+    repo, hub, task = landed.repo, landed.hub, landed.task
     forge_fields(repo, task.id, **{change.field: change.value})
     result = push(repo)
     assert result.returncode == 0, result.stderr
     assert tip(hub) == tip(repo)
 
 
-def test_a_rewind_of_the_agent_run_to_the_one_that_died_is_refused(
-    engine: Engine, repo: Path, hub: Path
-) -> None:
+def test_a_rewind_of_the_agent_run_to_the_one_that_died_is_refused(landed: Landed) -> None:
     """The monitor handles each run's death once (``dead_run``): an ``agent_run`` put
     back to the run whose death is recorded would make it ignore the next death."""
-    task = planning_task(engine)
+    repo, hub, task = landed.repo, landed.hub, landed.task
     died = task.str_field("agent_run")
     forge_fields(repo, task.id, crash_count=1, dead_run=f"{died}@planning")
     forge_fields(repo, task.id, agent_run="2026-11-27T12:00:00Z-a1b2c3")  # the respawn
     assert push(repo).returncode == 0, "a death and a respawn are legal"
-    landed = tip(hub)
+    respawned = tip(hub)
     forge_fields(repo, task.id, agent_run=died)
     result = push(repo)
     assert result.returncode != 0
     assert f"task {task.id}: agent_run changed in planning without a move" in result.stderr
-    assert tip(hub) == landed
+    assert tip(hub) == respawned
 
 
 def test_a_branch_name_past_the_bound_is_refused_at_create(cli: Cli, repo: Path) -> None:
@@ -269,14 +258,14 @@ subtasks: []
     ids=["bad branch", "unknown field", "identity"],
 )
 def test_a_run_record_is_held_to_its_table(
-    engine: Engine, repo: Path, hub: Path, change: tuple[str, str], says: str
+    landed: Landed, change: tuple[str, str], says: str
 ) -> None:
-    planning_task(engine)
+    repo, hub = landed.repo, landed.hub
     forge(repo, {"runs/runaaaaa/RUN.md": RUN})
     assert push(repo).returncode == 0, "a run record as `orange run` writes it"
-    landed = tip(hub)
+    recorded = tip(hub)
     forge(repo, {"runs/runaaaaa/RUN.md": RUN.replace(*change)})
     result = push(repo)
     assert result.returncode != 0
     assert f"task runs/runaaaaa/RUN.md: {says}" in result.stderr
-    assert tip(hub) == landed
+    assert tip(hub) == recorded

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import subprocess
 from pathlib import Path
+from typing import NamedTuple
 
 import pytest
 
@@ -22,8 +23,9 @@ from orange.store import layout
 from orange.store.store import TaskStore
 from orange.store.task import Task
 from tests.cli.test_bounded import HOSTILE
-from tests.conftest import Cli, git
+from tests.conftest import Cli, git, hermetic_env, make_repo
 from tests.engine.test_seed000_table import PLAN
+from tests.githooks.conftest import make_hub
 from tests.helpers import retry_until
 from tests.recording import recording_registry
 
@@ -89,12 +91,16 @@ def forge_fields(repo: Path, task_id: str, **fields: object) -> str:
     return forge(repo, {layout.task_path(task_id): task.render()})
 
 
-@pytest.fixture
-def engine(repo: Path, hub: Path) -> Engine:
+def engine_for(repo: Path, hub: Path) -> Engine:
     project = projects.add(repo)
     start_record(TaskStore.open(repo))  # as `orange project add` does
     git(repo, "remote", "add", "hub", str(hub))
     return Engine(TaskStore.open(repo), project, registry=recording_registry()[0])
+
+
+@pytest.fixture
+def engine(repo: Path, hub: Path) -> Engine:
+    return engine_for(repo, hub)
 
 
 def planning_task(engine: Engine) -> Task:
@@ -104,13 +110,40 @@ def planning_task(engine: Engine) -> Task:
     return engine.store.get(task.id)
 
 
+class Landed(NamedTuple):
+    """A clone whose task in planning has landed on the hub (both at ``tip``)."""
+
+    repo: Path
+    hub: Path
+    task: Task
+    tip: str
+
+
+@pytest.fixture(scope="module")
+def landing(tmp_path_factory: pytest.TempPathFactory) -> Landed:
+    """`Landed`, built once for a module's tests: a project, a task moved to planning
+    and a push through the server hook cost about a second of CPU each time."""
+    root = tmp_path_factory.mktemp("landing")
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        hermetic_env(root, monkeypatch)
+        repo, hub = make_repo(root / "proj"), make_hub(root)
+        task = planning_task(engine_for(repo, hub))
+        assert push(repo).returncode == 0
+        return Landed(repo, hub, task, tip(hub))
+
+
+@pytest.fixture
+def landed(landing: Landed) -> Landed:
+    """`landing` as it was built: whatever a test before this one forged in the clone or
+    got the hub to take is undone (the server hook keeps nothing but the ref)."""
+    for path in (landing.repo, landing.hub):
+        git(path, "update-ref", layout.TASKS_REF, landing.tip)
+    return landing
+
+
 # The server -------------------------------------------------------------------------
-def test_crash_bump_escalation_and_review_skip_are_rejected_at_the_bump(
-    engine: Engine, repo: Path, hub: Path
-) -> None:
-    task = planning_task(engine)
-    assert push(repo).returncode == 0
-    landed = tip(hub)
+def test_crash_bump_escalation_and_review_skip_are_rejected_at_the_bump(landed: Landed) -> None:
+    repo, hub, task = landed.repo, landed.hub, landed.task
     bump = forge_fields(repo, task.id, crash_count=2)
     forge_fields(repo, task.id, status="stuck", crash_count=0)
     forge_fields(repo, task.id, status="reviewing")
@@ -123,14 +156,11 @@ def test_crash_bump_escalation_and_review_skip_are_rejected_at_the_bump(
         f"task {task.id}: crash_count changed in planning without a move, a recorded agent "
         f"death or a hook action that sets it (commit {bump[:10]})"
     ]
-    assert tip(hub) == landed
+    assert tip(hub) == landed.tip
 
 
-def test_escalation_needs_the_crashes_the_exit_rule_counts(
-    engine: Engine, repo: Path, hub: Path
-) -> None:
-    task = planning_task(engine)
-    assert push(repo).returncode == 0
+def test_escalation_needs_the_crashes_the_exit_rule_counts(landed: Landed) -> None:
+    repo, task = landed.repo, landed.task
     # One agent death recorded as the monitor records it: legal ...
     died = f"{task.str_field('agent_run')}@planning"
     forge_fields(repo, task.id, crash_count=1, dead_run=died)
@@ -155,9 +185,8 @@ def test_a_workflow_switch_is_rejected(engine: Engine, repo: Path, hub: Path) ->
     assert f"task {task.id}: workflow, workflow_rev cannot change" in result.stderr
 
 
-def test_deleting_an_active_task_is_rejected(engine: Engine, repo: Path, hub: Path) -> None:
-    task = planning_task(engine)
-    assert push(repo).returncode == 0
+def test_deleting_an_active_task_is_rejected(landed: Landed) -> None:
+    repo, task = landed.repo, landed.task
     forge(repo, {layout.task_path(task.id): None})
     result = push(repo)
     assert result.returncode != 0
@@ -223,14 +252,10 @@ def test_an_older_installation_starts_verifying_at_its_tip(repo: Path) -> None:
 
 
 @pytest.mark.parametrize("task_id", sorted(HOSTILE))
-def test_a_hostile_task_file_is_rejected_by_the_server(
-    engine: Engine, repo: Path, hub: Path, task_id: str
-) -> None:
+def test_a_hostile_task_file_is_rejected_by_the_server(landed: Landed, task_id: str) -> None:
     """Finding 3 at the server: billion laughs, deep nesting, duplicate keys, an
     oversized frontmatter or file — each rejected with its one-line reason."""
-    planning_task(engine)
-    assert push(repo).returncode == 0
-    landed = tip(hub)
+    repo, hub = landed.repo, landed.hub
     header, why = HOSTILE[task_id]
     body = "x" * (2 * 1024 * 1024) if task_id == "hugeaaaa" else ""
     forge(repo, {layout.task_path(task_id): f"---\n{header}---\n{body}"})
@@ -239,7 +264,7 @@ def test_a_hostile_task_file_is_rejected_by_the_server(
     said = [line.removeprefix("remote: ").strip() for line in result.stderr.splitlines()]
     lines = [line for line in said if line.startswith(f"task {task_id}:")]
     assert len(lines) == 1 and why in lines[0], said
-    assert tip(hub) == landed
+    assert tip(hub) == landed.tip
 
 
 # This host ---------------------------------------------------------------------------

@@ -1,10 +1,11 @@
 """A fast path for the commands agents run all the time, and the dashboard, without typer.
 
 ``task update [ID] --summary S | --status S | --branch [B]``, ``task list``, ``sync
-[REMOTE]`` and ``dashboard`` (a person's bare ``orange``) with their plain options.
-Anything else — help, an unknown or repeated option, a missing value — returns None and
-typer handles the command as usual, so the fast path never changes what a command
-means; it only skips typer's start-up cost.
+[REMOTE]`` and ``dashboard`` (a person's bare ``orange``) with their plain options, and
+``hook-impl NAME ARGS...`` (git runs one for every commit, merge and push in a
+project).  Anything else — help, an unknown or repeated option, a missing value —
+returns None and typer handles the command as usual, so the fast path never changes
+what a command means; it only skips typer's start-up cost.
 """
 
 from __future__ import annotations
@@ -77,6 +78,17 @@ def _text(options: dict[str, str | bool], name: str) -> str | None:
     return value if isinstance(value, str) else None
 
 
+def _hook(name: str, hook_args: list[str]) -> Callable[[], int]:
+    """A git hook's logic, as typer's ``hook-impl`` runs it: its exit code is git's."""
+
+    def hook() -> int:
+        from orange.githooks import impl  # this command's module only
+
+        return impl.run(name, hook_args)
+
+    return hook
+
+
 def _wake(hook_args: list[str]) -> Callable[[], None]:
     """Git's reference-transaction hook: a process per fetch or update-ref touching
     ``refs/orange/*``, so it loads neither typer nor the engine."""
@@ -89,10 +101,13 @@ def _wake(hook_args: list[str]) -> Callable[[], None]:
     return wake
 
 
-def fast_command(args: list[str]) -> Callable[[], None] | None:
-    """The command to run for ``args`` if the fast path knows it, else None."""
+def fast_command(args: list[str]) -> Callable[[], int | None] | None:
+    """The command to run for ``args`` if the fast path knows it, else None; what it
+    returns is the exit code (None: 0)."""
     if args[:2] == ["hook-impl", "reference-transaction"]:
         return _wake(args[2:])
+    if args[:1] == ["hook-impl"] and len(args) > 1 and not any(a.startswith("-") for a in args):
+        return _hook(args[1], args[2:])
     if args[:1] == ["sync"]:
         return _sync(args[1:])
     if args[:1] == ["dashboard"]:

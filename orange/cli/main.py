@@ -170,11 +170,7 @@ def run(argv: list[str] | None = None) -> int:
         _confine(args)
         started = time.time()
         command = fast_command(args)
-        if command is None:
-            code = _run_typer(args)
-        else:
-            command()
-            code = 0
+        code = _run_typer(args) if command is None else command() or 0
         _tell_hosts(args, started)
         return code
     except OrangeError as exc:

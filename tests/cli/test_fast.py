@@ -42,6 +42,11 @@ from tests.conftest import Cli, git, make_repo
         (["dashboard", "--project"], False),
         (["dashboard", "proj"], False),
         (["dashboard", "--help"], False),
+        (["hook-impl", "update", "refs/orange/tasks", "0" * 40, "1" * 40], True),
+        (["hook-impl", "post-commit"], True),
+        (["hook-impl"], False),
+        (["hook-impl", "--help"], False),
+        (["hook-impl", "pre-commit", "--bogus"], False),
     ],
     ids=[
         "update-summary",
@@ -64,6 +69,11 @@ from tests.conftest import Cli, git, make_repo
         "dashboard-missing-value",
         "dashboard-argument",
         "dashboard-help",
+        "hook",
+        "hook-no-args",
+        "hook-no-name",
+        "hook-help",
+        "hook-option",
     ],
 )
 def test_fast_path_takes_only_what_it_fully_understands(args: list[str], fast: bool) -> None:
@@ -215,6 +225,30 @@ def test_fast_and_typer_paths_give_the_same_result(
     assert fast.fast_command(args) is not None
     fast_outcome, typer_outcome = _run_both_ways(cli, repo, monkeypatch, args)
     assert fast_outcome == typer_outcome
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["hook-impl", "update", "refs/heads/feature", "0" * 40, "1" * 40],
+        ["hook-impl", "update", "refs/orange/other", "0" * 40, "1" * 40],
+        ["hook-impl", "update", "refs/orange/tasks", "1" * 40, "0" * 40],
+        ["hook-impl", "update", "refs/orange/tasks"],
+        ["hook-impl", "no-such-hook", "x"],
+    ],
+    ids=["other-branch", "other-orange-ref", "tasks-deleted", "too-few-args", "unknown-hook"],
+)
+def test_a_hook_gives_the_same_exit_code_and_words_both_ways(
+    cli: Cli, repo: Path, monkeypatch: pytest.MonkeyPatch, args: list[str]
+) -> None:
+    """Git runs `orange hook-impl NAME ARGS` for every commit, merge and push in a
+    project: the fast path answers as typer's command does, exit code included."""
+    cli.ok("project", "add", cwd=repo)
+    cli.ok("task", "create", "b", "first", "--no-spawn")
+    assert fast.fast_command(args) is not None
+    fast_outcome, typer_outcome = _run_both_ways(cli, repo, monkeypatch, args)
+    assert fast_outcome == typer_outcome
+    assert (fast_outcome[0] == 0) is (args[2:3] == ["refs/heads/feature"]), fast_outcome
 
 
 # Values as the parser hands them over: strings from the command line (well-formed or

@@ -21,8 +21,8 @@ PACKAGE = REPO_ROOT / "orange"
 COMPOSE = "orange/compose.py"
 GIT_RUN = "git run past orange.runtime.git"
 # The one module each may be built in: a process's adapters in the composition root;
-# what sits under an adapter (the working copies of a task with a worktree here) in
-# that adapter's module; a git subprocess in the git helper.
+# what sits under an adapter (libtmux's `Server`, the working copies of a task with a
+# worktree here) in that adapter's module; a git subprocess in the git helper.
 BUILT_IN = {
     "Tmux()": COMPOSE,
     "TmuxClient()": COMPOSE,
@@ -31,6 +31,7 @@ BUILT_IN = {
     "LocalCopies()": COMPOSE,  # the agents' TASK.md working copies
     "TmuxProbe()": COMPOSE,  # is an agent alive
     "LocalUsage()": COMPOSE,  # what the agent programs recorded
+    "Server()": "orange/runtime/tmux.py",
     "RuntimeCopies()": "orange/runtime/adapters.py",
     GIT_RUN: "orange/runtime/git.py",
 }

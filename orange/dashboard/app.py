@@ -13,6 +13,9 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import ClassVar
 
+# libtmux reads sys.stdout.encoding when first imported, and a running Textual app has
+# replaced sys.stdout with an object that has none: import it while the real one stands.
+import libtmux.server  # noqa: F401
 from rich.text import Text
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType

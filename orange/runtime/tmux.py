@@ -1,9 +1,7 @@
 """The one tmux adapter (STYLE §4): every tmux command Orange runs goes through here.
 
-Every command is one run of the ``tmux`` client (`Tmux._call`: its exit code and output
-lines, as libtmux's ``Server.cmd`` gave them before); ``attach`` alone execs tmux, since
-it hands the terminal over.  libtmux is not used: all Orange asked of it was that one
-call, and importing it cost a tenth of the dashboard's start (bench/README.md).
+All commands go through libtmux (`Server.cmd`), one tmux client call each; ``attach``
+alone execs tmux, since it hands the terminal over.
 
 Agents run as the pane's own process, never under a shell.  Their argv (a long prompt
 with newlines, quotes, ``$(...)``, a trailing ``;`` ...) never passes through a shell
@@ -25,16 +23,19 @@ from __future__ import annotations
 import os
 import re
 import signal
-import subprocess
 import sys
 import termios
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from orange.errors import HookFailed
 from orange.runtime.runfiles import private_file, write_spec
+
+if TYPE_CHECKING:
+    from libtmux.common import tmux_cmd
+    from libtmux.server import Server
 
 SOCKET_ENV = "ORANGE_TMUX_SOCKET"
 
@@ -104,15 +105,6 @@ class PaneInfo(NamedTuple):  # not a dataclass: see `orange.engine.workflow`
     activity: int | None = None
 
 
-class Result(NamedTuple):
-    """One tmux client call: its exit code, its output lines (trailing empty ones
-    dropped) and its error lines (empty ones dropped)."""
-
-    returncode: int
-    stdout: list[str]
-    stderr: list[str]
-
-
 def _int(text: str) -> int | None:
     return int(text) if text.strip().lstrip("-").isdigit() else None
 
@@ -125,16 +117,22 @@ class Tmux:
     def __init__(self, socket_name: str | None = None, *, submit_wait: float = SUBMIT_WAIT):
         self._socket_name = socket_name or None
         self.submit_wait = submit_wait
+        self._libtmux_server: Server | None = None
 
     @property
     def socket_name(self) -> str | None:
         return self._socket_name or os.environ.get(SOCKET_ENV) or None
 
-    def client(self) -> list[str]:
-        """The start of a tmux command line for this server: ``tmux`` (found on ``PATH``)
-        and, for a named server, its ``-L`` socket."""
+    @property
+    def _server(self) -> Server:
         socket = self.socket_name
-        return ["tmux", *(["-L", socket] if socket else [])]
+        if self._libtmux_server is None or self._libtmux_server.socket_name != socket:
+            # libtmux costs more to import than an agent's whole `task update`: only a
+            # command that really talks to tmux loads it.
+            from libtmux.server import Server
+
+            self._libtmux_server = Server(socket_name=socket)
+        return self._libtmux_server
 
     # -- names -----------------------------------------------------------------------
 
@@ -424,8 +422,9 @@ class Tmux:
         if os.environ.get("TMUX"):
             self._run("switch-client", "-t", f"={session}")
             return
-        argv = [*self.client(), "attach-session", "-t", f"={session}"]
-        os.execvp(argv[0], argv)
+        tmux = self._server.tmux_bin or "tmux"
+        socket = ["-L", self.socket_name] if self.socket_name else []
+        os.execvp(tmux, [tmux, *socket, "attach-session", "-t", f"={session}"])
 
     # -- server ----------------------------------------------------------------------
 
@@ -452,22 +451,14 @@ class Tmux:
             except OSError:
                 pass  # not ours to signal, or gone: the next listing will tell
 
-    def _call(self, *args: str) -> Result:
+    def _call(self, *args: str) -> tmux_cmd:
+        server = self._server
+        from libtmux import exc as tmux_exc  # loaded by the line above: free here
+
         try:
-            done = subprocess.run(
-                [*self.client(), *args],
-                capture_output=True,
-                text=True,
-                encoding="utf-8",
-                errors="backslashreplace",
-                check=False,
-            )
-        except FileNotFoundError:
+            return server.cmd(*args)
+        except tmux_exc.TmuxCommandNotFound:
             raise HookFailed("tmux is not installed", hint="install tmux 3.0 or newer") from None
-        stdout = done.stdout.split("\n")
-        while stdout and not stdout[-1]:
-            stdout.pop()
-        return Result(done.returncode, stdout, [line for line in done.stderr.split("\n") if line])
 
     def _run(self, *args: str) -> list[str]:
         """Run a tmux command; HookFailed (one line) when it fails.  Returns stdout lines."""

@@ -44,8 +44,10 @@ class TmuxClient(Tmux):
         server too) and return its exit status once the user detaches."""
         self._require(session, window)
         self._run("select-window", "-t", f"={session}:={window}")
+        tmux = self._server.tmux_bin or "tmux"
+        socket = ["-L", self.socket_name] if self.socket_name else []
         env = {key: value for key, value in os.environ.items() if key != "TMUX"}
-        argv = [*self.client(), "attach-session", "-t", f"={session}"]
+        argv = [tmux, *socket, "attach-session", "-t", f"={session}"]
         return subprocess.run(argv, env=env, check=False).returncode
 
     def set_buffer(self, text: str) -> None:
@@ -57,8 +59,9 @@ class TmuxClient(Tmux):
         socket = os.environ.get("TMUX", "").split(",", 1)[0]
         if not socket:
             raise HookFailed("not inside tmux")
+        tmux = self._server.tmux_bin or "tmux"
         result = subprocess.run(
-            ["tmux", "-S", socket, "load-buffer", "-w", "-"],
+            [tmux, "-S", socket, "load-buffer", "-w", "-"],
             input=text,
             capture_output=True,
             text=True,

@@ -59,10 +59,17 @@ def test_a_runaway_agent_is_stopped_at_its_budget(world: World) -> None:
     calls = _calls(worktree)
     monitor_loop.run_pass()
     assert _calls(worktree) == calls  # no agent spends any more
+
     # The stopped agent's death keeps the reason and says how to go on; a respawn is
-    # refused while the budget stays spent (it would start the runaway again).
-    attention = world.task(task_id).str_field("attention")
-    assert attention.startswith("budget of $5.00 spent ($") and "--budget" in attention
+    # refused while the budget stays spent (it would start the runaway again).  The
+    # death is recorded by this pass or by the project's own monitor, whichever takes
+    # the task's lock first (the other leaves it alone): waited for, not assumed.
+    def how_to_go_on() -> str | None:
+        attention = world.task(task_id).str_field("attention")
+        return attention if "--budget" in attention else None
+
+    attention = wait_for(how_to_go_on, 20, "the death recorded with how to go on")
+    assert attention.startswith("budget of $5.00 spent ($")
     refused = world.orange("task", "respawn", task_id)
     assert refused.code == 1 and "budget of $5.00 spent" in refused.err
     assert world.task(task_id).status == "stuck" and _worker_dead(world, session)

@@ -54,7 +54,7 @@ if TYPE_CHECKING:
 Trusted = Callable[[str], bool]
 # How far back `Checker.pending` looks for the bare move whose hooks are applied.
 LOOKBACK = 200
-_MERGE_FOLDERS = 100_000  # small trees a merge commit's check keeps (some 40 MB at most)
+_MERGE_FOLDERS = 40_000  # small trees a merge's check keeps (at 5,000 per side it peaks at 20 MiB)
 
 
 @dataclass(frozen=True)

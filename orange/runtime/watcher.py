@@ -8,16 +8,19 @@ tmux to run ``orange monitor --once`` the moment an agent pane dies.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shlex
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from orange.engine.caller import ROLE_VARIABLE, TASK_VARIABLE
+from orange.errors import OrangeError
 from orange.home import orange_home
 from orange.store.lock import attempt
 
@@ -62,8 +65,14 @@ def read_status() -> dict[str, Any]:
     return data if isinstance(data, dict) else {"running": data}
 
 
+STOP_WAIT = 3.0  # seconds a stopped monitor has to exit before it is killed
+
+
 def stop() -> bool:
-    """Stop this host's monitor loop; False when none runs."""
+    """Stop this host's monitor loop and return once it is gone (its lock free), so no
+    pass of it runs after "monitor stopped" is said: killed outright when SIGTERM has
+    not ended it within `STOP_WAIT` (a stopped or starved process).  False when none
+    runs."""
     data = read_status()
     pid = data.get("pid")
     if not data.get("running") or not isinstance(pid, int):
@@ -72,6 +81,24 @@ def stop() -> bool:
         os.kill(pid, signal.SIGTERM)
     except ProcessLookupError:
         return False
+    if _gone_within(STOP_WAIT):
+        return True
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGKILL)
+    if _gone_within(STOP_WAIT):
+        return True
+    raise OrangeError(
+        f"the monitor (pid {pid}) is still running after SIGTERM and SIGKILL",
+        hint=f"look at it with `ps -o pid,stat,cmd -p {pid}`",
+    )
+
+
+def _gone_within(seconds: float) -> bool:
+    deadline = time.monotonic() + seconds
+    while is_running():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.02)
     return True
 
 

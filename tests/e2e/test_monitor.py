@@ -3,6 +3,7 @@ applies within seconds, through tmux's pane-died hook (`orange monitor --once`).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -121,6 +122,30 @@ def test_the_log_names_the_signal_that_killed_an_agent(world: World) -> None:
 
     line = wait_for(logged, 20, "the death in the monitor's log")
     assert f"task {task_id} (proj, planning): worker was killed by signal 9 (SIGKILL): " in line
+
+
+def test_monitor_stop_answers_once_the_monitor_is_gone(world: World) -> None:
+    """ "monitor stopped" means no pass of it runs any more: a monitor that cannot act on
+    SIGTERM (stopped here; starved on a loaded machine) is waited for, then killed.
+    Before, `monitor stop` said so at once, and a pass still running could respawn an
+    agent of a session being torn down."""
+    world.set_harness("hold", HOLD)
+    world.create("mon-stop", "Watched", "--harness", "hold")
+    status = wait_for(
+        lambda: (
+            (data := read_status()).get("running") and isinstance(data.get("pid"), int) and data
+        ),
+        20,
+        "the monitor to run",
+    )
+    pid = status["pid"]
+    os.kill(pid, signal.SIGSTOP)  # it cannot act on the SIGTERM `monitor stop` sends
+    try:
+        assert world.ok("monitor", "stop").out == "monitor stopped\n"
+        assert read_status()["running"] is False
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGCONT)
 
 
 def _force_status(world: World, task_id: str, status: str) -> None:

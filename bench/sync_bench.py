@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import os
 import resource
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -102,16 +103,23 @@ def catch_up_figure(bench: Bench, repo: Path, ours: str, merge: str) -> tuple[fl
     from orange.store.store import TaskStore
 
     store = TaskStore.open(repo)
-    (store.repo.orange_dir() / RECORD).write_text(f"{ours}\n")
     replayed = int(bench.git(repo, "rev-list", "--count", merge, f"^{ours}"))
-    used = subprocess.run(
-        [sys.executable, "-c", _CATCH_UP, str(repo), merge],
-        env=bench.env,
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout
-    return float(used), replayed
+    samples = []
+    for _ in range(CATCH_UP_RUNS):
+        (store.repo.orange_dir() / RECORD).write_text(f"{ours}\n")
+        used = subprocess.run(
+            [sys.executable, "-c", _CATCH_UP, str(repo), merge],
+            env=bench.env,
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout
+        samples.append(float(used))
+    print(f"catch-up samples, CPU: {', '.join(f'{s:.2f} s' for s in samples)}", flush=True)
+    return statistics.median(samples), replayed
+
+
+CATCH_UP_RUNS = 3
 
 
 # The child: the catch-up's own CPU, imports left out.

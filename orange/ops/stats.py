@@ -104,17 +104,19 @@ def collect(
 ) -> Stats:
     """The statistics of these projects' stores (name, store); ``since``: commits from
     that time (seconds since the epoch) on; ``harness``: only tasks of that harness."""
+    scope = [
+        (name, store, {t.id: t for t in listing.tasks(store.snapshot()) if isinstance(t, Task)})
+        for name, store in stores
+    ]
+    if harness is not None:  # before the history is read: a typo costs no walk
+        _check_harness(
+            harness, {t.str_field("harness") for _, _, tasks in scope for t in tasks.values()}
+        )
     facts: list[TaskFacts] = []
     in_status: dict[str, list[int]] = defaultdict(list)
-    seen: set[str] = set()  # the harnesses of the tasks in scope
-    for name, store in stores:
-        current = {t.id: t for t in listing.tasks(store.snapshot()) if isinstance(t, Task)}
-        seen.update(t.str_field("harness") for t in current.values())
+    for name, store, current in scope:
         history = rows(store.pygit, store.repo.orange_dir())
-        found = _facts(name, history, current, since, in_status, harness)
-        facts.extend(found)
-    if harness is not None:
-        _check_harness(harness, seen)
+        facts.extend(_facts(name, history, current, since, in_status, harness))
     return Stats(facts, dict(in_status))
 
 

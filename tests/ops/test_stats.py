@@ -103,13 +103,15 @@ def test_a_harness_only_the_tasks_name_is_known_and_a_typo_is_refused(store: Tas
     # A task that ran with a harness since removed from this host's configuration.
     retired = [*TASKS, ("ddddddd4", {"harness": "retired", "summary": "Old", "status": "done"})]
     write(store.pygit, retired, [*HISTORY, Event(10, "ddddddd4", "task.created")])
-    assert collect([("shop", store)], harness="retired").report()["tasks"]["started"] == 1
-    assert collect([("shop", store)], harness="pi").report()["tasks"]["started"] == 0
     with pytest.raises(InvalidInput) as refused:
         collect([("shop", store)], harness="claud")
     assert str(refused.value) == (
         "unknown harness 'claud' (known: claude, codex, demo, opencode, pi, retired)"
     )
+    # Refused before the history is read: nothing walked, no cache written.
+    assert not (store.repo.orange_dir() / "stats-cache.json").exists()
+    assert collect([("shop", store)], harness="retired").report()["tasks"]["started"] == 1
+    assert collect([("shop", store)], harness="pi").report()["tasks"]["started"] == 0
 
 
 def test_a_warm_answer_reads_the_cache_and_new_commits_only(store: TaskStore) -> None:

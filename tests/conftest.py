@@ -6,6 +6,7 @@ import hashlib
 import os
 import subprocess
 import sys
+import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,6 +16,7 @@ import pytest
 from hypothesis import Phase, settings
 
 from orange.cli.main import run as cli_run
+from orange.runtime.tmux import Tmux
 from tests.processes import kill_all, wait_gone
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -144,6 +146,17 @@ def make_repo(path: Path) -> Path:
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
     return make_repo(tmp_path / "proj")
+
+
+@pytest.fixture
+def tmux(monkeypatch: pytest.MonkeyPatch) -> Iterator[Tmux]:
+    """Orange's tmux adapter on a tmux server of the test's own (killed afterwards)."""
+    socket = f"orange-test-{uuid.uuid4().hex[:10]}"
+    monkeypatch.setenv("ORANGE_TMUX_SOCKET", socket)
+    server = Tmux()
+    assert server.socket_name == socket
+    yield server
+    server.kill_server()
 
 
 @dataclass

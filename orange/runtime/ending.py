@@ -76,10 +76,7 @@ def _gone(pids: list[int], then: Then) -> None:
     """Wait until ``pids`` exited (SIGKILL to their groups after `GRACE`), then ``then``
     (also when one outlives its SIGKILL by another `GRACE`: never a wait without end)."""
     for last in (False, True):
-        deadline = time.monotonic() + GRACE
-        while any(_alive(pid) for pid in pids) and time.monotonic() < deadline:
-            time.sleep(0.02)
-        living = [pid for pid in pids if _alive(pid)]
+        living = _wait(pids, GRACE)
         if not living:
             break
         if not last:
@@ -88,20 +85,34 @@ def _gone(pids: list[int], then: Then) -> None:
         then()
 
 
+def _wait(pids: list[int], seconds: float) -> list[int]:
+    """Those of ``pids`` still running after up to ``seconds`` of waiting for them."""
+    deadline = time.monotonic() + seconds
+    while any(_alive(pid) for pid in pids) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return [pid for pid in pids if _alive(pid)]
+
+
 def _end_own(kill: Callable[[], None], pids: list[int], then: Then) -> None:
     """End the agents of a session or window this process runs in, the caller's own
     agent first, at once (SIGKILL: its last model call is in its session file, written
     before its tool started this process), then the rest as ``kill`` ends them; this
-    process ignores the hang-up meanwhile and calls ``then`` once they are gone."""
+    process ignores the hang-up meanwhile and calls ``then`` once they are gone.
+
+    The own agent leads the terminal's session: its exit hangs the terminal up and sends
+    SIGHUP to the processes in its foreground, the tmux client ``kill`` starts among
+    them.  So ``kill`` waits until that exit is over: a client hung up mid-call printed
+    no panes and the window outlived its kill (about one time in four, tmux 3.3a)."""
     for sig in (signal.SIGHUP, signal.SIGTERM):
         signal.signal(sig, signal.SIG_IGN)
     ancestors = _ancestors()
-    for pid in pids:
-        if pid in ancestors:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
+    own = [pid for pid in pids if pid in ancestors]
+    for pid in own:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+    _wait(own, GRACE)
     kill()
     _gone(pids, then)
 

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import sys
 import time
-import uuid
-from collections.abc import Iterator
 from pathlib import Path
 from typing import NamedTuple
 
@@ -34,14 +32,6 @@ class Said(agentscreens.Setter):
 
     def clear(self, task_id: str) -> None:
         self.calls.append(("clear", task_id))
-
-
-@pytest.fixture
-def tmux(monkeypatch: pytest.MonkeyPatch) -> Iterator[Tmux]:
-    monkeypatch.setenv("ORANGE_TMUX_SOCKET", f"orange-test-{uuid.uuid4().hex[:10]}")
-    server = Tmux()
-    yield server
-    server.kill_server()
 
 
 def _pane(tmux: Tmux, tmp_path: Path, text: str, session: str = "s") -> PaneInfo:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import sys
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 from typing import NamedTuple
 
@@ -43,16 +42,6 @@ NASTY = (
     "; rm -rf nothing ;\n"
     "ends with;"
 )
-
-
-@pytest.fixture
-def tmux(monkeypatch: pytest.MonkeyPatch) -> Iterator[Tmux]:
-    socket = f"orange-test-{uuid.uuid4().hex[:10]}"
-    monkeypatch.setenv("ORANGE_TMUX_SOCKET", socket)
-    server = Tmux()
-    assert server.socket_name == socket
-    yield server
-    server.kill_server()
 
 
 def dead(tmux: Tmux, session: str, window: str) -> PaneInfo:

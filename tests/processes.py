@@ -64,11 +64,18 @@ def _read(path: str) -> bytes:
 
 
 def wait_gone(root: Path, timeout: float) -> list[Proc]:
-    """Poll until no process refers to ``root``; those still there after ``timeout``."""
+    """Poll until no process refers to ``root``; those still there after ``timeout``.
+
+    One scan is no snapshot: a process that starts another and exits while /proc is
+    read (a tmux server killed with its agents starts its pane-died hooks as it goes)
+    can leave that scan seeing neither, its child born after the listing.  So nothing
+    is believed only when the next scan, a moment later, finds nothing either."""
     deadline = time.monotonic() + timeout
+    empty = 0
     while True:
         left = processes_under(root)
-        if not left or time.monotonic() >= deadline:
+        empty = 0 if left else empty + 1
+        if empty == 2 or (left and time.monotonic() >= deadline):
             return left
         time.sleep(0.05)
 

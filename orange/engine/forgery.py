@@ -51,6 +51,7 @@ from orange.store import layout, rewind
 from orange.store.events import Change
 from orange.store.files import replace_file
 from orange.store.lock import exclusive
+from orange.store.since import commits_since
 from orange.store.store import Snapshot, TaskStore, now_iso
 from orange.store.task import Task
 
@@ -192,11 +193,7 @@ def _record(store: TaskStore, tip: str) -> None:
 def _slice(store: TaskStore, tip: str, start: str | None, limit: int) -> tuple[str, int]:
     """The commit ending the first ``limit`` commits after ``start`` towards ``tip`` (in
     the replay's order: what it ends includes no later one), and how many come after."""
-    modes = pygit2.enums.SortMode
-    walker = store.pygit.walk(tip, modes.TOPOLOGICAL | modes.REVERSE)
-    if start is not None:
-        walker.hide(start)
-    ids = [commit.id for commit in walker]
+    ids = [commit.id for commit in commits_since(store.pygit, tip, start)]
     if len(ids) <= limit:
         return tip, 0
     return str(ids[limit - 1]), len(ids) - limit

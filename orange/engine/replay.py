@@ -44,6 +44,7 @@ from orange.engine.steps import GUARDED, check_created, check_step, guarded, mov
 from orange.engine.workflow import HookSpec, Workflow
 from orange.errors import OrangeError
 from orange.store import events, layout, runfile
+from orange.store.since import commits_since
 from orange.store.syncmerge import Walked
 from orange.store.task import Task
 from orange.store.treediff import Listings, changed_blobs, changed_files
@@ -113,12 +114,7 @@ class Checker:
 
     def run(self, new: str, old: str | None = None) -> Checker:
         """Check the commits reachable from ``new`` but not from ``old`` (all if None)."""
-        walker = self.repo.walk(
-            new, pygit2.enums.SortMode.TOPOLOGICAL | pygit2.enums.SortMode.REVERSE
-        )
-        if old:
-            walker.hide(old)
-        for commit in walker:
+        for commit in commits_since(self.repo, new, old or None):
             self.check_commit(commit)
         return self
 

@@ -172,3 +172,28 @@ def test_a_merge_is_judged_by_the_walk_of_their_side_just_made(env: Env) -> None
     assert [(v.task_id, v.reason) for v in found] == [
         (shared, f"merge commit differs from Orange's merge of its parents at {path}")
     ]
+
+
+def test_a_catch_up_replays_nothing_the_verified_tip_holds_whatever_the_dates(
+    env: Env,
+) -> None:
+    """Their commits dated before the base both sides share (a clock behind) do not take
+    the replay past that base: history the verified tip holds is not judged again (here
+    an illegal move made before verification started, which today's rules refuse)."""
+    from orange.engine.catalog import load_named
+    from orange.engine.tasks import create_task
+
+    made = [
+        create_task(env.store, env.project, load_named("default"), summary=name).id
+        for name in ("old", "ours", "theirs")
+    ]
+    _force(env, made[0], status="reviewing")  # accepted before this host verified
+    repo = env.store.pygit
+    base = repo[_tip(env)].peel(pygit2.Commit)
+    ours = base
+    for number in range(8):  # more than git's five steps of slack, all dated long ago
+        ours = _summary_commit(repo, ours, made[1], f"ours {number}", 100 + number)
+    theirs = _summary_commit(repo, base, made[2], "theirs", 500)
+    merge = _merge_commit(repo, ours, theirs, plan_merge(repo, ours, theirs))
+    assert check_history(repo, str(base.id), trusted=SHIPPED) != []  # (what it holds)
+    assert check_history(repo, merge, str(ours.id), trusted=SHIPPED) == []

@@ -1,0 +1,85 @@
+"""`commits_since` answers exactly what one tip reaches and another does not, whatever
+the commits' dates: histories of lines and merges with dates in any order, written into
+a real repository, against the set difference of two full walks."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pygit2
+from hypothesis import HealthCheck, given
+from hypothesis import strategies as st
+
+from orange.store.since import commits_since
+from tests.conftest import examples
+
+
+def _ancestors(repo: pygit2.Repository, tip: pygit2.Oid) -> set[pygit2.Oid]:
+    return {commit.id for commit in repo.walk(tip)}  # no hidden commit: no cut by dates
+
+
+@st.composite
+def histories(draw: st.DrawFn) -> list[tuple[list[int], int]]:
+    """Commits as (indexes of earlier commits as parents, date): a root, then each one
+    with one or two parents among those before it, mostly the one just before (lines
+    longer than git's five steps of slack), dated near its first parent, mostly earlier
+    (clocks behind)."""
+    size = draw(st.integers(2, 40))
+    found: list[tuple[list[int], int]] = [([], 1000)]
+    for index in range(1, size):
+        back = draw(st.integers(0, index - 1))
+        first = draw(st.sampled_from([index - 1, back]))
+        parents = [first]
+        if index > 2 and draw(st.booleans()):
+            other = draw(st.integers(0, index - 1))
+            parents += [other] if other != first else []
+        found.append((parents, found[first][1] + draw(st.integers(-60, 5))))
+    return found
+
+
+@given(history=histories(), picks=st.tuples(st.integers(0, 10**6), st.integers(0, 10**6)))
+@examples(40, suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_what_a_tip_has_that_another_has_not_whatever_the_dates(
+    tmp_path: Path, history: list[tuple[list[int], int]], picks: tuple[int, int]
+) -> None:
+    folder = tmp_path / "history"  # one for every example (commits are content-addressed)
+    repo = (
+        pygit2.Repository(str(folder))
+        if folder.exists()
+        else pygit2.init_repository(str(folder), bare=True)
+    )
+    tree = repo.TreeBuilder().write()
+    ids: list[pygit2.Oid] = []
+    for number, (parents, date) in enumerate(history):
+        who = pygit2.Signature("t", "t@example.com", 1000 + date, 0)
+        message = f"c{number}"
+        ids.append(repo.create_commit(None, who, who, message, tree, [ids[p] for p in parents]))
+    tip, since = ids[picks[0] % len(ids)], ids[picks[1] % len(ids)]
+    found = commits_since(repo, str(tip), str(since))
+    assert {c.id for c in found} == _ancestors(repo, tip) - _ancestors(repo, since)
+    order = {commit.id: index for index, commit in enumerate(found)}
+    for commit in found:  # parents first
+        assert all(order[p] < order[commit.id] for p in commit.parent_ids if p in order)
+    assert {c.id for c in commits_since(repo, str(tip), None)} == _ancestors(repo, tip)
+
+
+def test_a_line_dated_before_its_base_is_not_walked_past_the_base(tmp_path: Path) -> None:
+    """The case met: a teammate's commits dated before the base both sides share."""
+    repo = pygit2.init_repository(str(tmp_path / "r"), bare=True)
+    tree = repo.TreeBuilder().write()
+
+    def commit(date: int, *parents: pygit2.Oid) -> pygit2.Oid:
+        who = pygit2.Signature("t", "t@example.com", date, 0)
+        return repo.create_commit(None, who, who, "c", tree, list(parents))
+
+    root = commit(9000)
+    base = commit(9001, root)
+    ours = base
+    for _ in range(8):  # more than git's five steps of slack, all older than theirs
+        ours = commit(100, ours)
+    theirs = commit(500, base)
+    merge = commit(9003, ours, theirs)
+    walker = repo.walk(merge, pygit2.enums.SortMode.TOPOLOGICAL)
+    walker.hide(ours)
+    assert base in {c.id for c in walker}  # what git's own walk answers (libgit2's too)
+    assert [c.id for c in commits_since(repo, str(merge), str(ours))] == [theirs, merge]

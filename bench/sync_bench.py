@@ -46,7 +46,11 @@ def _changes(bench: Bench, repo: Path, ids: list[str], tag: str) -> None:
     store = TaskStore.open(repo)
     snap = store.snapshot()
     signature = _signature(store.pygit)  # the store's committer
-    start = int(time.time()) - len(ids)  # a second apart, the last one now
+    # A second apart, the last one now, but never before the tip: dated before the base
+    # the two sides share, git's walk from the merge (ours hidden) went on past that base
+    # and the catch-up replayed the creation of every task too (`orange.store.since`).
+    assert snap.commit is not None
+    start = max(int(time.time()) - len(ids), snap.commit.commit_time + 1)
 
     def commits() -> Iterator[tuple[str, Mapping[str, bytes], int]]:
         for number, task_id in enumerate(ids):

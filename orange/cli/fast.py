@@ -1,11 +1,12 @@
 """A fast path for the commands agents run all the time, and the dashboard, without typer.
 
 ``task update [ID] --summary S | --status S | --branch [B]``, ``task list``, ``sync
-[REMOTE]`` and ``dashboard`` (a person's bare ``orange``) with their plain options, and
+[REMOTE]`` and ``dashboard`` (a person's bare ``orange``) with their plain options,
 ``hook-impl NAME ARGS...`` (git runs one for every commit, merge and push in a
-project).  Anything else — help, an unknown or repeated option, a missing value —
-returns None and typer handles the command as usual, so the fast path never changes
-what a command means; it only skips typer's start-up cost.
+project) and ``monitor --once`` (tmux runs one for every agent that exits).  Anything
+else — help, an unknown or repeated option, a missing value — returns None and typer
+handles the command as usual, so the fast path never changes what a command means; it
+only skips typer's start-up cost.
 """
 
 from __future__ import annotations
@@ -101,6 +102,15 @@ def _wake(hook_args: list[str]) -> Callable[[], None]:
     return wake
 
 
+def _once() -> None:
+    # Each fast command loads its own module only: that is the point of the path.
+    from orange.monitor.once import run_once
+
+    report = run_once()  # None: another process's passes cover this request
+    for line in report.actions if report is not None else ():
+        print(line)
+
+
 def fast_command(args: list[str]) -> Callable[[], int | None] | None:
     """The command to run for ``args`` if the fast path knows it, else None; what it
     returns is the exit code (None: 0)."""
@@ -108,6 +118,8 @@ def fast_command(args: list[str]) -> Callable[[], int | None] | None:
         return _wake(args[2:])
     if args[:1] == ["hook-impl"] and len(args) > 1 and not any(a.startswith("-") for a in args):
         return _hook(args[1], args[2:])
+    if args == ["monitor", "--once"]:
+        return _once
     if args[:1] == ["sync"]:
         return _sync(args[1:])
     if args[:1] == ["dashboard"]:

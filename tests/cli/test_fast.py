@@ -47,6 +47,9 @@ from tests.conftest import Cli, git, make_repo
         (["hook-impl"], False),
         (["hook-impl", "--help"], False),
         (["hook-impl", "pre-commit", "--bogus"], False),
+        (["monitor", "--once"], True),
+        (["monitor", "--once", "--json"], False),
+        (["monitor"], False),
     ],
     ids=[
         "update-summary",
@@ -74,6 +77,9 @@ from tests.conftest import Cli, git, make_repo
         "hook-no-name",
         "hook-help",
         "hook-option",
+        "monitor-once",
+        "monitor-once-json",
+        "monitor-loop",
     ],
 )
 def test_fast_path_takes_only_what_it_fully_understands(args: list[str], fast: bool) -> None:
@@ -96,8 +102,8 @@ def test_fast_and_typer_paths_agree(cli: Cli, repo: Path) -> None:
 
 @pytest.mark.parametrize(
     ("args", "code"),
-    [(["task", "list", "--json"], 0), (["dashboard"], 1)],  # 1: it needs a terminal
-    ids=["list", "dashboard"],
+    [(["task", "list", "--json"], 0), (["dashboard"], 1), (["monitor", "--once"], 0)],
+    ids=["list", "dashboard", "monitor-once"],  # dashboard 1: it needs a terminal
 )
 def test_fast_path_does_not_import_typer(repo: Path, cli: Cli, args: list[str], code: int) -> None:
     cli.ok("project", "add", cwd=repo)
@@ -196,6 +202,7 @@ def _run_both_ways(
         ["task", "list", "--project", "proj", "--json"],
         ["dashboard", "--project", "nope"],
         ["dashboard", "--all-projects", "--exit-on-attach"],
+        ["monitor", "--once"],
     ],
     ids=[
         "summary",
@@ -210,6 +217,7 @@ def _run_both_ways(
         "list-project",
         "dashboard-no-project",
         "dashboard-no-terminal",
+        "monitor-once",
     ],
 )
 def test_fast_and_typer_paths_give_the_same_result(

@@ -1,7 +1,8 @@
 """A fast path for the commands agents run all the time, and the dashboard, without typer.
 
-``task update [ID] --summary S | --status S | --branch [B]``, ``task list``, ``sync
-[REMOTE]`` and ``dashboard`` (a person's bare ``orange``) with their plain options,
+``task update [ID] --summary S | --status S | --branch [B]``, ``task list``, ``task
+show [ID]``, ``sync [REMOTE]`` and ``dashboard`` (a person's bare ``orange``) with their
+plain options,
 ``hook-impl NAME ARGS...`` (git runs one for every commit, merge and push in a
 project) and ``monitor --once`` (tmux runs one for every agent that exits).  Anything
 else — help, an unknown or repeated option, a missing value — returns None and typer
@@ -28,6 +29,10 @@ _LIST = {
     "--all": False,
     "--all-projects": False,
     "--body": False,
+    "--json": False,
+}
+_SHOW = {
+    "--project": True,
     "--json": False,
 }
 _SYNC = {
@@ -166,6 +171,23 @@ def fast_command(args: list[str]) -> Callable[[], int | None] | None:
             )
 
         return list_
+    if args[1] == "show":
+        parsed = _parse(args[2:], _SHOW, positionals=1)
+        if parsed is None:
+            return None
+        plain, opts = parsed
+
+        def show() -> None:
+            # Each fast command loads its own module only: that is the point of the path.
+            from orange.cli.showing import show_task
+
+            show_task(
+                task=plain[0] if plain else None,
+                project=_text(opts, "--project"),
+                json_out=bool(opts.get("--json")),
+            )
+
+        return show
     return None
 
 

@@ -17,17 +17,15 @@ from orange import projects
 from orange.cli.context import locate
 from orange.cli.create import create_and_report
 from orange.cli.listing import list_tasks
-from orange.cli.output import emit_json, history_object, print_task, task_object, visible
+from orange.cli.output import emit_json, history_object, task_object, visible
+from orange.cli.showing import show_task
 from orange.cli.update import update_task
 from orange.compose import process_caller, runtime
-from orange.engine.definitions import is_active, trusted
 from orange.engine.dependencies import parse as parse_after
-from orange.engine.elsewhere import running_elsewhere
 from orange.engine.gates import section as get_section
 from orange.engine.sections import edit_section
 from orange.engine.tasks import check_deletable, delete_task
 from orange.errors import InvalidInput, NotFound
-from orange.home import host_name
 from orange.ops.create import Harnesses
 from orange.store.history import task_history
 
@@ -180,39 +178,7 @@ def list_(
 def show(task: TaskArg = None, project: ProjectOpt = None, json_out: JsonOpt = False) -> None:
     """Show a task: frontmatter, body and history."""
 
-    ref = locate(task, project)
-    current = ref.store.get(ref.task_id)
-    history = task_history(ref.store, ref.task_id)
-    snap = ref.store.snapshot()
-    is_trusted = trusted(snap, current)  # a local mark, never committed
-    elsewhere = running_elsewhere(current, active=is_active(snap, current), here=host_name())
-    # The pool's modules only for `show`: `task update` and `list` never load them.
-    from orange.ops.workspaces import local_facts
-
-    facts = local_facts(ref.project, current)  # this host's: never committed
-    from orange.runtime.conflicts import predicted
-
-    clashes = predicted(ref.store, snap, ref.project).get(ref.task_id, ())
-    if json_out:
-        obj = task_object(current, body=current.body) | facts
-        if clashes:
-            obj["conflicts"] = [clash.as_json() for clash in clashes]
-        if not is_trusted:
-            obj["trusted"] = False
-        if elsewhere:
-            obj["running_on"] = elsewhere
-        obj["history"] = [history_object(h) for h in history]
-        emit_json(obj)
-    else:
-        shown = current.with_fields(**facts) if facts else current
-        print_task(
-            shown,
-            current.body,
-            history,
-            trusted=is_trusted,
-            elsewhere=elsewhere,
-            conflicts=[clash.text(most=20) for clash in clashes],
-        )
+    show_task(task=task, project=project, json_out=json_out)
 
 
 def log(task: TaskArg = None, project: ProjectOpt = None, json_out: JsonOpt = False) -> None:

@@ -35,7 +35,7 @@ def test_without_typers_private_converter_commands_run_through_typers_own(
 ) -> None:
     cli.ok("project", "add", cwd=repo)
     for args in (
-        ("task", "show", "nope", "--json"),
+        ("task", "log", "nope", "--json"),
         ("task", "peek", "nope", "--lines", "7"),
         ("task", "peek", "nope", "--lines", "x"),
     ):

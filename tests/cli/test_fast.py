@@ -31,7 +31,10 @@ from tests.conftest import Cli, git, make_repo
         (["task", "update", "abc", "--summary", "a", "--summary", "b"], False),
         (["task", "update", "a", "b", "--summary", "x"], False),
         (["task", "list", "--bogus"], False),
-        (["task", "show", "abc"], False),
+        (["task", "show", "abc"], True),
+        (["task", "show", "--json", "--project", "p"], True),
+        (["task", "show", "abc", "--lines", "3"], False),
+        (["task", "log", "abc"], False),
         (["sync"], True),
         (["sync", "upstream", "--json", "--project", "p"], True),
         (["sync", "--setup"], True),
@@ -61,6 +64,9 @@ from tests.conftest import Cli, git, make_repo
         "repeated",
         "two-ids",
         "unknown-option",
+        "show",
+        "show-options",
+        "show-unknown-option",
         "other-command",
         "sync",
         "sync-options",
@@ -102,9 +108,11 @@ def test_fast_and_typer_paths_agree(cli: Cli, repo: Path) -> None:
 
 @pytest.mark.parametrize(
     ("args", "code"),
-    [(["task", "list", "--json"], 0), (["dashboard"], 1), (["monitor", "--once"], 0)],
-    ids=["list", "dashboard", "monitor-once"],  # dashboard 1: it needs a terminal
-)
+    # show 1: no task named, outside a worktree; dashboard 1: it needs a terminal
+    [(["task", "list", "--json"], 0), (["task", "show", "--json"], 1), (["dashboard"], 1),
+     (["monitor", "--once"], 0)],
+    ids=["list", "show", "dashboard", "monitor-once"],
+)  # fmt: skip
 def test_fast_path_does_not_import_typer(repo: Path, cli: Cli, args: list[str], code: int) -> None:
     cli.ok("project", "add", cwd=repo)
     probe = (
@@ -137,8 +145,9 @@ def _typer_command(*path: str) -> Any:
 @pytest.mark.parametrize(
     ("path", "table", "positionals"),
     [(("task", "update"), fast._UPDATE, 1), (("task", "list"), fast._LIST, 0),
-     (("sync",), fast._SYNC, 1), (("dashboard",), fast._DASHBOARD, 0)],
-    ids=["update", "list", "sync", "dashboard"],
+     (("task", "show"), fast._SHOW, 1), (("sync",), fast._SYNC, 1),
+     (("dashboard",), fast._DASHBOARD, 0)],
+    ids=["update", "list", "show", "sync", "dashboard"],
 )  # fmt: skip
 def test_fast_option_tables_match_the_typer_commands(
     path: tuple[str, ...], table: dict[str, bool], positionals: int
@@ -200,6 +209,9 @@ def _run_both_ways(
         ["task", "list", "--json", "--all", "--body"],
         ["task", "list", "--status", "pending", "--all-projects"],
         ["task", "list", "--project", "proj", "--json"],
+        ["task", "show", "{id}"],
+        ["task", "show", "{id}", "--json", "--project", "proj"],
+        ["task", "show", "nosuchtask", "--json"],
         ["dashboard", "--project", "nope"],
         ["dashboard", "--all-projects", "--exit-on-attach"],
         ["monitor", "--once"],
@@ -215,6 +227,9 @@ def _run_both_ways(
         "list-json",
         "list-status",
         "list-project",
+        "show",
+        "show-json-project",
+        "show-no-task",
         "dashboard-no-project",
         "dashboard-no-terminal",
         "monitor-once",

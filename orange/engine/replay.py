@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -45,9 +46,9 @@ from orange.engine.workflow import HookSpec, Workflow
 from orange.errors import OrangeError
 from orange.store import events, layout, runfile
 from orange.store.since import commits_since
-from orange.store.syncmerge import Walked
+from orange.store.syncmerge import Walked, changed_entries, opened
 from orange.store.task import Task
-from orange.store.treediff import Listings, changed_blobs, changed_files
+from orange.store.treediff import Entry, Listings, changed_files, is_tree
 
 if TYPE_CHECKING:
     import pygit2
@@ -362,17 +363,35 @@ class Checker:
             reason = "a merge of more than two histories is never Orange's"
             self.found.append(Violation(str(commit.id), layout.TASKS_REF, reason, ""))
             return
-        # The plan's two diffs and this one read the same task folders (the merge's
-        # are their side's): kept for the three.
+        # The plan's two diffs and this one read the same trees: kept for the three.
         listings = Listings(self.repo, small=_MERGE_FOLDERS)
         walked = Walked(listings, self._walked.tasks)
-        writes = plan_merge(self.repo, parents[0], parents[1], walked).writes
+        made = plan_merge(self.repo, parents[0], parents[1], walked)
         folders: list[bytes] = []
-        actual = changed_blobs(self.repo, parents[0].tree, commit.tree, listings, folders)
+        actual = changed_entries(listings, parents[0].tree, commit.tree, folders)
         self._walked.add(commit, folders)
-        expected = {path: _blob_of(content) for path, content in writes.items()}
-        for path in sorted(actual.keys() | expected.keys()):
-            if actual.get(path, _ABSENT) == expected.get(path, _ABSENT) or path in self.tainted:
+        # A task folder the plan takes whole from their side is their tree, by id; any
+        # other folder the merge changed, or one it did not take as planned, is compared
+        # file by file (what the plan writes there against what the merge holds).
+        taken = {
+            folder
+            for folder, tree in made.folders.items()
+            if folder in actual and _hex(actual[folder][1]) == (tree and str(tree))
+        }
+        rest = {path: entries for path, entries in actual.items() if path not in taken}
+        found = {path: _hex(after) for path, (_, after) in opened(listings, rest, rest.keys())}
+        expected = {path: _blob_of(content) for path, content in made.writes.items()}
+        planned = {
+            folder: (_entry_at(listings, parents[0].tree, folder), tree)
+            for folder, tree in made.folders.items()
+            if folder not in taken
+        }
+        for folder, (mine, tree) in planned.items():
+            theirs = None if tree is None else (b"40000", b"", tree.raw)
+            for path, (_, after) in opened(listings, {folder: (mine, theirs)}, {folder}):
+                expected[path] = _hex(after)
+        for path in sorted(found.keys() | expected.keys()):
+            if found.get(path, _ABSENT) == expected.get(path, _ABSENT) or path in self.tainted:
                 continue
             task_id = path.split("/")[2] if path.count("/") >= 3 else path
             reason = f"merge commit differs from Orange's merge of its parents at {path}"
@@ -482,6 +501,21 @@ def _restores(
     if any(was.fields.get(n) != now.fields.get(n) for n in names):
         return False
     return field_problem(was.fields, now.fields, names, default_branches=default_branches) is None
+
+
+def _hex(entry: Entry | None) -> str | None:
+    return None if entry is None else entry[2].hex()
+
+
+def _entry_at(listings: Listings, tree: pygit2.Tree, path: str) -> Entry | None:
+    """The entry at ``path`` in ``tree`` (None: nothing, or a file above it)."""
+    entry: Entry | None = (b"40000", b"", tree.id.raw)
+    for name in os.fsencode(path).split(b"/"):
+        if not is_tree(entry):
+            return None
+        assert entry is not None
+        entry = listings.of(entry[2]).get(name)
+    return entry
 
 
 def _blob_of(content: bytes | pygit2.Oid | None) -> str | None:

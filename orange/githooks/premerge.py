@@ -60,7 +60,7 @@ def check_merge(repo: GitRepo, theirs_id: str) -> list[str]:
     index = os.environ.get("GIT_INDEX_FILE")  # the index git is committing
     env = {"GIT_INDEX_FILE": os.path.abspath(index)} if index else {}
     staged = pygit[git("write-tree", cwd=repo.workdir, env=env)].peel(pygit2.Tree)
-    writes = plan_merge(pygit, ours, theirs).tree_writes(theirs.tree)
+    writes = plan_merge(pygit, ours, theirs).tree_writes()
     expected_id = apply_writes(pygit, ours.tree, writes)
     expected = pygit[expected_id].peel(pygit2.Tree) if expected_id else ours.tree
     problems = [

@@ -57,7 +57,7 @@ def _bring(store: TaskStore, theirs_id: str, remote: str, planner: Planner) -> O
             _swap(store, ref, theirs.id, f"sync: fast-forward to {remote}")
             return Outcome("fast-forward", came, str(theirs.id))
         plan = planner(repo, ours, theirs)
-        writes = plan.tree_writes(theirs.tree)
+        writes = plan.tree_writes()
         tree = apply_writes(repo, ours.tree, writes) or repo.TreeBuilder().write()
         signature = _signature(repo)
         subject = plan.subject(remote)

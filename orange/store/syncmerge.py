@@ -16,15 +16,15 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator
 from typing import NamedTuple
 
 import pygit2
 
 from orange.store import layout
 from orange.store.taskmerge import Rules, Side, merge_task
-from orange.store.tree import Content, Subtree, read_tree
-from orange.store.treediff import Listings, changes
+from orange.store.tree import Content, Subtree
+from orange.store.treediff import Entry, Listings, changes, is_tree
 
 VERSION = "1"  # the ``Orange-Merge`` trailer: the version of these rules
 
@@ -34,21 +34,15 @@ class Plan(NamedTuple):
     incoming: tuple[str, ...]  # tasks changed on their side since the base
     outgoing: tuple[str, ...]  # tasks changed on our side since the base
     conflicts: dict[str, tuple[str, ...]]  # task id → what needed a rule
-    # Task folders changed on their side only: the writes under one turn ours into
-    # theirs (`tree_writes`: the merged tree without rebuilding them).
-    folders: frozenset[str]
+    # Besides `writes`: each task folder changed on their side only, taken whole (their
+    # tree's id; None: they deleted it).  Its files are never read, here or by the
+    # checker, which compares the merge's folder with theirs by tree id.
+    folders: dict[str, pygit2.Oid | None]
 
-    def tree_writes(self, theirs: pygit2.Tree) -> dict[str, Content | Subtree]:
-        """`writes`, each of `folders` written as ``theirs``'s tree at once."""
-        taken: dict[str, Content | Subtree] = {}
-        for folder in sorted(self.folders):
-            tree = read_tree(theirs, folder)
-            if tree is not None:  # (a folder they deleted is the writes' deletes)
-                taken[folder] = Subtree(tree.id)
-        kept: dict[str, Content | Subtree] = {
-            path: content for path, content in self.writes.items() if _folder(path) not in taken
-        }
-        return kept | taken
+    def tree_writes(self) -> dict[str, Content | Subtree]:
+        """`writes` and each of `folders` as their tree (the merged tree, over ours)."""
+        taken = {f: None if tree is None else Subtree(tree) for f, tree in self.folders.items()}
+        return {**self.writes, **taken}
 
     def subject(self, remote: str) -> str:
         came, went, n = len(self.incoming), len(self.outgoing), len(self.conflicts)
@@ -77,27 +71,38 @@ def plan(
     base = merge_base(repo, ours.id, theirs.id)
     base_tree = base.tree if base is not None else None
     listings = Listings(repo) if walked is None else walked.listings
-    mine = dict(_changed(listings, base_tree, ours.tree))  # path → blob id (None: deleted)
-    yours = dict(_changed(listings, base_tree, theirs.tree))
-    both = sorted(p for p in mine.keys() & yours.keys() if mine[p] != yours[p])
-    task_paths = [p for p in both if p.startswith("tasks/")]
     sides = (
+        changed_entries(listings, base_tree, ours.tree),
+        changed_entries(listings, base_tree, theirs.tree),
+    )
+    # A task folder changed on one side only is that side's tree: compared by id, its
+    # files never read; one changed on both sides (or a folder where a file was, or the
+    # reverse) is merged file by file.
+    shared = _touched(sides[0]) & _touched(sides[1])
+    mine, yours = (dict(opened(listings, side, shared)) for side in sides)
+    taken = {p: _id(entries[1]) for p, entries in yours.items() if _is_folder(p, entries)}
+    mine_files = {p: _id(e[1]) for p, e in mine.items() if not _is_folder(p, e)}
+    yours_files = {p: _id(e[1]) for p, e in yours.items() if not _is_folder(p, e)}
+    both = sorted(
+        p for p in mine_files.keys() & yours_files.keys() if mine_files[p] != yours_files[p]
+    )
+    task_paths = [p for p in both if p.startswith("tasks/")]
+    touches = (
         last_touches(repo, ours, base, task_paths, walked),
         last_touches(repo, theirs, base, task_paths, walked),
     )
     # Changed on their side only: ours still holds the base's, so theirs differs from it.
-    writes: dict[str, Content] = {p: yours[p] for p in yours.keys() - mine.keys()}
-    folders = {_folder(p) for p in writes} - {_folder(p) for p in mine}
+    writes: dict[str, Content] = {p: yours_files[p] for p in yours_files.keys() - mine.keys()}
     merged_writes: dict[str, bytes | None] = {}
     conflicts: dict[str, tuple[str, ...]] = {}
     for path in both:
         old, one, two = (
             _read(repo, base_tree, path),
-            _data(repo, mine[path]),
-            _data(repo, yours[path]),
+            _data(repo, mine_files[path]),
+            _data(repo, yours_files[path]),
         )
         if path.startswith("tasks/"):
-            merged = merge_task(old, one, two, (sides[0][path], sides[1][path]), rules, path)
+            merged = merge_task(old, one, two, (touches[0][path], touches[1][path]), rules, path)
             merged_writes[path] = merged.data
             if merged.conflicts:
                 conflicts[_task_of(path)] = merged.conflicts
@@ -105,30 +110,78 @@ def plan(
             merged_writes.update(_merge_other(path, one, two))
     writes.update((p, d) for p, d in merged_writes.items() if _read(repo, ours.tree, p) != d)
     # A task changed on both sides came in and went out (its conflicts are flagged).
-    incoming = sorted({_task_of(p) for p in yours if p.startswith("tasks/")})
-    outgoing = sorted({_task_of(p) for p in mine if p.startswith("tasks/")})
-    only_theirs = frozenset(f for f in folders if f is not None)
     return Plan(
-        dict(sorted(writes.items())), tuple(incoming), tuple(outgoing), conflicts, only_theirs
+        dict(sorted(writes.items())),
+        _tasks(yours),
+        _tasks(mine),
+        conflicts,
+        dict(sorted(taken.items())),
     )
 
 
 def arrival(repo: pygit2.Repository, theirs: pygit2.Commit) -> Plan:
     """What comes in when there was no local ref: every task of ``theirs``."""
-    tasks = sorted(
-        {
-            _task_of(p)
-            for p, _ in _changed(Listings(repo), None, theirs.tree)
-            if p.startswith("tasks/")
-        }
-    )
-    return Plan({}, tuple(tasks), (), {}, frozenset())
+    return Plan({}, _tasks(changed_entries(Listings(repo), None, theirs.tree)), (), {}, {})
 
 
 def _folder(path: str) -> str | None:
-    """The task folder ``tasks/<shard>/<id>`` a path is in (None: none)."""
+    """The task folder ``tasks/<shard>/<id>`` a path is, or is in (None: none)."""
     parts = path.split("/", 3)
-    return "/".join(parts[:3]) if len(parts) == 4 and parts[0] == "tasks" else None
+    return "/".join(parts[:3]) if len(parts) >= 3 and parts[0] == "tasks" else None
+
+
+Entries = tuple[Entry | None, Entry | None]  # a path's entry before and after (None: none)
+
+
+def changed_entries(
+    listings: Listings,
+    old: pygit2.Tree | None,
+    new: pygit2.Tree,
+    folders: list[bytes] | None = None,
+) -> dict[str, Entries]:
+    """Each path that differs from ``old`` to ``new``: every file, except inside a task
+    folder that is a tree on both sides (or on one, nothing on the other): that folder
+    is one path, whole (`treediff.changes`'s ``whole``; ``folders`` as there)."""
+    old_id = None if old is None else old.id.raw
+    found = changes(listings, old_id, new.id.raw, folders=folders, whole=True)
+    return {os.fsdecode(path): (before, after) for path, before, after in found}
+
+
+def opened(
+    listings: Listings, entries: dict[str, Entries], folders: Collection[str]
+) -> Iterator[tuple[str, Entries]]:
+    """``entries`` with each whole task folder among ``folders`` opened: its files."""
+    for path, (before, after) in entries.items():
+        if path not in folders or not _is_folder(path, (before, after)):
+            yield path, (before, after)
+            continue
+        old, new = (None if e is None else e[2] for e in (before, after))
+        for inner, one, two in changes(listings, old, new):
+            yield f"{path}/{os.fsdecode(inner)}", (one, two)
+
+
+def _is_folder(path: str, entries: Entries) -> bool:
+    """Whether ``path``'s change is a task folder's, whole (`changed_entries`)."""
+    return path.count("/") == 2 and path.startswith("tasks/") and any(map(is_tree, entries))
+
+
+def _touched(entries: dict[str, Entries]) -> set[str]:
+    """The task folders a side changed anything in (or put a file in place of)."""
+    return {folder for folder in map(_folder, entries) if folder is not None}
+
+
+def _tasks(entries: dict[str, Entries]) -> tuple[str, ...]:
+    """The ids of the tasks changed (a whole folder's, or a changed file's)."""
+    found = {
+        path.rpartition("/")[2] if _is_folder(path, changed) else _task_of(path)
+        for path, changed in entries.items()
+        if path.startswith("tasks/")
+    }
+    return tuple(sorted(found))
+
+
+def _id(entry: Entry | None) -> pygit2.Oid | None:
+    return None if entry is None else pygit2.Oid(raw=entry[2])
 
 
 def _task_of(path: str) -> str:
@@ -149,15 +202,6 @@ def _merge_other(path: str, ours: bytes | None, theirs: bytes | None) -> dict[st
 
 def _sha1(data: bytes) -> str:
     return hashlib.sha1(data).hexdigest()
-
-
-def _changed(
-    listings: Listings, old: pygit2.Tree | None, new: pygit2.Tree
-) -> Iterator[tuple[str, pygit2.Oid | None]]:
-    """(path, blob id now or None) of each file that differs from ``old``; only the
-    subtrees whose id changed are opened (`orange.store.treediff`)."""
-    for path, _before, after in changes(listings, None if old is None else old.id.raw, new.id.raw):
-        yield os.fsdecode(path), None if after is None else pygit2.Oid(raw=after[2])
 
 
 def _data(repo: pygit2.Repository, blob: pygit2.Oid | None) -> bytes | None:

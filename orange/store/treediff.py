@@ -38,6 +38,10 @@ def is_tree(entry: Entry | None) -> bool:
     return entry is not None and _kind(entry) == _TREE
 
 
+def _folder_or_none(entry: Entry | None) -> bool:
+    return entry is None or _kind(entry) == _TREE
+
+
 def _kind(entry: Entry) -> int:
     return int(entry[0], 8) & _TYPE
 
@@ -232,6 +236,7 @@ def changes(
     *,
     depth: int | None = None,
     folders: list[bytes] | None = None,
+    whole: bool = False,
 ) -> Iterator[Change]:
     """Each entry that differs between trees ``old`` and ``new`` (raw ids; None: empty).
 
@@ -244,8 +249,12 @@ def changes(
 
     ``folders``: the path of each entry three levels down that differs is added to it
     (``tasks/<shard>/<id>``: which tasks a commit changed, `orange.store.syncmerge`'s
-    `changed_tasks`, found by the same walk)."""
-    yield from _walk(listings, listings.of(old), listings.of(new), b"", 1, depth, folders)
+    `changed_tasks`, found by the same walk).
+
+    ``whole``: a task folder that is a tree on both sides (or on one, the other having
+    nothing there) is reported as one change of that tree, never opened (a merge's plan
+    compares such folders by tree id, `orange.store.syncmerge`)."""
+    yield from _walk(listings, listings.of(old), listings.of(new), b"", 1, depth, folders, whole)
 
 
 def _walk(
@@ -256,9 +265,11 @@ def _walk(
     level: int,
     depth: int | None,
     folders: list[bytes] | None = None,
+    whole: bool = False,
 ) -> Iterator[Change]:
     if old is new:
         return
+    folder_level = whole and level == _FOLDERS and prefix.startswith(b"tasks/")
     # (sort key, name, before, after, recurse): a tree sorts as "name/", as in git.
     items: list[tuple[bytes, bytes, Entry | None, Entry | None, bool]] = []
     changed = old.changed(new)
@@ -273,7 +284,9 @@ def _walk(
                 keep = (before if is_tree(before) else None, after if is_tree(after) else None)
                 items.append((name + b"/", name, *keep, True))
             continue
-        if is_tree(before) and is_tree(after):
+        if folder_level and _folder_or_none(before) and _folder_or_none(after):
+            items.append((name + b"/", name, before, after, False))  # the folder, whole
+        elif is_tree(before) and is_tree(after):
             items.append((name + b"/", name, before, after, True))
         elif is_tree(before):
             items.append((name + b"/", name, before, None, True))
@@ -295,7 +308,9 @@ def _walk(
             below_old = listings.at_path(None if before is None else before[2], path)
             below_new = listings.at_path(None if after is None else after[2], path)
             below = path + b"/"
-            yield from _walk(listings, below_old, below_new, below, level + 1, depth, folders)
+            yield from _walk(
+                listings, below_old, below_new, below, level + 1, depth, folders, whole
+            )
         else:
             yield path, before, after
 

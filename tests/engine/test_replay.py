@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import pygit2
 import pytest
 
@@ -12,11 +14,12 @@ from orange.store.events import Change
 from orange.store.store import Snapshot
 from orange.store.syncmerge import Plan, Walked
 from orange.store.task import Task
-from orange.store.tree import apply_writes
+from orange.store.tree import Content, Subtree, apply_writes
 from orange.store.treediff import Listings
 from tests.engine.conftest import Env
 from tests.engine.test_seed000_table import FAIL, HANDOFF, PASS, PLAN
 
+Writes = Mapping[str, Content | Subtree]
 SHIPPED = trusting(frozenset())  # what a server trusts with no directory of its own
 
 
@@ -135,7 +138,7 @@ def _summary_commit(
 def _merge_commit(
     repo: pygit2.Repository, ours: pygit2.Commit, theirs: pygit2.Commit, made: Plan
 ) -> str:
-    tree = apply_writes(repo, ours.tree, made.writes)
+    tree = apply_writes(repo, ours.tree, made.tree_writes())
     assert tree is not None
     who = pygit2.Signature("t", "t@example.com", 5000, 0)
     return str(repo.create_commit(None, who, who, "merge", tree, [ours.id, theirs.id]))
@@ -197,3 +200,65 @@ def test_a_catch_up_replays_nothing_the_verified_tip_holds_whatever_the_dates(
     merge = _merge_commit(repo, ours, theirs, plan_merge(repo, ours, theirs))
     assert check_history(repo, str(base.id), trusted=SHIPPED) != []  # (what it holds)
     assert check_history(repo, merge, str(ours.id), trusted=SHIPPED) == []
+
+
+def _on(repo: pygit2.Repository, parent: pygit2.Commit, writes: Writes, when: int) -> pygit2.Commit:
+    tree = apply_writes(repo, parent.tree, writes)
+    assert tree is not None
+    who = pygit2.Signature("t", "t@example.com", when, 0)
+    return repo[repo.create_commit(None, who, who, "c", tree, [parent.id])].peel(pygit2.Commit)
+
+
+def test_a_merge_is_held_to_the_plan_folder_by_folder(env: Env) -> None:
+    """The plan takes a task folder changed on their side only as their tree (its files
+    never read) and merges a folder changed on both sides file by file: a merge that
+    keeps our folder where theirs was planned, adds a file to their folder, keeps a
+    folder they deleted, or takes their whole folder where both sides changed it, is
+    refused at each file that differs; Orange's merge passes."""
+    from orange.engine.catalog import load_named
+    from orange.engine.tasks import create_task
+
+    made = [
+        create_task(env.store, env.project, load_named("default"), summary=name).id
+        for name in ("ours", "theirs", "both")
+    ]
+    ended = env.make_task("done").id  # theirs deletes it (legal: an ended task)
+    _, yours, both = (layout.task_path(task_id) for task_id in made)
+    gone = layout.task_path(ended)
+    repo = env.store.pygit
+    base = repo[_tip(env)].peel(pygit2.Commit)
+    ours = _summary_commit(repo, base, made[0], "ours, changed", 2000)
+    ours = _summary_commit(repo, ours, made[2], "ours too", 2001)
+    theirs = _summary_commit(repo, base, made[1], "theirs, changed", 3000)
+    theirs = _summary_commit(repo, theirs, made[2], "theirs too", 3001)
+    theirs = _on(repo, theirs, {gone: None}, 3002)
+    plan = plan_merge(repo, ours, theirs)
+    folder, gone_folder = (path.rpartition("/")[0] for path in (yours, gone))
+    assert plan.folders == {folder: theirs.tree[folder].id, gone_folder: None}
+    assert set(plan.writes) == {both}  # their folders' files are not read
+
+    def merged(writes: Writes) -> str:
+        tree = apply_writes(repo, ours.tree, writes)
+        assert tree is not None
+        who = pygit2.Signature("t", "t@example.com", 5000, 0)
+        return str(repo.create_commit(None, who, who, "merge", tree, [ours.id, theirs.id]))
+
+    def refused_at(writes: Writes) -> list[str]:
+        found = check_history(repo, merged(writes), str(ours.id), trusted=SHIPPED)
+        assert all("differs from Orange's merge" in v.reason for v in found)
+        return [v.path for v in found]
+
+    orange = plan.tree_writes()
+    assert refused_at(orange) == []
+    kept_ours = {p: w for p, w in orange.items() if p != folder}
+    assert refused_at(kept_ours) == [yours]
+    extra = f"{folder}/notes.md"
+    added: Writes = {yours: theirs.tree[yours].id, extra: b"added by the merge\n"}
+    assert refused_at({**kept_ours, **added}) == [extra]
+    assert refused_at({p: w for p, w in orange.items() if p != gone_folder}) == [gone]
+    shared = both.rpartition("/")[0]
+    taken = {
+        **{p: w for p, w in orange.items() if p != both},
+        shared: Subtree(theirs.tree[shared].id),
+    }
+    assert refused_at(taken) == [both]

@@ -110,8 +110,25 @@ def test_a_folder_changed_on_their_side_only_is_their_tree(tmp_path: Path) -> No
         {f"{one}/TASK.md": b"theirs\n", f"{one}/extra": b"new\n", f"{both}/TASK.md": b"x\n"},
     )
     made = plan(repo, ours, theirs, Rules(terminal=lambda task: False))
-    assert made.folders == {one}  # `both` changed on our side too
-    assert set(made.writes) == {f"{one}/TASK.md", f"{one}/extra", f"{both}/TASK.md"}
-    whole = apply_writes(repo, ours.tree, made.tree_writes(theirs.tree))
-    assert whole == apply_writes(repo, ours.tree, made.writes)  # the same tree, built faster
+    assert made.folders == {one: theirs.tree[one].id}  # `both` changed on our side too
+    assert set(made.writes) == {f"{both}/TASK.md"}  # their folder's files are not read
+    whole = apply_writes(repo, ours.tree, made.tree_writes())
+    by_files = {f"{one}/TASK.md": b"theirs\n", f"{one}/extra": b"new\n", **made.writes}
+    assert whole == apply_writes(repo, ours.tree, by_files)  # what a merge file by file makes
     assert whole is not None and repo[whole].peel(pygit2.Tree)[one].id == theirs.tree[one].id
+
+
+def test_a_folder_replaced_by_a_file_is_merged_file_by_file(tmp_path: Path) -> None:
+    """A task folder one side replaced by a file is no folder to take whole (the replay
+    refuses such a commit; the plan stays file by file there): their replacement is
+    planned as its deletions and the file; a folder replaced by a file on our side and
+    changed on theirs is merged file by file."""
+    repo = pygit2.init_repository(str(tmp_path / "r"), bare=True)
+    one, two = "tasks/aa/one", "tasks/bb/two"
+    base = _commit(repo, None, {f"{p}/TASK.md": b"base\n" for p in (one, two)})
+    ours = _commit(repo, base, {two: b"a file\n"})
+    theirs = _commit(repo, base, {one: b"a file\n", f"{two}/TASK.md": b"x\n"})
+    made = plan(repo, ours, theirs, Rules(terminal=lambda task: False))
+    assert made.folders == {}
+    assert made.writes[one] == theirs.tree[one].id and made.writes[f"{one}/TASK.md"] is None
+    assert f"{two}/TASK.md" in made.writes

@@ -43,7 +43,7 @@ def test_a_plain_git_merge_in_a_tasks_checkout_is_the_sync_merge(
     repo = TaskStore.open(b.path).pygit
     tip = repo.references[layout.TASKS_REF].peel(pygit2.Commit)
     ours, theirs = tip.parents
-    expected = apply_writes(repo, ours.tree, plan_merge(repo, ours, theirs).writes)
+    expected = apply_writes(repo, ours.tree, plan_merge(repo, ours, theirs).tree_writes())
     assert tip.tree_id == expected
     assert check_history(repo, str(tip.id), str(ours.id), trusted=trusted_here) == []
     task = TaskStore.open(b.path).get(shared)

@@ -10,7 +10,6 @@ line.  Nothing of the answer is run here: it is data, matched against local valu
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -19,7 +18,7 @@ from orange.engine.definitions import is_active
 from orange.errors import InvalidInput, OrangeError
 from orange.home import host_name
 from orange.hosts import roster
-from orange.hosts.roster import Host
+from orange.hosts.roster import Host, now
 from orange.ops import doctor
 from orange.projects import Project, open_store
 from orange.runtime import bindings, ssh
@@ -264,7 +263,3 @@ def _list(value: object) -> list[Any]:
 
 def _int(value: object) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
-
-
-def now() -> str:
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")

@@ -11,8 +11,7 @@ from typing import TypeVar
 
 from orange.errors import InvalidInput
 from orange.hosts import roster
-from orange.hosts.probe import now
-from orange.hosts.roster import Host
+from orange.hosts.roster import Host, now
 from orange.projects import Project
 from orange.runtime import ssh
 from orange.store.layout import valid_task_id

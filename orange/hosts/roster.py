@@ -18,6 +18,7 @@ import os
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -159,6 +160,11 @@ def remove(name: str) -> Host:
             raise NotFound(f"no host named {name!r}", hint="see `orange host list`")
         hosts[:] = [h for h in hosts if h.name != name]
     return found[0]
+
+
+def now() -> str:
+    """The time a host's state is marked with (`mark`), to the second, in UTC."""
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def mark(name: str, *, reachable: bool, now: str) -> None:

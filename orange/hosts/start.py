@@ -27,8 +27,7 @@ from orange.engine.elsewhere import running_elsewhere
 from orange.errors import InvalidInput, OrangeError
 from orange.home import host_name
 from orange.hosts import roster
-from orange.hosts.probe import now
-from orange.hosts.roster import Host
+from orange.hosts.roster import Host, now
 from orange.projects import Project, open_store
 from orange.runtime import ssh
 from orange.store.layout import valid_task_id

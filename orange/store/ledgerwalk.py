@@ -19,6 +19,7 @@ import pygit2
 
 from orange.store import events, layout
 from orange.store.files import replace_file
+from orange.store.since import commits_since
 
 MAX_MESSAGE = 16 * 1024
 MAX_TEXT = 64  # characters kept of a status, event, actor or model name
@@ -67,10 +68,10 @@ def rows(repo: pygit2.Repository, cache_dir: Path | None = None) -> list[Row]:
     known = seen is not None and seen in repo and repo.descendant_of(tip.id, seen)
     if not known:
         cached = []
-    walker = repo.walk(tip.id, pygit2.enums.SortMode.TOPOLOGICAL | pygit2.enums.SortMode.REVERSE)
-    if known and seen is not None:
-        walker.hide(seen)
-    new = [row for row in map(_row, walker) if row is not None]
+    # Exactly what the cache lacks: git's own walk past a hidden tip trusts dates, and
+    # would count again what a teammate whose clock runs behind wrote before the base.
+    walked = commits_since(repo, str(tip.id), seen if known else None)
+    new = [row for row in map(_row, walked) if row is not None]
     found = [*cached, *new]
     if path is not None:
         try:

@@ -10,6 +10,7 @@ import pygit2
 from hypothesis import HealthCheck, given
 from hypothesis import strategies as st
 
+from orange.store import layout, ledgerwalk
 from orange.store.since import commits_since
 from tests.conftest import examples
 
@@ -83,3 +84,32 @@ def test_a_line_dated_before_its_base_is_not_walked_past_the_base(tmp_path: Path
     walker.hide(ours)
     assert base in {c.id for c in walker}  # what git's own walk answers (libgit2's too)
     assert [c.id for c in commits_since(repo, str(merge), str(ours))] == [theirs, merge]
+
+
+def test_stats_count_each_commit_once_when_a_clock_runs_behind(tmp_path: Path) -> None:
+    """The statistics' walk (cached at the tip it read last) goes on from that tip:
+    a teammate's commits dated before the base are not counted twice."""
+    repo = pygit2.init_repository(str(tmp_path / "r"), bare=True)
+    tree = repo.TreeBuilder().write()
+
+    def commit(date: int, task: str, *parents: pygit2.Oid) -> pygit2.Oid:
+        who = pygit2.Signature("t", "t@example.com", date, 0)
+        message = f"task {task}\n\nOrange-Task: {task}\nOrange-Event: task.updated\n"
+        return repo.create_commit(None, who, who, message, tree, list(parents))
+
+    base = commit(9001, "base0001", commit(9000, "root0001"))
+    ours = base
+    for _ in range(8):  # more than git's five steps of slack, all older than theirs
+        ours = commit(100, "ours0001", ours)
+    repo.references.create(layout.TASKS_REF, ours)
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    assert len(ledgerwalk.rows(repo, cache)) == 10  # the cache now holds ``ours``
+    theirs = commit(500, "their001", base)
+    who = pygit2.Signature("t", "t@example.com", 9003, 0)
+    merge = repo.create_commit(None, who, who, "sync", tree, [ours, theirs])
+    repo.references[layout.TASKS_REF].set_target(merge)
+    counted = ledgerwalk.rows(repo, cache)
+    assert sorted(row.task for row in counted) == sorted(
+        ["root0001", "base0001", *["ours0001"] * 8, "their001"]
+    )

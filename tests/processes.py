@@ -69,7 +69,7 @@ def wait_gone(root: Path, timeout: float) -> list[Proc]:
     One scan is no snapshot: a process that starts another and exits while /proc is
     read (a tmux server killed with its agents starts its pane-died hooks as it goes)
     can leave that scan seeing neither, its child born after the listing.  So nothing
-    is believed only when the next scan, a moment later, finds nothing either."""
+    is believed only when the next scan, begun after it, finds nothing either."""
     deadline = time.monotonic() + timeout
     empty = 0
     while True:
@@ -77,7 +77,8 @@ def wait_gone(root: Path, timeout: float) -> list[Proc]:
         empty = 0 if left else empty + 1
         if empty == 2 or (left and time.monotonic() >= deadline):
             return left
-        time.sleep(0.05)
+        if left:  # the second look after an empty one needs no wait: it starts later
+            time.sleep(0.05)
 
 
 def kill_all(procs: list[Proc]) -> None:

@@ -20,11 +20,12 @@ from typing import Any
 
 import pytest
 
-from orange.engine.forgery import start_record
+from orange.engine.forgery import RECORD, start_record
 from orange.home import orange_home
 from orange.runtime import bindings
 from orange.store import layout
 from orange.store.layout import shard
+from orange.store.lock import exclusive
 from orange.store.store import TaskStore
 from orange.store.task import Task
 from tests.conftest import git, make_repo
@@ -65,10 +66,14 @@ def plant(world: World, tmp_path: Path, task_id: str = "", **changes: Any) -> st
     tree = _git_in(clone, "write-tree", env=index)
     commit = _git_in(clone, "commit-tree", tree, "-p", "refs/orange/tasks", "-m", "a task")
     _git_in(clone, "update-ref", "refs/orange/tasks", commit)
-    git(world.repo, "fetch", "-q", str(clone), "+refs/orange/tasks:refs/orange/tasks")
     # Taken as verified: the forgery check would put the hand-made task back first
-    # (tests/githooks/test_forgery.py); here the binding rules alone must hold.
-    start_record(TaskStore.open(world.repo))
+    # (tests/githooks/test_forgery.py); here the binding rules alone must hold.  The
+    # record's lock is held from the fetch on: a monitor woken by the fetch must not
+    # check the task between the two.
+    store = TaskStore.open(world.repo)
+    with exclusive(store.repo.orange_dir() / f"{RECORD}.lock"):
+        git(world.repo, "fetch", "-q", str(clone), "+refs/orange/tasks:refs/orange/tasks")
+        start_record(store)
     return task_id
 
 

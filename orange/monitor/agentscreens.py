@@ -97,20 +97,6 @@ class Agent(NamedTuple):
     pane: PaneInfo
 
 
-def look_at(
-    project: str,
-    task: Task,
-    window: str,
-    pane: PaneInfo,
-    tmux: Tmux,
-    setter: Setter,
-    now: float | None = None,
-) -> tuple[str | None, waiting.Look | None]:
-    """Read a live agent's pane if it is due; set or clear the task's waiting mark and
-    attention.  Returns what was done, in words (or None), and the mark as it stands."""
-    return look_at_all(project, [Agent(task, window, pane)], tmux, setter, now)[0]
-
-
 def look_at_all(
     project: str,
     agents: Sequence[Agent],
@@ -118,8 +104,9 @@ def look_at_all(
     setter: Setter,
     now: float | None = None,
 ) -> list[tuple[str | None, waiting.Look | None]]:
-    """`look_at` for each of the project's live ``agents``, the panes that are due read
-    in one tmux call; in their order."""
+    """Read each of the project's live ``agents``' panes if it is due (those due in one
+    tmux call); set or clear each task's waiting mark and attention.  Returns, in their
+    order, what was done in words (or None) and the mark as it stands."""
     now = time.time() if now is None else now
     looks = [waiting.read(project, agent.task.id) for agent in agents]
     due_panes = [

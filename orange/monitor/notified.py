@@ -14,7 +14,7 @@ It does what the monitor does for a known screen: the task gets ``attention`` na
 what the agent waits for (which notifies), and this host's waiting mark, which `task
 list` and the dashboard show.  The monitor clears both once the agent moved on: a new
 entry from the person's side in its transcript (the event's ``transcript_path``), its
-task moved, its pane replaced (`orange.monitor.agentscreens.look_at`); never because the
+task moved, its pane replaced (`orange.monitor.agentscreens.look_at_all`); never because the
 pane's text changed, since the hook may run while the prompt is still being drawn.  It
 acts only
 
@@ -104,7 +104,7 @@ def handle(event: dict[str, Any], env: dict[str, str], parent: int) -> str | Non
     if pane is not None and pane.activity is not None:
         # Kept until the agent gives evidence it moved on (a new entry from the
         # person's side in its transcript, its task moved, its pane replaced): the
-        # monitor reads the pane then, and clears both (`agentscreens.look_at`).
+        # monitor reads the pane then, and clears both (`agentscreens.look_at_all`).
         transcript, offset = _transcript(event.get("transcript_path"))
         look = waiting.Look(
             task.id, window, pane.pane_id, pane.activity, kind, text,

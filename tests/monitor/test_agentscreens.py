@@ -21,6 +21,21 @@ from tests.helpers import retry_until
 TRUST = "Quick safety check: Is this a project you created or one you trust?"
 
 
+def look_at(
+    project: str,
+    task: Task,
+    window: str,
+    pane: PaneInfo,
+    tmux: Tmux,
+    setter: agentscreens.Setter,
+    now: float | None = None,
+) -> tuple[str | None, waiting.Look | None]:
+    """One agent's pane read as the monitor's pass reads them all (`look_at_all`)."""
+    return agentscreens.look_at_all(
+        project, [agentscreens.Agent(task, window, pane)], tmux, setter, now
+    )[0]
+
+
 class Said(agentscreens.Setter):
     """The attention the monitor sets and clears, kept here (no task store needed)."""
 
@@ -54,7 +69,7 @@ def test_a_screen_read_in_its_last_second_is_read_again(tmux: Tmux, tmp_path: Pa
     pane = _pane(tmux, tmp_path, TRUST)
     assert pane.activity is not None
     said = Said()
-    _, look = agentscreens.look_at("p", TASK, "worker", pane, tmux, said, now=pane.activity + 3)
+    _, look = look_at("p", TASK, "worker", pane, tmux, said, now=pane.activity + 3)
     assert look is not None and look.screen == "folder trust question"
     assert [kind for kind, _ in said.calls] == ["set"]
 
@@ -69,12 +84,12 @@ def test_a_screen_read_in_its_last_second_is_read_again(tmux: Tmux, tmp_path: Pa
 
     later = retry_until(moved)
     assert later.activity is not None
-    _, look = agentscreens.look_at("p", TASK, "worker", later, tmux, said, now=later.activity)
+    _, look = look_at("p", TASK, "worker", later, tmux, said, now=later.activity)
     assert look is not None and look.screen == "folder trust question"
     assert agentscreens.due(waiting.read("p", TASK.id), later, "worker", later.activity + 1)
 
     settled = later.activity + agentscreens.SETTLED
-    _, look = agentscreens.look_at("p", TASK, "worker", later, tmux, said, now=settled)
+    _, look = look_at("p", TASK, "worker", later, tmux, said, now=settled)
     assert look is not None and look.activity == later.activity
     assert not agentscreens.due(waiting.read("p", TASK.id), later, "worker", settled + 60)
     assert [kind for kind, _ in said.calls] == ["set"]  # told once, not on every read
@@ -85,7 +100,7 @@ def test_a_quiet_pane_is_read_once_and_a_busy_one_not_at_all(tmux: Tmux, tmp_pat
     assert pane.activity is not None
     assert not agentscreens.due(None, pane, "worker", pane.activity + agentscreens.QUIET - 1)
     said = Said()
-    _, look = agentscreens.look_at("p", TASK, "worker", pane, tmux, said, now=pane.activity + 10)
+    _, look = look_at("p", TASK, "worker", pane, tmux, said, now=pane.activity + 10)
     assert look is not None and look.screen == ""
     assert not agentscreens.due(waiting.read("p", TASK.id), pane, "worker", pane.activity + 99)
     assert said.calls == []
@@ -131,12 +146,12 @@ def test_a_wait_the_agents_hook_named_stays_until_its_task_moves(
     tmux.send_text("s", "worker", "1. sqlite")
     retry_until(lambda: "1. sqlite" in tmux.visible(pane.pane_id))
     later = retry_until(lambda: tmux.pane("s", "worker"))
-    _, look = agentscreens.look_at("p", task, "worker", later, tmux, said, now=time.time() + 9)
+    _, look = look_at("p", task, "worker", later, tmux, said, now=time.time() + 9)
     assert look is not None and look.screen == "question to you"
     assert said.calls == []
     # Its task moved (a person answered in its pane and the agent went on): it goes.
     moved = task._replace(fields={**task.fields, "status": "working"})
-    _, look = agentscreens.look_at("p", moved, "worker", later, tmux, said, now=time.time() + 9)
+    _, look = look_at("p", moved, "worker", later, tmux, said, now=time.time() + 9)
     assert look is not None and look.screen == ""
 
 

@@ -29,6 +29,10 @@ def moved_off(repo: pygit2.Repository, tip: str, verified: str) -> bool:
     if tip == verified:
         return False
     try:
+        # A child of it (Orange's next write, a sync's merge) is answered from the
+        # commit: the merge-base search walks both sides' histories back to their base.
+        if pygit2.Oid(hex=verified) in repo[tip].peel(pygit2.Commit).parent_ids:
+            return False
         return not repo.descendant_of(tip, verified)
     except (pygit2.GitError, ValueError, KeyError):
         return False  # an object this clone lacks: nothing to judge it by

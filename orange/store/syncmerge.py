@@ -24,7 +24,7 @@ import pygit2
 from orange.store import layout
 from orange.store.taskmerge import Rules, Side, merge_task
 from orange.store.tree import Content, Subtree
-from orange.store.treediff import Entry, Listings, changes, is_tree
+from orange.store.treediff import Entry, Listings, changes, is_tree, read_at
 
 VERSION = "1"  # the ``Orange-Merge`` trailer: the version of these rules
 
@@ -97,7 +97,7 @@ def plan(
     conflicts: dict[str, tuple[str, ...]] = {}
     for path in both:
         old, one, two = (
-            _read(repo, base_tree, path),
+            read_at(listings, _raw(base_tree), path),
             _data(repo, mine_files[path]),
             _data(repo, yours_files[path]),
         )
@@ -108,7 +108,8 @@ def plan(
                 conflicts[_task_of(path)] = merged.conflicts
         else:
             merged_writes.update(_merge_other(path, one, two))
-    writes.update((p, d) for p, d in merged_writes.items() if _read(repo, ours.tree, p) != d)
+    ours_root = ours.tree_id.raw
+    writes.update((p, d) for p, d in merged_writes.items() if read_at(listings, ours_root, p) != d)
     # A task changed on both sides came in and went out (its conflicts are flagged).
     return Plan(
         dict(sorted(writes.items())),
@@ -208,13 +209,8 @@ def _data(repo: pygit2.Repository, blob: pygit2.Oid | None) -> bytes | None:
     return None if blob is None else bytes(repo[blob].read_raw())
 
 
-def _read(repo: pygit2.Repository, tree: pygit2.Tree | None, path: str) -> bytes | None:
-    if tree is None:
-        return None
-    try:
-        return bytes(tree[path].read_raw())
-    except KeyError:
-        return None
+def _raw(tree: pygit2.Tree | None) -> bytes | None:
+    return None if tree is None else tree.id.raw
 
 
 def last_touches(

@@ -349,6 +349,28 @@ def changed_blobs(
     }
 
 
+def entry_at(listings: Listings, root: bytes | None, path: str) -> Entry | None:
+    """The entry at ``path`` in root tree ``root`` (a raw id; None: nothing there, or a
+    file above it), read through ``listings``: a path lookup of pygit2's reads every
+    tree on the way again, ``tasks/`` (7 KiB) too, each time."""
+    entry: Entry | None = None if root is None else (b"40000", b"", root)
+    for name in os.fsencode(path).split(b"/"):
+        if not is_tree(entry):
+            return None
+        assert entry is not None
+        entry = listings.of(entry[2]).get(name)
+    return entry
+
+
+def read_at(listings: Listings, root: bytes | None, path: str) -> bytes | None:
+    """The content of the object at ``path`` in root tree ``root`` (None: nothing)."""
+    entry = entry_at(listings, root, path)
+    try:
+        return None if entry is None else _content(listings.repo, entry[2])
+    except KeyError:  # (a gitlink: its commit is not in this repository)
+        return None
+
+
 def _raw(tree: pygit2.Tree | None) -> bytes | None:
     return None if tree is None else tree.id.raw
 

@@ -25,9 +25,14 @@ decision over every commit, answers instead: slower, and the reference of the te
 The answer is kept per task in a small SQLite cache in the common git dir, keyed by the
 tip it was found for.  The commits added since (at most `EXTEND`) are decided one by
 one; more, or a ref moved backwards or rewritten (``update-ref``, a forced fetch), and
-the task is walked afresh.  (Not git's walk of ``tip ^known``: git leaves out a merge
-whose first parent is older than ``known`` and whose second brought the change.)  Like
-the listing cache, a missing, corrupt or older-layout cache is rebuilt silently.
+the task is walked afresh.  They are found by `orange.store.since.commits_since_at_most`,
+which stops past `EXTEND` without reading the rest of the history and, unlike git's
+walk of ``tip ^known``, does not trust dates: a teammate's commits dated before the
+base both sides share would otherwise bring that base and what is below it, listed
+already, into the answer again.  (Not git's path-limited walk of ``tip ^known`` either:
+git leaves out a merge whose first parent is older than ``known`` and whose second
+brought the change.)  Like the listing cache, a missing, corrupt or older-layout cache
+is rebuilt silently.
 Nothing in it decides anything but what ``task log`` and ``task show`` print.
 """
 
@@ -37,13 +42,13 @@ import sqlite3
 from collections.abc import Iterable, Iterator
 from contextlib import closing, contextmanager
 from datetime import UTC, datetime
-from itertools import islice
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 import pygit2
 
 from orange.store import commitgraph, events, layout
+from orange.store.since import commits_since, commits_since_at_most
 
 if TYPE_CHECKING:
     from orange.store.store import TaskStore
@@ -236,13 +241,16 @@ def walked(repo: pygit2.Repository, tip: str, since: str | None, task_id: str) -
 
 def _extension(repo: pygit2.Repository, tip: str, since: str, task_id: str) -> list[Found] | None:
     """The commits changing the task from ``since`` (an ancestor of ``tip``) to ``tip``,
-    decided one by one: None when there are more than `EXTEND` of them (walked afresh)."""
-    commits = list(islice(_commits(repo, tip, since), EXTEND + 1))
-    return None if len(commits) > EXTEND else list(_decided(repo, commits, task_id))
+    decided one by one: None when there are more than `EXTEND` of them, or telling would
+    read a few times that many commits (walked afresh)."""
+    commits = commits_since_at_most(repo, tip, since, EXTEND)
+    return None if commits is None else list(_decided(repo, commits, task_id))
 
 
 def _commits(repo: pygit2.Repository, tip: str, since: str | None) -> Iterator[pygit2.Commit]:
-    """The commits ``tip`` reaches and ``since`` does not, parents first."""
+    """The commits ``tip`` reaches and ``since`` does not, parents first (one at a
+    time for all of them; past a hidden commit, git's walk trusts dates and its answer
+    is trimmed first: `commits_since`)."""
     modes = pygit2.enums.SortMode
     try:
         walker = repo.walk(tip, modes.TOPOLOGICAL | modes.REVERSE)
@@ -250,7 +258,7 @@ def _commits(repo: pygit2.Repository, tip: str, since: str | None) -> Iterator[p
             walker.hide(since)
     except (KeyError, ValueError, pygit2.GitError):  # a tip or a base that is not there
         return iter(())
-    return iter(walker)
+    return iter(walker) if since is None else iter(commits_since(repo, tip, since))
 
 
 def _candidates(repo: pygit2.Repository, tip: str, path: str, orange_dir: Path) -> list[str] | None:

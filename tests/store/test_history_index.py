@@ -440,3 +440,40 @@ def test_a_long_history_brought_in_by_a_sync_starts_the_graph(
     assert outcome.tip == histories.first
     orange = _orange(clone)
     retry_until(lambda: commitgraph.covered_tip(orange) == histories.first, timeout=30)
+
+
+def test_a_teammate_s_commits_dated_before_the_base_are_listed_once(tmp_path: Path) -> None:
+    """The cache read at a line of commits dated before the base it shares with a
+    teammate's (a clock behind), then extended past the sync merge: git's walk from the
+    merge with the cached tip hidden trusts dates, and went on past the base into what
+    the cache holds.  Each commit of the task's history is listed once, after its
+    ancestors, as the walk over every commit lists it."""
+    from tests.conftest import make_repo
+
+    path = make_repo(tmp_path / "proj")
+    store = TaskStore.open(path)
+    repo = store.pygit
+    task_md = layout.task_path(TASK)
+
+    def edit(date: int, text: str, *parents: str) -> str:
+        tree = _tree(repo, parents[0]) if parents else None
+        who = pygit2.Signature("Someone", "someone@example.com", date, 0)
+        put = _put(repo, tree, task_md, _file(repo, "pending", text))
+        return str(repo.create_commit(None, who, who, f"{text}\n", put, list(parents)))
+
+    base = edit(9001, "base", edit(9000, "root"))
+    ours = base
+    for n in range(8):  # more than git's five steps of slack, all older than theirs
+        ours = edit(100, f"ours {n}", ours)
+    git(path, "update-ref", layout.TASKS_REF, ours)
+    assert len(history.task_history(store, TASK)) == 10  # the cache now holds ``ours``
+    theirs = edit(500, "theirs", base)
+    who = pygit2.Signature("Someone", "someone@example.com", 9003, 0)
+    merge = str(repo.create_commit(None, who, who, "sync\n", _tree(repo, theirs), [ours, theirs]))
+    git(path, "update-ref", layout.TASKS_REF, merge)
+    listed = [entry.commit for entry in history.task_history(store, TASK)]
+    assert sorted(listed) == sorted(row[0] for row in history.walked(repo, merge, None, TASK))
+    assert len(listed) == len(set(listed)) == 12
+    assert listed[-2:] == [theirs, merge]
+    for at, one in enumerate(listed):  # none before an ancestor of it
+        assert not any(repo.descendant_of(one, then) for then in listed[at + 1 :])

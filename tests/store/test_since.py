@@ -1,17 +1,20 @@
 """`commits_since` answers exactly what one tip reaches and another does not, whatever
 the commits' dates: histories of lines and merges with dates in any order, written into
-a real repository, against the set difference of two full walks."""
+a real repository, against the set difference of two full walks.  Its bounded form
+(`commits_since_at_most`) answers the same, or nothing past its limit, having read a few
+times that limit of commits at most."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import pygit2
+import pytest
 from hypothesis import HealthCheck, given
 from hypothesis import strategies as st
 
 from orange.store import layout, ledgerwalk
-from orange.store.since import commits_since
+from orange.store.since import commits_since, commits_since_at_most
 from tests.conftest import examples
 
 
@@ -56,16 +59,32 @@ def test_what_a_tip_has_that_another_has_not_whatever_the_dates(
         message = f"c{number}"
         ids.append(repo.create_commit(None, who, who, message, tree, [ids[p] for p in parents]))
     tip, since = ids[picks[0] % len(ids)], ids[picks[1] % len(ids)]
+    expected = _ancestors(repo, tip) - _ancestors(repo, since)
     found = commits_since(repo, str(tip), str(since))
-    assert {c.id for c in found} == _ancestors(repo, tip) - _ancestors(repo, since)
-    order = {commit.id: index for index, commit in enumerate(found)}
-    for commit in found:  # parents first
-        assert all(order[p] < order[commit.id] for p in commit.parent_ids if p in order)
+    _parents_first(found)
+    assert {c.id for c in found} == expected
     assert {c.id for c in commits_since(repo, str(tip), None)} == _ancestors(repo, tip)
+    bounded = commits_since_at_most(repo, str(tip), str(since), len(history))
+    assert bounded is not None
+    _parents_first(bounded)
+    assert {c.id for c in bounded} == expected
+    if expected:
+        assert commits_since_at_most(repo, str(tip), str(since), len(expected) - 1) is None
 
 
-def test_a_line_dated_before_its_base_is_not_walked_past_the_base(tmp_path: Path) -> None:
-    """The case met: a teammate's commits dated before the base both sides share."""
+def _parents_first(found: list[pygit2.Commit]) -> None:
+    order = {commit.id: index for index, commit in enumerate(found)}
+    assert len(order) == len(found)
+    for commit in found:
+        assert all(order[p] < order[commit.id] for p in commit.parent_ids if p in order)
+
+
+@pytest.mark.parametrize("below", [1, 100])
+def test_a_line_dated_before_its_base_is_not_walked_past_the_base(
+    tmp_path: Path, below: int
+) -> None:
+    """The case met: a teammate's commits dated before the base both sides share,
+    with ``below`` commits below that base."""
     repo = pygit2.init_repository(str(tmp_path / "r"), bare=True)
     tree = repo.TreeBuilder().write()
 
@@ -73,8 +92,10 @@ def test_a_line_dated_before_its_base_is_not_walked_past_the_base(tmp_path: Path
         who = pygit2.Signature("t", "t@example.com", date, 0)
         return repo.create_commit(None, who, who, "c", tree, list(parents))
 
-    root = commit(9000)
-    base = commit(9001, root)
+    under = commit(8000)
+    for step in range(1, below):  # a history below the base, dated after our line
+        under = commit(8000 + step, under)
+    base = commit(9001, under)
     ours = base
     for _ in range(8):  # more than git's five steps of slack, all older than theirs
         ours = commit(100, ours)
@@ -84,6 +105,12 @@ def test_a_line_dated_before_its_base_is_not_walked_past_the_base(tmp_path: Path
     walker.hide(ours)
     assert base in {c.id for c in walker}  # what git's own walk answers (libgit2's too)
     assert [c.id for c in commits_since(repo, str(merge), str(ours))] == [theirs, merge]
+    # The bounded walk too, without giving up: its hidden side keeps step with the
+    # other and reaches the base before the other side walks far below it (what the
+    # other side reached first, the root below a single commit, is asked about).
+    bounded = commits_since_at_most(repo, str(merge), str(ours), 20)
+    assert bounded is not None
+    assert [c.id for c in bounded] == [theirs, merge]
 
 
 def test_stats_count_each_commit_once_when_a_clock_runs_behind(tmp_path: Path) -> None:
@@ -113,3 +140,54 @@ def test_stats_count_each_commit_once_when_a_clock_runs_behind(tmp_path: Path) -
     assert sorted(row.task for row in counted) == sorted(
         ["root0001", "base0001", *["ours0001"] * 8, "their001"]
     )
+
+
+class _Counting(pygit2.OdbBackend):
+    """The repository's loose objects, each read counted."""
+
+    def __init__(self, objects: Path, seen: set[pygit2.Oid]) -> None:
+        super().__init__()
+        self.inner, self.seen = pygit2.OdbBackendLoose(str(objects), 0, False), seen
+
+    def read_cb(self, oid: pygit2.Oid) -> tuple[int, bytes]:
+        self.seen.add(oid)
+        return self.inner.read(oid)
+
+    def read_header_cb(self, oid: pygit2.Oid) -> tuple[int, int]:
+        return self.inner.read_header(oid)
+
+    def exists_cb(self, oid: pygit2.Oid) -> bool:
+        return self.inner.exists(oid)
+
+
+def test_the_bounded_walk_reads_a_few_times_its_limit_whatever_the_history(
+    tmp_path: Path,
+) -> None:
+    """Far behind (since the root of a line of 200 commits), asked for at most 5: no
+    answer, after reading no more than 3 * (5 + 1) commits, where git's walk with a
+    hidden commit reads them all before it answers the first.  Near (10 behind):
+    the answer, reading no more either."""
+    path = tmp_path / "r"
+    made = pygit2.init_repository(str(path), bare=True)
+    tree = made.TreeBuilder().write()
+    line: list[pygit2.Oid] = []
+    for number in range(200):
+        who = pygit2.Signature("t", "t@example.com", 1000 + number, 0)
+        line.append(made.create_commit(None, who, who, f"c{number}", tree, line[-1:]))
+
+    def counted() -> tuple[pygit2.Repository, set[pygit2.Oid]]:
+        read: set[pygit2.Oid] = set()
+        odb = pygit2.Odb()
+        odb.add_backend(_Counting(path / "objects", read), 1)
+        repo = pygit2.Repository()
+        repo.set_odb(odb)
+        return repo, read
+
+    repo, read = counted()
+    assert commits_since_at_most(repo, str(line[-1]), str(line[0]), 5) is None
+    assert 0 < len(read) <= 3 * (5 + 1)
+    repo, read = counted()
+    near = commits_since_at_most(repo, str(line[-1]), str(line[-11]), 20)
+    assert near is not None
+    assert [c.id for c in near] == line[-10:]
+    assert 10 < len(read) <= 3 * (20 + 1)

@@ -15,6 +15,9 @@ catch-up is not what is measured here).  Printed:
   (user + system, with git's) and peak memory (the larger of Orange's and git's);
 - the same with the cache (warm), and after ``EXTRA`` more commits (the cache extended
   by what is new);
+- the extension alone (`history._extension`, in a process of its own, each run on a
+  fresh repository object): the commits 100 and 2,000 behind the tip, and the whole
+  history behind it (more than `EXTEND`: it gives up, and the task is walked afresh);
 - Orange's commit-graph with changed-path filters (`orange.store.commitgraph`: in a
   folder of Orange's own, as a clone's first sync starts it in the background), its
   cost, the cold ``task log`` again with it, and the cost of its next layer after
@@ -108,6 +111,33 @@ def timed_process(
     return wall, usage.ru_utime + usage.ru_stime, int(report.read_text().split()[-1]) / 1024
 
 
+EXTENSION = """
+import statistics, sys, time
+import pygit2
+from orange.store import history
+path, tip, task, runs = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+for since in sys.argv[5:]:
+    times = []
+    for _ in range(runs):
+        repo = pygit2.Repository(path)
+        start = time.process_time()
+        found = history._extension(repo, tip, since, task)
+        times.append(time.process_time() - start)
+    print("-" if found is None else len(found), statistics.median(times))
+"""
+
+
+def extension(bench: Bench, repo: Path, task_id: str, behind: list[int], runs: int) -> list[str]:
+    """CPU ms of `history._extension` from ``behind`` commits back to the tip (median of
+    ``runs``), and the rows it found ("-": more than `EXTEND`, walked afresh)."""
+    from orange.store import layout
+
+    tip = bench.git(repo, "rev-parse", layout.TASKS_REF)
+    sinces = [bench.git(repo, "rev-parse", f"{tip}~{n}") for n in behind]
+    args = [sys.executable, "-c", EXTENSION, str(repo / ".git"), tip, task_id, str(runs)]
+    return bench.run([*args, *sinces], repo, out=True).splitlines()
+
+
 def no_graph(repo: Path) -> None:
     """Wait for a graph update `task log` started in the background, and drop the
     graph: the figures before it are without one."""
@@ -142,6 +172,8 @@ def one_size(bench: Bench, commits: int, runs: int) -> list[str]:
     fast_import(bench, repo, ids, EXTRA, start=commits)
     extended = timed_process(bench, log, repo)
     no_graph(repo)
+    behind = [100, 2_000, commits]
+    walks = [line.split() for line in extension(bench, repo, task_id, behind, max(runs, 3))]
     shown = bench.run(log, repo, out=True).count("\n")
     listed = len(bench.git(repo, *git_log[1:]).splitlines())
     # Orange's own commit-graph (`orange.store.commitgraph`), written as a clone's first
@@ -177,6 +209,11 @@ def one_size(bench: Bench, commits: int, runs: int) -> list[str]:
         f"  peak {med(warm, 2):5.0f} MiB",
         f"  after {EXTRA} more commits     wall {extended[0]:6.2f} s  CPU {extended[1]:6.2f} s"
         f"  peak {extended[2]:5.0f} MiB",
+        "  the extension alone, CPU    "
+        + ", ".join(
+            f"{n:,} behind {float(cpu) * 1000:.1f} ms ({rows} rows)"
+            for n, (rows, cpu) in zip(behind, walks, strict=True)
+        ),
         f"  Orange's commit-graph       wall {graph[0]:6.2f} s  CPU {graph[1]:6.2f} s"
         f"  peak {graph[2]:5.0f} MiB  (once; in the background)",
         f"  then task log, no cache     wall {med(filtered, 0):6.2f} s"

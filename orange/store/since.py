@@ -15,14 +15,18 @@ only a commit none of whose parents in the answer is new can be one (a descendan
 new commit is new), and such a commit is asked about (`pygit2.Repository.descendant_of`,
 a merge-base search, which is exact) unless it is a child of ``since``.  Along a line of
 commits that is one question, none for Orange's own writes after the last verified tip.
+A question may read all the history below ``since`` (about a root of its own: a hostile
+teammate can merge thousands), so past `QUESTIONS` of them that history is walked once
+instead and the rest looked up in it.
 
 git's walk with a hidden commit finds everything before it answers (its sort needs it),
 however many commits there are.  `commits_since_at_most` is the same answer for a
 caller that wants no more than a few: the walk is done here (`_Walk`), from both tips
-at once, newest first on each side but the hidden side never fewer steps behind than
+at once, newest first on each side but the hidden side never taking fewer steps than
 the other (so dates running backwards cannot leave it behind for long), and it stops
 once more than ``limit`` commits are found or it has read three times that many; what
-it found is then trimmed by the same `_exact`.
+it found is then trimmed by the same `_exact`, which gives up rather than walk the
+history below ``since`` past `QUESTIONS` questions.
 """
 
 from __future__ import annotations
@@ -48,29 +52,51 @@ def commits_since_at_most(
     repo: pygit2.Repository, tip: str, since: str, limit: int
 ) -> list[pygit2.Commit] | None:
     """`commits_since` when there are at most ``limit`` of them, parents first; None
-    when there are more, or telling would read more than ``3 * (limit + 1)`` commits,
-    or one ``tip`` reaches is missing or not a commit.  The walk reads no more than that; `_exact`
-    asks its questions only of what it found."""
-    walk = _Walk(repo, limit, reads=3 * (limit + 1))
+    when there are more, or telling would read more than ``3 * (limit + 1)`` commits or
+    ask more than `QUESTIONS` questions, or a commit ``tip`` reaches is missing or not a
+    commit.  The walk reads no more than that; the questions are asked only of what it
+    found."""
+    walk, hidden = _Walk(repo, limit, reads=3 * (limit + 1)), pygit2.Oid(hex=since)
     try:
-        found = walk.run(pygit2.Oid(hex=tip), pygit2.Oid(hex=since))
+        found = walk.run(pygit2.Oid(hex=tip), hidden)
+        return _exact(repo, _parents_first(found), hidden, bounded=True)
     except _Stop:
         return None
-    return _exact(repo, _parents_first(found), pygit2.Oid(hex=since))
+
+
+QUESTIONS = 8  # asked before the hidden commit's history is walked once instead
 
 
 def _exact(
-    repo: pygit2.Repository, found: list[pygit2.Commit], hidden: pygit2.Oid
+    repo: pygit2.Repository,
+    found: list[pygit2.Commit],
+    hidden: pygit2.Oid,
+    *,
+    bounded: bool = False,
 ) -> list[pygit2.Commit]:
     """``found`` (parents first, all reached from the tip, every new commit among them)
-    without the commits ``hidden`` reaches."""
+    without the commits ``hidden`` reaches.  A question may read all the history below
+    ``hidden`` (about a root of its own, say: a hostile teammate can merge thousands):
+    past `QUESTIONS` of them, that history is walked once and the rest looked up in it,
+    or, ``bounded``, the answer given up (`_Stop`)."""
     listed = {commit.id for commit in found}
     old: set[pygit2.Oid] = set()  # listed commits that ``hidden`` reaches after all
+    reached: set[pygit2.Oid] | None = None  # all ``hidden`` reaches, once walked
+    asked = 0
     for commit in found:
         parents = [p for p in commit.parent_ids if p in listed]
         if any(p not in old for p in parents) or hidden in commit.parent_ids:
             continue  # a child of a new commit, or of ``hidden``: new
-        if repo.descendant_of(hidden, commit.id):
+        if reached is None and asked == QUESTIONS:
+            if bounded:
+                raise _Stop
+            reached = {c.id for c in repo.walk(hidden, pygit2.enums.SortMode.NONE)}
+        if reached is not None:
+            reaches = commit.id in reached
+        else:
+            asked += 1
+            reaches = repo.descendant_of(hidden, commit.id)
+        if reaches:
             old.add(commit.id)
     return [commit for commit in found if commit.id not in old] if old else found
 

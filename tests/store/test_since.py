@@ -14,6 +14,7 @@ from hypothesis import HealthCheck, given
 from hypothesis import strategies as st
 
 from orange.store import layout, ledgerwalk
+from orange.store import since as since_module
 from orange.store.since import commits_since, commits_since_at_most
 from tests.conftest import examples
 
@@ -72,6 +73,31 @@ def test_what_a_tip_has_that_another_has_not_whatever_the_dates(
         assert commits_since_at_most(repo, str(tip), str(since), len(expected) - 1) is None
 
 
+def test_an_octopus_of_unrelated_roots_is_answered_by_one_walk(tmp_path: Path) -> None:
+    """A hostile teammate merges more roots of their own than `QUESTIONS`: each question
+    about one would read all the history below the hidden commit.  The answer is the
+    same, from one walk of that history; the bounded form gives up (walked afresh)."""
+    repo = pygit2.init_repository(str(tmp_path / "r"), bare=True)
+    tree = repo.TreeBuilder().write()
+    who = pygit2.Signature("t", "t@example.com", 1000, 0)
+    line = [repo.create_commit(None, who, who, "c0", tree, [])]
+    for number in range(1, 50):
+        line.append(repo.create_commit(None, who, who, f"c{number}", tree, line[-1:]))
+    roots = [
+        repo.create_commit(None, who, who, f"root {n}", tree, [])
+        for n in range(since_module.QUESTIONS + 8)
+    ]
+    merge = repo.create_commit(None, who, who, "octopus", tree, [line[-1], *roots])
+    found = commits_since(repo, str(merge), str(line[-1]))
+    assert {c.id for c in found} == {*roots, merge}
+    assert found[-1].id == merge
+    assert commits_since_at_most(repo, str(merge), str(line[-1]), 2_000) is None
+    fewer = repo.create_commit(None, who, who, "fewer", tree, [line[-1], *roots[:4]])
+    bounded = commits_since_at_most(repo, str(fewer), str(line[-1]), 2_000)
+    assert bounded is not None
+    assert {c.id for c in bounded} == {*roots[:4], fewer}
+
+
 def _parents_first(found: list[pygit2.Commit]) -> None:
     order = {commit.id: index for index, commit in enumerate(found)}
     assert len(order) == len(found)
@@ -104,6 +130,8 @@ def test_a_line_dated_before_its_base_is_not_walked_past_the_base(
     walker = repo.walk(merge, pygit2.enums.SortMode.TOPOLOGICAL)
     walker.hide(ours)
     assert base in {c.id for c in walker}  # what git's own walk answers (libgit2's too)
+    # (git's walk lists the base and all below it: past `QUESTIONS` of them, the history
+    # below ``ours`` is walked once)
     assert [c.id for c in commits_since(repo, str(merge), str(ours))] == [theirs, merge]
     # The bounded walk too, without giving up: its hidden side keeps step with the
     # other and reaches the base before the other side walks far below it (what the

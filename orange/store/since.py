@@ -25,8 +25,8 @@ caller that wants no more than a few: the walk is done here (`_Walk`), from both
 at once, newest first on each side but the hidden side never taking fewer steps than
 the other (so dates running backwards cannot leave it behind for long), and it stops
 once more than ``limit`` commits are found or it has read three times that many; what
-it found is then trimmed by the same `_exact`, which gives up rather than walk the
-history below ``since`` past `QUESTIONS` questions.
+it found is then trimmed by the same `_exact`, which gives up past `BOUNDED_QUESTIONS`
+questions rather than walk the history below ``since``.
 """
 
 from __future__ import annotations
@@ -53,8 +53,8 @@ def commits_since_at_most(
 ) -> list[pygit2.Commit] | None:
     """`commits_since` when there are at most ``limit`` of them, parents first; None
     when there are more, or telling would read more than ``3 * (limit + 1)`` commits or
-    ask more than `QUESTIONS` questions, or a commit ``tip`` reaches is missing or not a
-    commit.  The walk reads no more than that; the questions are asked only of what it
+    ask more than `BOUNDED_QUESTIONS` questions, or a commit ``tip`` reaches is missing
+    or not a commit.  The walk reads no more than that; the questions are asked only of what it
     found."""
     walk, hidden = _Walk(repo, limit, reads=3 * (limit + 1)), pygit2.Oid(hex=since)
     try:
@@ -64,7 +64,11 @@ def commits_since_at_most(
         return None
 
 
-QUESTIONS = 8  # asked before the hidden commit's history is walked once instead
+# Questions asked before the history below the hidden commit is walked once instead (a
+# question about a commit near it reads little, one about a root of its own reads what
+# the walk does); and those the bounded form asks before it gives up.
+QUESTIONS = 64
+BOUNDED_QUESTIONS = 8
 
 
 def _exact(
@@ -77,8 +81,8 @@ def _exact(
     """``found`` (parents first, all reached from the tip, every new commit among them)
     without the commits ``hidden`` reaches.  A question may read all the history below
     ``hidden`` (about a root of its own, say: a hostile teammate can merge thousands):
-    past `QUESTIONS` of them, that history is walked once and the rest looked up in it,
-    or, ``bounded``, the answer given up (`_Stop`)."""
+    past `QUESTIONS` of them, that history is walked once and the rest looked up in it;
+    ``bounded``, past `BOUNDED_QUESTIONS` the answer is given up (`_Stop`)."""
     listed = {commit.id for commit in found}
     old: set[pygit2.Oid] = set()  # listed commits that ``hidden`` reaches after all
     reached: set[pygit2.Oid] | None = None  # all ``hidden`` reaches, once walked
@@ -87,9 +91,9 @@ def _exact(
         parents = [p for p in commit.parent_ids if p in listed]
         if any(p not in old for p in parents) or hidden in commit.parent_ids:
             continue  # a child of a new commit, or of ``hidden``: new
+        if bounded and asked == BOUNDED_QUESTIONS:
+            raise _Stop
         if reached is None and asked == QUESTIONS:
-            if bounded:
-                raise _Stop
             reached = {c.id for c in repo.walk(hidden, pygit2.enums.SortMode.NONE)}
         if reached is not None:
             reaches = commit.id in reached

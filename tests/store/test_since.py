@@ -76,7 +76,8 @@ def test_what_a_tip_has_that_another_has_not_whatever_the_dates(
 def test_an_octopus_of_unrelated_roots_is_answered_by_one_walk(tmp_path: Path) -> None:
     """A hostile teammate merges more roots of their own than `QUESTIONS`: each question
     about one would read all the history below the hidden commit.  The answer is the
-    same, from one walk of that history; the bounded form gives up (walked afresh)."""
+    same, from one walk of that history; the bounded form gives up (walked afresh) past
+    `BOUNDED_QUESTIONS`, and answers below them."""
     repo = pygit2.init_repository(str(tmp_path / "r"), bare=True)
     tree = repo.TreeBuilder().write()
     who = pygit2.Signature("t", "t@example.com", 1000, 0)
@@ -92,10 +93,11 @@ def test_an_octopus_of_unrelated_roots_is_answered_by_one_walk(tmp_path: Path) -
     assert {c.id for c in found} == {*roots, merge}
     assert found[-1].id == merge
     assert commits_since_at_most(repo, str(merge), str(line[-1]), 2_000) is None
-    fewer = repo.create_commit(None, who, who, "fewer", tree, [line[-1], *roots[:4]])
+    few = roots[: since_module.BOUNDED_QUESTIONS]
+    fewer = repo.create_commit(None, who, who, "fewer", tree, [line[-1], *few])
     bounded = commits_since_at_most(repo, str(fewer), str(line[-1]), 2_000)
     assert bounded is not None
-    assert {c.id for c in bounded} == {*roots[:4], fewer}
+    assert {c.id for c in bounded} == {*few, fewer}
 
 
 def _parents_first(found: list[pygit2.Commit]) -> None:

@@ -46,6 +46,7 @@ import pygit2
 from orange.store import commitgraph, layout
 from orange.store.gitproc import start_detached
 from orange.store.lock import attempt
+from orange.store.since import commits_since
 
 DUE_BYTES = 32 * 1024  # reflog growth between packs (a write's line: 150 to 250 bytes)
 NEAR = 1024  # bytes past a multiple of DUE_BYTES in which a write looks at the marker
@@ -94,14 +95,13 @@ def pack_if_due(repo: pygit2.Repository, common_dir: Path) -> int:
 def pack_loose(repo: pygit2.Repository, tip: str, since: str | None, objects: Path) -> int:
     """Write the loose objects of the commits from ``tip`` not reachable from
     ``since`` into one pack; how many (each commit's objects: the trees and blobs that
-    differ from its parents' at the same path)."""
-    walker = repo.walk(tip, pygit2.enums.SortMode.TOPOLOGICAL)
-    if since is not None:
-        walker.hide(since)
+    differ from its parents' at the same path).  Not git's walk with ``since`` hidden:
+    it trusts dates, and a teammate's commits dated before a base both sides share took
+    it past that base, reading the trees of every commit below (`commits_since`)."""
     listings = _Listings(repo)
     builder = pygit2.PackBuilder(repo)
     added: list[str] = []
-    for commit in walker:
+    for commit in commits_since(repo, tip, since):
         parents = [repo[p].peel(pygit2.Commit).tree_id.raw for p in commit.parent_ids]
         for raw in (commit.id.raw, *listings.new_objects(parents, commit.tree_id.raw)):
             name = raw.hex()

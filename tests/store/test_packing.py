@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pygit2
 import pytest
 
 from orange.store import commitgraph, layout, packing
@@ -68,6 +69,31 @@ def test_only_loose_objects_are_packed(repo: Path) -> None:
     new = [objects for name, objects in packs(repo).items() if name not in before]
     assert len(new) == 1 and new[0] == _objects(repo, f"{middle}..{tip}")
     assert count == len(new[0])
+
+
+def test_a_teammate_s_commits_dated_before_the_base_are_not_walked_past(repo: Path) -> None:
+    """The last pack at a line of commits dated before the base it shares with a
+    teammate's (a clock behind), then a sync merge: git's walk from the merge with that
+    line hidden trusts dates and went on past the base, reading every commit below it.
+    What is packed is what the merge reaches and the line does not, as full walks say."""
+    store = TaskStore.open(repo)
+    pygit = store.pygit
+
+    def commit(date: int, text: str, *parents: pygit2.Oid) -> pygit2.Oid:
+        builder = pygit.TreeBuilder()
+        builder.insert("f", pygit.create_blob(text.encode()), pygit2.enums.FileMode.BLOB)
+        who = pygit2.Signature("t", "t@example.com", date, 0)
+        return pygit.create_commit(None, who, who, text, builder.write(), list(parents))
+
+    base = commit(9001, "base", commit(9000, "root"))
+    ours = base
+    for n in range(8):  # more than git's five steps of slack, all older than theirs
+        ours = commit(100, f"ours {n}", ours)
+    merge = commit(9003, "sync", ours, commit(500, "theirs", base))
+    before = packs(repo)
+    packing.pack_loose(pygit, str(merge), str(ours), repo / ".git" / "objects")
+    new = [objects for name, objects in packs(repo).items() if name not in before]
+    assert new == [_objects(repo, str(merge)) - _objects(repo, str(ours))]
 
 
 def test_a_marker_that_is_not_ours_starts_the_count_again(

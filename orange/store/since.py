@@ -54,8 +54,8 @@ def commits_since_at_most(
     """`commits_since` when there are at most ``limit`` of them, parents first; None
     when there are more, or telling would read more than ``3 * (limit + 1)`` commits or
     ask more than `BOUNDED_QUESTIONS` questions, or a commit ``tip`` reaches is missing
-    or not a commit.  The walk reads no more than that; the questions are asked only of what it
-    found."""
+    or not a commit.  The walk reads no more than that; the questions are asked only of
+    what it found."""
     walk, hidden = _Walk(repo, limit, reads=3 * (limit + 1)), pygit2.Oid(hex=since)
     try:
         found = walk.run(pygit2.Oid(hex=tip), hidden)

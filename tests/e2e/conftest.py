@@ -216,5 +216,33 @@ def sessions_on(socket: str) -> list[str]:
     return listed.stdout.split()
 
 
+def press_after_prefix(socket: str, type_keys: Callable[[bytes], object], key: bytes) -> None:
+    """Press tmux's prefix (C-b) on a terminal attached to the server on ``socket``,
+    then ``key`` once tmux has taken the prefix (its one client is in the ``prefix`` key
+    table), as a person types them.
+
+    tmux takes two keys that each come within its ``assume-paste-time`` (1 ms) of the
+    activity before them (the attach, the key before) as pasted text, and passes the
+    second to the pane.  C-b and d written at once, just after the screen was drawn,
+    sometimes typed "d" into the agent instead of detaching."""
+    type_keys(b"\x02")
+    wait_for(lambda: key_tables(socket) == ["prefix"], 20, "tmux to take the prefix key")
+    # The look that saw it may have begun before tmux took C-b; one begun after puts a
+    # whole tmux call (milliseconds) between C-b and ``key``, past the paste window.
+    assert key_tables(socket) == ["prefix"]
+    type_keys(key)
+
+
+def key_tables(socket: str) -> list[str]:
+    """The key table each client of the tmux server on ``socket`` is in."""
+    listed = subprocess.run(
+        ["tmux", "-L", socket, "list-clients", "-F", "#{client_key_table}"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    return listed.stdout.split()
+
+
 def commits_on(repo: Path, branch: str) -> list[str]:
     return git(repo, "log", "--format=%s", branch).splitlines()

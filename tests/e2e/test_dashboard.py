@@ -17,7 +17,7 @@ import pytest
 from orange.home import orange_home
 from orange.runtime.watcher import is_running
 from tests.conftest import git, orange_bin
-from tests.e2e.conftest import World, wait_for
+from tests.e2e.conftest import World, press_after_prefix, wait_for
 
 # An agent that stays alive (it prints, then sleeps) until its session is killed.
 HOLD = [sys.executable, "-c", "import time; print('HOLDING', flush=True); time.sleep(600)"]
@@ -131,7 +131,7 @@ def test_inside_tmux_a_cli_task_appears_enter_switches_and_x_y_cancels(
     wait_for(lambda: "appears live" in screen() and "HOLDING" not in screen(), 20, "Esc")
     world.tmux("send-keys", "-t", "=dash:", "Enter")
     wait_for(lambda: _clients(world) == [session], 20, "the client on the task's session")
-    terminals[0].type(b"\x02L")  # prefix L: tmux's switch-client -l, as the footer says
+    press_after_prefix(world.socket, terminals[0].type, b"L")  # switch-client -l: the footer
     wait_for(lambda: _clients(world) == ["dash"], 20, "the client back on the dashboard")
     world.tmux("send-keys", "-t", "=dash:", "x")
     wait_for(lambda: "cancel task" in screen(), 20, "the question")
@@ -153,7 +153,7 @@ def test_outside_tmux_enter_suspends_attaches_and_resumes_on_detach(
     dash.type(b"\r")
     wait_for(lambda: _clients(world) == [session], 20, "tmux attach on the task's session")
     mark = len(dash.output)
-    dash.type(b"\x02d")  # detach: the dashboard comes back
+    press_after_prefix(world.socket, dash.type, b"d")  # detach: the dashboard comes back
     wait_for(lambda: _clients(world) == [], 20, "the detach")
     wait_for(lambda: b"back from" in dash.output[mark:], 20, "the dashboard again")
     dash.type(b"q")
@@ -173,7 +173,7 @@ def test_exit_on_attach_quits_once_the_user_comes_back(
     wait_for(lambda: b"alive" in dash.output, 30, "the dashboard to show the live agent")
     dash.type(b"\r")
     wait_for(lambda: _clients(world) == [session], 20, "tmux attach on the task's session")
-    dash.type(b"\x02d")
+    press_after_prefix(world.socket, dash.type, b"d")
     assert dash.proc.wait(20) == 0  # no q: it quit by itself
 
 

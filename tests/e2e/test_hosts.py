@@ -17,6 +17,7 @@ import json
 import os
 import pty
 import select
+import signal
 import subprocess
 import time
 from pathlib import Path
@@ -25,7 +26,7 @@ import yaml
 
 from orange.home import orange_home
 from tests.conftest import git, orange_bin
-from tests.e2e.conftest import World, add_hub, sessions_on, wait_for
+from tests.e2e.conftest import World, add_hub, press_after_prefix, sessions_on, wait_for
 from tests.hosts.conftest import CLAIM_TIMEOUT, FAKE, Other, make_other
 from tests.ssh import SshServer, ssh_server
 
@@ -40,9 +41,10 @@ def _harnesses(home: Path) -> None:
     (home / "config.yml").write_text(yaml.safe_dump(config))
 
 
-def _attach_in_a_terminal(task_id: str, cwd: Path) -> tuple[int, str]:
+def _attach_in_a_terminal(task_id: str, cwd: Path, socket: str) -> tuple[int, str]:
     """``orange task attach ID`` on a pseudo-terminal, as a person runs it: wait for
-    the agent's words to show, then detach (C-b d).  Exit status and what it showed."""
+    the agent's words to show, then detach (C-b d) from the tmux server on ``socket``
+    (the other host's).  Exit status and what it showed."""
     leader, follower = pty.openpty()
     process = subprocess.Popen(
         [orange_bin(), "task", "attach", task_id],
@@ -57,26 +59,32 @@ def _attach_in_a_terminal(task_id: str, cwd: Path) -> tuple[int, str]:
     seen = b""
     deadline = time.monotonic() + 30
     detached = False
-    while time.monotonic() < deadline:
-        ready, _, _ = select.select([leader], [], [], 0.2)
-        if ready:
-            try:
-                chunk = os.read(leader, 65536)
-            except OSError:
-                break
-            if not chunk:
-                break
-            seen += chunk
-        if not detached and HELLO.encode() in seen:
-            os.write(leader, b"\x02d")  # tmux's prefix, then detach
-            detached = True
-        if process.poll() is not None:
-            break
     try:
-        code = process.wait(20)
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([leader], [], [], 0.2)
+            if ready:
+                try:
+                    chunk = os.read(leader, 65536)
+                except OSError:
+                    break
+                if not chunk:
+                    break
+                seen += chunk
+            if not detached and HELLO.encode() in seen:
+                press_after_prefix(socket, lambda keys: os.write(leader, keys), b"d")
+                detached = True
+            if process.poll() is not None:
+                break
+        return process.wait(20), seen.decode(errors="replace")
+    except subprocess.TimeoutExpired:
+        when = "after C-b d" if detached else "and the agent's words never showed"
+        shown = seen[-800:]
+        raise AssertionError(f"task attach did not exit {when}; it showed {shown!r}") from None
     finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
         os.close(leader)
-    return code, seen.decode(errors="replace")
 
 
 def test_a_task_on_another_host_over_ssh(
@@ -106,7 +114,7 @@ def _story(world: World, other: Other, server: SshServer, tmp_path: Path) -> Non
 
     # Peek and attach reach it through SSH.
     wait_for(lambda: HELLO in world.ok("task", "peek", held).out, 20, "the agent's words")
-    code, shown = _attach_in_a_terminal(held, world.repo)
+    code, shown = _attach_in_a_terminal(held, world.repo, other.socket)
     assert code == 0, shown
     assert HELLO in shown
 

@@ -207,11 +207,17 @@ def teammate_clone(
 
 def sessions_on(socket: str) -> list[str]:
     """The names of the sessions of the tmux server on ``socket`` (none if it is down)."""
+    return _listed(socket, "list-sessions", "#{session_name}")
+
+
+def key_tables(socket: str) -> list[str]:
+    """The key table each client of the tmux server on ``socket`` is in."""
+    return _listed(socket, "list-clients", "#{client_key_table}")
+
+
+def _listed(socket: str, command: str, form: str) -> list[str]:
     listed = subprocess.run(
-        ["tmux", "-L", socket, "list-sessions", "-F", "#{session_name}"],
-        capture_output=True,
-        text=True,
-        check=False,
+        ["tmux", "-L", socket, command, "-F", form], capture_output=True, text=True, check=False
     )
     return listed.stdout.split()
 
@@ -231,17 +237,6 @@ def press_after_prefix(socket: str, type_keys: Callable[[bytes], object], key: b
     # whole tmux call (milliseconds) between C-b and ``key``, past the paste window.
     assert key_tables(socket) == ["prefix"]
     type_keys(key)
-
-
-def key_tables(socket: str) -> list[str]:
-    """The key table each client of the tmux server on ``socket`` is in."""
-    listed = subprocess.run(
-        ["tmux", "-L", socket, "list-clients", "-F", "#{client_key_table}"],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    return listed.stdout.split()
 
 
 def commits_on(repo: Path, branch: str) -> list[str]:

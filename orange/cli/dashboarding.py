@@ -27,5 +27,5 @@ def open_dashboard(*, project: str | None, all_projects: bool, exit_on_attach: b
     # textual is loaded by this command only: no other command pays its start-up.
     from orange.dashboard.app import make_app
 
-    ensure_running()  # the dashboard makes sure a monitor runs (DESIGN §6)
+    ensure_running()  # a monitor runs (DESIGN §6), unless a person stopped it
     make_app(scope, exit_on_attach=exit_on_attach).run()

@@ -12,6 +12,7 @@ only skips typer's start-up cost.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -114,6 +115,10 @@ def _once() -> None:
     report = run_once()  # None: another process's passes cover this request
     for line in report.actions if report is not None else ():
         print(line)
+    if report is not None and report.stopped:
+        from orange.monitor.loop import STOPPED_NOTE
+
+        print(f"orange: {STOPPED_NOTE}", file=sys.stderr)
 
 
 def fast_command(args: list[str]) -> Callable[[], int | None] | None:

@@ -22,7 +22,8 @@ if TYPE_CHECKING:
 APP_HELP = (
     "Run many coding agents on one project, every transition gated and recorded in "
     "git.  Starting an agent also starts a background monitor (one per host) that "
-    "notices agents that die: `orange monitor status`, `orange monitor stop`."
+    "notices agents that die: `orange monitor status`, `orange monitor stop` (until "
+    "`orange monitor start`)."
 )
 
 

@@ -8,8 +8,9 @@ from typing import Annotated
 import typer
 
 from orange.cli.output import emit_json
-from orange.monitor.loop import PassReport, loop, run_pass
-from orange.runtime.watcher import read_status, stop
+from orange.errors import OrangeError
+from orange.monitor.loop import LEFT_ALONE, STOPPED_NOTE, PassReport, loop, note_dead, run_pass
+from orange.runtime.watcher import read_status, start, stop, stopped_at
 
 HELP = "Watch agents and apply the workflows' exit rules."
 
@@ -25,6 +26,12 @@ def monitor(
         return
 
     if not once:
+        since = stopped_at()
+        if since is not None:  # (also a background start that lost a race with a stop)
+            raise OrangeError(
+                f"the monitor is stopped on this host (`orange monitor stop` at {since})",
+                hint="`orange monitor start` resumes it",
+            )
         raise typer.Exit(loop())
     if task is None:
         # Many at once when many agents die together: one pass at a time covers them all.
@@ -33,23 +40,48 @@ def monitor(
         coalesced = run_once()
         report = coalesced if coalesced is not None else PassReport()
     else:
-        report = run_pass(task)
+        report = run_pass(task) if stopped_at() is None else note_dead(task)
     if json_out:
-        emit_json({"checked": report.checked, "dead": report.dead, "actions": report.actions})
+        emit_json(
+            {
+                "checked": report.checked,
+                "dead": report.dead,
+                "actions": report.actions,
+                "stopped": report.stopped,
+            }
+        )
         return
     for line in report.actions:
         typer.echo(line)
+    if report.stopped:
+        typer.echo(f"orange: {STOPPED_NOTE}", err=True)
+
+
+def start_cmd(
+    json_out: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+) -> None:
+    """Start this host's monitor loop in the background, ending an `orange monitor stop`;
+    its first pass handles the agents that died meanwhile."""
+    started = start()
+    if json_out:
+        emit_json({"started": started == "started", "running": started != "off"})
+    elif started == "off":
+        typer.echo("monitor: not started (ORANGE_MONITOR is off in this environment)")
+    else:
+        typer.echo("monitor started" if started == "started" else "monitor: already running")
 
 
 def stop_cmd(
     json_out: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
-    """Stop this host's monitor loop (task commands start it again when needed)."""
+    """Stop this host's monitor loop; it stays stopped (agents that die are left alone)
+    until `orange monitor start`."""
     stopped = stop()
     if json_out:
         emit_json({"stopped": stopped})
     else:
         typer.echo("monitor stopped" if stopped else "monitor: not running")
+        typer.echo(f"it stays stopped until `orange monitor start`: {LEFT_ALONE}")
 
 
 def status(
@@ -62,13 +94,19 @@ def status(
     if json_out:
         emit_json(data)
         return
-    if not data.get("running"):
+    if data.get("stopped_at") and not data.get("running"):
+        typer.echo(f"monitor: stopped by `orange monitor stop` at {data['stopped_at']}")
+        typer.echo(f"  {LEFT_ALONE} until `orange monitor start`")
+    elif not data.get("running"):
         typer.echo("monitor: not running")
         if data.get("last_pass"):
             typer.echo(f"last pass: {data['last_pass']}")
     else:
         typer.echo(f"monitor: running (pid {data.get('pid')}) since {data.get('since')}")
-        typer.echo(f"last pass: {data.get('last_pass')}, active tasks: {data.get('active_tasks')}")
+        if data.get("last_pass"):
+            typer.echo(f"last pass: {data['last_pass']}, active tasks: {data.get('active_tasks')}")
+        else:
+            typer.echo("first pass under way")
         behind = data.get("unverified_commits") or {}
         for name, left in sorted(behind.items()):
             typer.echo(f"verification behind: {left} new task commits of {name} left to verify")
@@ -79,6 +117,7 @@ def status(
 # Registered by `orange.cli.main.build_app`.
 CALLBACK = monitor
 COMMANDS: tuple[tuple[str, Callable[..., None]], ...] = (
+    ("start", start_cmd),
     ("stop", stop_cmd),
     ("status", status),
 )

@@ -51,7 +51,7 @@ from orange.runtime.bindings import session_of
 from orange.runtime.conflicts import predicted
 from orange.runtime.places import agent_window
 from orange.runtime.tmux import PaneInfo, Tmux
-from orange.runtime.watcher import lock_path, write_status
+from orange.runtime.watcher import lock_path, read_status, stopped_at, write_status
 from orange.store import listing
 from orange.store.lock import attempt
 from orange.store.store import Snapshot, TaskStore, now_iso
@@ -84,6 +84,7 @@ class PassReport:
     # and the windows that showed one (`orange.monitor.agentscreens`).
     looked: dict[tuple[str, str], tuple[str, int]] = field(default_factory=dict)
     marked: set[tuple[str, str]] = field(default_factory=set)
+    stopped: bool = False  # the monitor is stopped: dead agents were only noted
 
 
 def run_pass(task_filter: str | None = None) -> PassReport:
@@ -298,31 +299,82 @@ def _wake_stamp() -> float:
     return newest
 
 
+# What a stopped monitor says (`note_dead`, `orange monitor stop|status|--once`).
+STOPPED = "left alone, the monitor is stopped (`orange monitor start` handles it)"
+LEFT_ALONE = "agents that die are left alone (no task written, nothing respawned)"
+STOPPED_NOTE = f"the monitor is stopped: {LEFT_ALONE} until `orange monitor start`"
+
+
+def note_dead(task_filter: str | None = None) -> PassReport:
+    """The pass of a stopped monitor (`orange.runtime.watcher`): which of this host's
+    agents are dead, said in the log and the report, and nothing done about them (no
+    task written, no agent respawned, no monitor started): `orange monitor start`
+    handles them.  One tmux call and each project's cached snapshot."""
+    report = PassReport(stopped=True)
+    stores: list[tuple[str, TaskStore]] = []
+    for project in projects.load_all():
+        try:
+            stores.append((project.name, TaskStore(project.repo())))
+        except OrangeError:
+            continue
+    if task_filter:
+        _check_filter(task_filter, [store for _name, store in stores])
+    panes = {(p.session, p.window): p for p in compose.tmux().panes()}
+    for name, store in stores:
+        snap = store.snapshot()
+        known = Definitions(snap)
+        for task, session in _local_active(snap, known, name):
+            report.active += 1
+            if task_filter and not task.id.startswith(task_filter):
+                continue
+            workflow = known.of(task)
+            state = None if workflow is None else workflow.states.get(task.status)
+            if state is None or state.agent == "none":
+                continue
+            report.checked += 1
+            why = _why_dead(panes, session, agent_window(task, state.agent))
+            if why is not None:
+                report.dead += 1
+                line = f"task {task.id} ({name}, {task.status}): {why}: {STOPPED}"
+                report.actions.append(line)
+                log(line)
+    return report
+
+
 def loop() -> int:
-    """The monitor loop.  Returns when another monitor runs or nothing is active."""
+    """The monitor loop.  Returns when another monitor runs, nothing is active, or a
+    person stopped the monitor (`orange monitor stop`)."""
     while True:
         with attempt(lock_path()) as got:
             if not got:
                 return 0
             _run_loop()
         # Lock released: a task spawned in that instant could not start a monitor (it saw
-        # ours).  Look once more, and carry on if anything is active again.
-        if run_pass().active == 0 or not orange_home().is_dir():
+        # ours), nor could `orange monitor start`.  Look once more, and carry on if
+        # anything is active again.
+        if stopped_at() is not None or not orange_home().is_dir():
+            return 0
+        if run_pass().active == 0:
             return 0
 
 
 def _run_loop() -> None:
     started = now_iso()
+    status: dict[str, object] = {"pid": os.getpid(), "since": started}
+    # At once, before a pass: `orange monitor stop` finds the loop by this pid.
+    write_status({**_previous_status(), **status})
     log(f"monitor started (pid {os.getpid()})")
     last: list[str] = []
     while True:
+        if stopped_at() is not None:
+            log("stopped by `orange monitor stop`: monitor exits")
+            return
         wake_seen = _wake_stamp()
         report = run_pass()
         last = (last + report.actions)[-20:]
         write_status(
             {
-                "pid": os.getpid(),
-                "since": started,
+                **status,
                 "last_pass": now_iso(),
                 "active_tasks": report.active,
                 "last_actions": last,
@@ -336,6 +388,15 @@ def _run_loop() -> None:
         if not orange_home().is_dir():
             return
         _wait(report, wake_seen)
+
+
+def _previous_status() -> dict[str, object]:
+    """What the last loop's status said (its last pass and actions), without the live
+    keys `read_status` adds."""
+    data = read_status()
+    for key in ("running", "stopped_at"):
+        data.pop(key, None)
+    return data
 
 
 def _wait(report: PassReport, wake_seen: float) -> None:

@@ -4,6 +4,17 @@ The spawn actions make sure a monitor watches the agents they start, and git hoo
 it when git itself moves ``refs/orange/*``; neither imports the monitor's loop: they start
 ``python -m orange monitor`` in the background (one per host, held by a flock) and tell
 tmux to run ``orange monitor --once`` the moment an agent pane dies.
+
+A stopped monitor stays stopped.  `orange monitor stop` leaves a record (`stopped_at`)
+that only `orange monitor start` removes: a person who stopped it expects Orange to act
+on no agent on its own until they say so, whatever happens meanwhile (an agent exits,
+they kill the tmux server, a git command moves ``refs/orange/*``, they open the
+dashboard).  While it stands, `ensure_running` starts nothing, a loop exits at its next
+look, and the pass tmux's hooks run only notes the dead agents in the monitor's log
+(`orange.monitor.loop.note_dead`): nothing is written to a task, nothing respawned.  A
+death is not lost by waiting: tmux keeps a dead pane (``remain-on-exit``), a gone
+session stays gone, and the monitor's first pass after `orange monitor start` handles
+them all by the workflows' exit rules.
 """
 
 from __future__ import annotations
@@ -44,6 +55,18 @@ def status_path() -> Path:
     return state_dir() / "status.json"
 
 
+def stopped_path() -> Path:
+    return state_dir() / "stopped"
+
+
+def stopped_at() -> str | None:
+    """When `orange monitor stop` stopped the monitor, or None when it is not stopped."""
+    try:
+        return stopped_path().read_text().strip() or "?"
+    except OSError:
+        return None
+
+
 def is_running() -> bool:
     with attempt(lock_path()) as got:
         return not got
@@ -62,6 +85,7 @@ def read_status() -> dict[str, Any]:
     except (OSError, ValueError):
         data = {}
     data["running"] = is_running()
+    data["stopped_at"] = stopped_at()
     return data if isinstance(data, dict) else {"running": data}
 
 
@@ -69,10 +93,13 @@ STOP_WAIT = 3.0  # seconds a stopped monitor has to exit before it is killed
 
 
 def stop() -> bool:
-    """Stop this host's monitor loop and return once it is gone (its lock free), so no
-    pass of it runs after "monitor stopped" is said: killed outright when SIGTERM has
-    not ended it within `STOP_WAIT` (a stopped or starved process).  False when none
-    runs."""
+    """Stop this host's monitor loop, and keep it stopped until `start`; return once the
+    loop is gone (its lock free), so no pass of it runs after "monitor stopped" is said:
+    killed outright when SIGTERM has not ended it within `STOP_WAIT` (a stopped or
+    starved process).  False when none runs."""
+    from orange.store.store import now_iso  # (only here: the hooks' start stays light)
+
+    stopped_path().write_text(f"{now_iso()}\n")  # first: whatever starts now, stops
     data = read_status()
     pid = data.get("pid")
     if not data.get("running") or not isinstance(pid, int):
@@ -102,12 +129,25 @@ def _gone_within(seconds: float) -> bool:
     return True
 
 
-def ensure_running() -> None:
-    """Start the monitor loop in the background unless one runs (or it is disabled)."""
-    if os.environ.get("ORANGE_MONITOR", "").lower() in ("0", "off", "no"):
-        return
-    if is_running():
-        return
+def start() -> str:
+    """`orange monitor start`: end a stop and start the loop in the background; its
+    first pass handles what died while it was stopped.  ``started``, ``running``
+    (one already runs) or ``off`` (``ORANGE_MONITOR`` says so)."""
+    stopped_path().unlink(missing_ok=True)
+    if disabled():
+        return "off"
+    return "started" if ensure_running() else "running"
+
+
+def disabled() -> bool:
+    return os.environ.get("ORANGE_MONITOR", "").lower() in ("0", "off", "no")
+
+
+def ensure_running() -> bool:
+    """Start the monitor loop in the background unless one runs, it is disabled, or a
+    person stopped it (`stop`); whether it started one."""
+    if disabled() or stopped_at() is not None or is_running():
+        return False
     logs = orange_home() / "logs"
     logs.mkdir(parents=True, exist_ok=True)
     # Often started by an agent's own command: the monitor is not that agent, and what
@@ -124,11 +164,13 @@ def ensure_running() -> None:
             close_fds=True,
         )
     _announce_once()
+    return True
 
 
 ANNOUNCEMENT = (
     "orange: started the background monitor, which restarts or escalates agents that die "
-    "(see `orange monitor status`; stop it with `orange monitor stop`; this is said once)"
+    "(see `orange monitor status`; stop it with `orange monitor stop` until `orange monitor "
+    "start`; this is said once)"
 )
 
 

@@ -107,7 +107,7 @@ def test_monitor_leaves_a_fetched_task_naming_this_host_alone(world: World, tmp_
     folder.mkdir(parents=True, exist_ok=True)
     (folder / task_id).write_text('{"task": "' + task_id + '", "session": "vic')
     report = json.loads(world.ok("monitor", "--once", "--json").out)
-    assert report == {"checked": 0, "dead": 0, "actions": []}
+    assert report == {"checked": 0, "dead": 0, "actions": [], "stopped": False}
     task = world.task(task_id)
     assert (task.int_field("crash_count"), task.str_field("attention")) == (0, "")
     assert not task.str_field("dead_run")
@@ -180,11 +180,13 @@ def test_an_older_installation_is_adopted_once_and_deaths_still_handled(world: W
     for path in bindings.project_dir("proj").iterdir():
         path.unlink()
     bindings.project_dir("proj").rmdir()
-    world.ok("monitor", "--once")
+    world.ok("monitor", "start")  # its first pass adopts (the mark is written last)
+    mark = bindings.project_dir("proj") / "adopted"
+    said = wait_for(lambda: mark.is_file() and mark.read_text(), 20, "the adoption")
+    assert "adopted 1: " + task_id in said
     adopted = bindings.read("proj", task_id)
     assert adopted is not None and adopted.adopted
     assert (adopted.workspace, adopted.session) == ("proj--1", session)
-    assert "adopted 1: " + task_id in (bindings.project_dir("proj") / "adopted").read_text()
 
     os.killpg(int(pid), signal.SIGKILL)  # the agent dies: the monitor handles it
     crashed = wait_for(lambda: world.task(task_id).int_field("crash_count") == 1, 20)

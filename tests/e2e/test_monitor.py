@@ -7,6 +7,7 @@ import contextlib
 import json
 import os
 import signal
+import subprocess
 import time
 from pathlib import Path
 
@@ -18,12 +19,14 @@ from orange.engine.forgery import recorded
 from orange.engine.tasks import create_task
 from orange.home import orange_home
 from orange.monitor import loop as monitor_loop
+from orange.runtime import watcher
 from orange.runtime.watcher import read_status, state_dir
 from orange.store import layout
 from orange.store.store import TaskStore
 from tests.conftest import make_repo
 from tests.e2e.conftest import AGENT, World, wait_for
 from tests.githooks.test_forgery import forge_fields
+from tests.processes import Proc, processes_under
 
 HOLD = ["sh", "-c", "sleep 600", "{prompt}"]
 
@@ -141,7 +144,7 @@ def test_monitor_stop_answers_once_the_monitor_is_gone(world: World) -> None:
     pid = status["pid"]
     os.kill(pid, signal.SIGSTOP)  # it cannot act on the SIGTERM `monitor stop` sends
     try:
-        assert world.ok("monitor", "stop").out == "monitor stopped\n"
+        assert world.ok("monitor", "stop").out.startswith("monitor stopped\n")
         assert read_status()["running"] is False
     finally:
         with contextlib.suppress(ProcessLookupError):
@@ -285,3 +288,59 @@ def test_a_pushed_death_record_does_not_hide_the_real_death(world: World) -> Non
     wait_for(lambda: said in world.task(task_id).str_field("attention"), 20, "the death")
     task = world.task(task_id)
     assert (task.status, task.int_field("crash_count")) == ("planning", 1)
+
+
+def _monitor_log() -> str:
+    log = orange_home() / "logs" / "monitor.log"
+    return log.read_text() if log.exists() else ""
+
+
+def _loops(root: Path) -> list[Proc]:
+    """Monitor loops running for this test (not the hooks' `--once` passes)."""
+    return [p for p in processes_under(root) if p.cmdline.endswith("-m orange monitor")]
+
+
+def test_a_stopped_monitor_stays_stopped_until_it_is_started(world: World, tmp_path: Path) -> None:
+    """After `orange monitor stop`, nothing acts on a dead agent on its own: the pass
+    tmux's hooks run (an agent died, the server was killed) only notes the deaths, and
+    the automatic starts (a spawn, the dashboard, a git hook) start no monitor.
+    `orange monitor start` resumes, and handles the deaths of the meantime.  Before,
+    the hook's pass counted the reviewer's crash and respawned it, and a monitor the
+    spawns had started but that had not taken its lock yet outlived the stop."""
+    world.set_harness("hold", HOLD)
+    task_id = world.create("mon-stopped", "Left alone while stopped", "--harness", "hold")
+    world.wait_status(task_id, "planning", timeout=10)
+    world.edit(task_id, "Plan", "APPROACH: by hand\nTOUCHING: nothing")
+    world.ok("task", "update", task_id, "--status", "working")
+    world.edit(task_id, "Handoff", "DONE: all\nREMAINING: none\nDECISIONS: none\nUNCERTAIN: none")
+    world.ok("task", "update", task_id, "--status", "agent-review")
+    session = world.task(task_id).str_field("tmux_session")
+    reviewer = f"{session}:review-1"
+    pid = int(wait_for(lambda: world.tmux("display-message", "-p", "-t", reviewer, "#{pane_pid}")))
+    before = world.task(task_id)
+    # Said "not running" when the monitors the spawns started have not taken their lock
+    # yet: they exit without a pass all the same.
+    assert "it stays stopped until `orange monitor start`" in world.ok("monitor", "stop").out
+    wait_for(lambda: _loops(tmp_path) == [], 20, "no monitor loop left")
+    passes = _monitor_log().count("pass (--once) ended")
+
+    os.kill(pid, signal.SIGKILL)  # the reviewer dies: tmux's pane-died hook runs a pass
+    wait_for(lambda: _monitor_log().count("pass (--once) ended") > passes, 20, "the hook's pass")
+    assert world.tmux("display-message", "-p", "-t", reviewer, "#{pane_dead}").strip() == "1"
+    world.tmux("kill-server")  # tmux may run its hooks as it goes, or not: run them here
+    hook = subprocess.run([str(state_dir() / "on-agent-exit.sh")], check=False)  # as tmux's
+    assert hook.returncode == 0
+    watcher.ensure_running()  # what a spawn, the dashboard and git's hooks call
+    assert _loops(tmp_path) == []
+    after = world.task(task_id)
+    assert (after.status, after.int_field("crash_count")) == ("agent-review", 0)
+    assert after.str_field("agent_run") == before.str_field("agent_run")
+    assert world.tmux("list-sessions") == ""  # nothing respawned
+    noted = f"task {task_id} (proj, agent-review): {{}}: left alone, the monitor is stopped"
+    assert noted.format("review-1 was killed by signal 9 (SIGKILL)") in _monitor_log()
+    assert noted.format("session gone") in _monitor_log()
+    assert "monitor: stopped" in world.ok("monitor", "status").out
+
+    world.ok("monitor", "start")
+    wait_for(lambda: world.task(task_id).int_field("crash_count") == 1, 20, "the death handled")
+    wait_for(lambda: world.tmux("list-panes", "-t", reviewer).strip(), 20, "a new reviewer")

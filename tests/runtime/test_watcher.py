@@ -11,8 +11,9 @@ import pytest
 from orange.home import orange_home
 from orange.runtime import watcher
 from orange.runtime.tmux import Tmux
+from tests.conftest import Cli
 from tests.helpers import retry_until
-from tests.processes import wait_gone
+from tests.processes import processes_under, wait_gone
 
 
 def test_the_first_start_is_announced_once(
@@ -65,3 +66,29 @@ def test_the_demo_stand_in_runs_this_orange_in_a_project_with_its_own(tmp_path: 
     for command in ([*demo_agent.ORANGE, "--version"], [*harness._DEMO, "--help"]):
         done = subprocess.run(command, cwd=tmp_path, check=False, capture_output=True)
         assert done.returncode != 7, command
+
+
+def test_a_stop_holds_until_orange_monitor_start(
+    cli: Cli, hermetic: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`orange monitor stop` holds, with no monitor running, until `orange monitor
+    start`: nothing starts one meanwhile, a loop asked for says why it does not run, a
+    pass only notes; the start ends the stop and starts the loop."""
+    monkeypatch.setenv("ORANGE_MONITOR", "on")
+    assert "stays stopped until `orange monitor start`" in cli.ok("monitor", "stop").out
+    watcher.ensure_running()  # what a spawn, the dashboard and git's hooks call
+    assert processes_under(hermetic) == []
+    assert "monitor: stopped by `orange monitor stop` at " in cli.ok("monitor", "status").out
+    refused = cli("monitor")
+    assert (refused.code, refused.out) == (1, "")
+    assert "the monitor is stopped on this host" in refused.err
+    assert "`orange monitor start` resumes it" in refused.err
+    assert cli.ok("monitor", "--once", "--json").json()["stopped"] is True
+    assert "the monitor is stopped" in cli.ok("monitor", "--once").err
+
+    assert cli.ok("monitor", "start").out == "monitor started\n"
+    assert "stopped" not in cli.ok("monitor", "status").out
+    assert cli.ok("monitor", "--once", "--json").json()["stopped"] is False
+    log = orange_home() / "logs" / "monitor.log"  # no project: it looks once and exits
+    retry_until(lambda: "monitor exits" in log.read_text(), timeout=20, what="the loop's pass")
+    assert wait_gone(hermetic, timeout=20) == []

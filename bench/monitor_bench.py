@@ -9,7 +9,8 @@ Then one agent dies (its tmux session is killed) while another project holds
 pass that records the death (issue 27's target: <= 1 s with any backlog; it was 9.5 s
 with 2,000 before verification went in slices after dead agents) and the backlog it
 leaves for later passes.  Runs in a throwaway repository with its own ORANGE_HOME and
-tmux server.
+tmux server.  Also printed: the pass of a stopped monitor (`orange monitor stop`), which
+only notes dead agents.
 
     .venv/bin/python bench/monitor_bench.py [--backlog N]
 """
@@ -70,6 +71,7 @@ def main() -> None:
         print(f"  tmux processes    {calls.get('tmux', 0):8d} per pass  (the timed ones: "
               f"{' '.join(map(str, each))})")  # fmt: skip
         print(f"  git processes     {calls.get('git', 0):8d} per pass")
+        _stopped(monitor)
         _screens(monitor)
         _dead_agent(root, socket, backlog)
     finally:
@@ -182,6 +184,21 @@ def _dead_agent(root: Path, socket: str, backlog: int) -> None:
           f"   target <= 1 s: {verdict}")  # fmt: skip
     print(f"  the whole pass       {whole * 1000:8.1f} ms  (a slice verified after it)")
     print(f"  left for later passes {report.unverified.get(project.name, 0):7,d} commits")
+
+
+def _stopped(monitor: object) -> None:
+    """The pass tmux's hooks run while a person has the monitor stopped: it only notes
+    dead agents (`note_dead`), with one tmux call and the cached listing."""
+    note = monitor.note_dead  # type: ignore[attr-defined]
+    calls = _count_processes(note)
+    times = []
+    for _ in range(RUNS):
+        started = time.perf_counter()
+        note()
+        times.append(time.perf_counter() - started)
+    print(f"the pass of a stopped monitor, notes only (load {os.getloadavg()[0]:.1f}):")
+    print(f"  median wall time  {statistics.median(times) * 1000:8.1f} ms  ({RUNS} runs)")
+    print(f"  tmux, git         {calls.get('tmux', 0):8d}, {calls.get('git', 0)} processes")
 
 
 def _screens(monitor: object) -> None:

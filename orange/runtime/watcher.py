@@ -99,7 +99,8 @@ def stop() -> bool:
     starved process).  False when none runs."""
     from orange.store.store import now_iso  # (only here: the hooks' start stays light)
 
-    stopped_path().write_text(f"{now_iso()}\n")  # first: whatever starts now, stops
+    with contextlib.suppress(FileExistsError), stopped_path().open("x") as record:
+        record.write(f"{now_iso()}\n")  # first: whatever starts now, stops (since the first)
     data = read_status()
     pid = data.get("pid")
     if not data.get("running") or not isinstance(pid, int):
@@ -145,8 +146,13 @@ def disabled() -> bool:
 
 def ensure_running() -> bool:
     """Start the monitor loop in the background unless one runs, it is disabled, or a
-    person stopped it (`stop`); whether it started one."""
-    if disabled() or stopped_at() is not None or is_running():
+    person stopped it (`stop`: then a person's command says so); whether it started one."""
+    if disabled():
+        return False
+    if stopped_at() is not None:
+        _say_stopped()
+        return False
+    if is_running():
         return False
     logs = orange_home() / "logs"
     logs.mkdir(parents=True, exist_ok=True)
@@ -165,6 +171,23 @@ def ensure_running() -> bool:
         )
     _announce_once()
     return True
+
+
+STOPPED_SAID = (
+    "orange: the monitor is stopped (`orange monitor stop`): agents that die are left "
+    "alone until `orange monitor start`"
+)
+_said: list[bool] = []  # said in this process already
+
+
+def _say_stopped() -> None:
+    """A person who starts an agent while the monitor is stopped hears it, once a
+    command; an agent's own command (its move starting a reviewer) does not: it can
+    do nothing about it."""
+    if _said or os.environ.get(ROLE_VARIABLE):
+        return
+    _said.append(True)
+    print(STOPPED_SAID, file=sys.stderr)
 
 
 ANNOUNCEMENT = (

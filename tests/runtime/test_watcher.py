@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from orange.engine.caller import ROLE_VARIABLE
 from orange.home import orange_home
 from orange.runtime import watcher
 from orange.runtime.tmux import Tmux
@@ -69,14 +70,24 @@ def test_the_demo_stand_in_runs_this_orange_in_a_project_with_its_own(tmp_path: 
 
 
 def test_a_stop_holds_until_orange_monitor_start(
-    cli: Cli, hermetic: Path, monkeypatch: pytest.MonkeyPatch
+    cli: Cli,
+    hermetic: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     """`orange monitor stop` holds, with no monitor running, until `orange monitor
     start`: nothing starts one meanwhile, a loop asked for says why it does not run, a
     pass only notes; the start ends the stop and starts the loop."""
     monkeypatch.setenv("ORANGE_MONITOR", "on")
     assert "stays stopped until `orange monitor start`" in cli.ok("monitor", "stop").out
+    monkeypatch.setattr(watcher, "_said", [])  # (said at most once a process)
+    monkeypatch.setenv(ROLE_VARIABLE, "worker")  # an agent's move starting a reviewer
     watcher.ensure_running()  # what a spawn, the dashboard and git's hooks call
+    assert capsys.readouterr().err == ""  # the agent can do nothing about it
+    monkeypatch.delenv(ROLE_VARIABLE)
+    watcher.ensure_running()  # a person's `task create`
+    watcher.ensure_running()
+    assert capsys.readouterr().err == watcher.STOPPED_SAID + "\n"
     assert processes_under(hermetic) == []
     assert "monitor: stopped by `orange monitor stop` at " in cli.ok("monitor", "status").out
     refused = cli("monitor")

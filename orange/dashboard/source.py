@@ -290,9 +290,15 @@ class Source:
         names = ", ".join(feed.project.name for feed in self.feeds) or "no project"
         pool = sum(self.pool_sizes().values())
         used = sum(1 for row in self.rows() if row.bound and row.active)
-        running = read_status().get("running")
+        status = read_status()
         synced = [
             sync_state(feed.store, feed.remote) for feed in self.feeds if feed.remote is not None
         ]
-        monitor = "monitor running" if running else "monitor off"
+        monitor = (
+            "monitor running"
+            if status.get("running")
+            else "monitor stopped"  # by a person, until `orange monitor start`
+            if status.get("stopped_at")
+            else "monitor off"
+        )
         return Header(names, used, pool, monitor, "; ".join(synced))

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from orange import projects
 from orange.dashboard.source import Source
+from orange.runtime import watcher
 from orange.runtime.tmux import Tmux
 from orange.store import layout, listing
 from orange.store.events import Change
@@ -98,3 +99,12 @@ def test_a_hostile_push_is_broken_rows_by_both_readers(project: Path) -> None:
         assert all(rows[t].task is not None for t in ["good01", BOMB_TASK, *many])
         assert reader.workflow(rows[BOMB_TASK]) is None
         assert reader.agents() == {}
+
+
+def test_the_header_says_when_a_person_stopped_the_monitor(project: Path) -> None:
+    """A stopped monitor stays stopped until `orange monitor start`: the header says
+    "stopped", not the "off" of a monitor that exited when no task was active."""
+    source = Source([projects.get("proj")], Tmux())
+    assert source.header().monitor == "monitor off"
+    watcher.stop()
+    assert source.header().monitor == "monitor stopped"

@@ -118,7 +118,7 @@ class Checker:
 
     def run(self, new: str, old: str | None = None) -> Checker:
         """Check the commits reachable from ``new`` but not from ``old`` (all if None)."""
-        for commit in commits_since(self.repo, new, old or None):
+        for commit in commits_since(self.repo, new, old or None, self._walked.walker):
             self.check_commit(commit)
         return self
 
@@ -373,7 +373,7 @@ class Checker:
             return
         # The plan's two diffs and this one read the same trees: kept for the three.
         listings = Listings(self.repo, small=_MERGE_FOLDERS)
-        walked = Walked(listings, self._walked.tasks)
+        walked = Walked(listings, self._walked.tasks, self._walked.walker)
         made = plan_merge(self.repo, parents[0], parents[1], walked)
         folders: list[bytes] = []
         actual = changed_entries(listings, parents[0].tree, commit.tree, folders)

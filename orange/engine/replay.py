@@ -85,10 +85,6 @@ class Checker:
     _workflows: dict[tuple[str, str, str | None, str | None], tuple[Workflow, bool]] = field(
         default_factory=dict
     )
-    # (name, rev, id of the ``meta`` tree) -> that key: a commit seldom changes ``meta``.
-    _keys: dict[tuple[str, str, bytes | None], tuple[str, str, str | None, str | None]] = field(
-        default_factory=dict
-    )
     # Task files a legal bare move started in this walk (`stranded` looks at them again).
     _starts: set[str] = field(default_factory=set)
     # The trees of the commits walked last (a commit's parent was walked just before),
@@ -118,7 +114,7 @@ class Checker:
 
     def run(self, new: str, old: str | None = None) -> Checker:
         """Check the commits reachable from ``new`` but not from ``old`` (all if None)."""
-        for commit in commits_since(self.repo, new, old or None, self._walked.walker):
+        for commit in commits_since(self.repo, new, old or None):
             self.check_commit(commit)
         return self
 
@@ -260,19 +256,14 @@ class Checker:
     def workflow(self, tree: pygit2.Tree, task: Task) -> tuple[Workflow, bool]:
         """The task's committed definition, and whether the caller trusts it: read,
         hashed and looked up once per walk for the blobs it can come from (a commit
-        seldom changes them; reading them for every commit was a fifth of a replay),
-        and those blobs looked up once per tree of ``meta`` (by path, for every commit:
-        some 4 % of a catch-up)."""
+        seldom changes them; reading them for every commit was a fifth of a replay)."""
         name, rev = task.workflow, task.str_field("workflow_rev")
-        meta = self._walked.listings.of(tree.id.raw).get(_META)
-        key = self._keys.get((name, rev, meta and meta[2]))
-        if key is None:
-            key = self._keys[name, rev, meta and meta[2]] = (
-                name,
-                rev,
-                _blob_id(tree, layout.workflow_path(name)),
-                _blob_id(tree, layout.workflow_path(f"{name}@{rev}")) if rev else None,
-            )
+        key = (
+            name,
+            rev,
+            _blob_id(tree, layout.workflow_path(name)),
+            _blob_id(tree, layout.workflow_path(f"{name}@{rev}")) if rev else None,
+        )
         found = self._workflows.get(key)
         if found is None:
             text = committed_workflow_text(TreeView(tree), task)
@@ -373,7 +364,7 @@ class Checker:
             return
         # The plan's two diffs and this one read the same trees: kept for the three.
         listings = Listings(self.repo, small=_MERGE_FOLDERS)
-        walked = Walked(listings, self._walked.tasks, self._walked.walker)
+        walked = Walked(listings, self._walked.tasks)
         made = plan_merge(self.repo, parents[0], parents[1], walked)
         folders: list[bytes] = []
         actual = changed_entries(listings, parents[0].tree, commit.tree, folders)
@@ -538,7 +529,6 @@ def _version(data: bytes) -> int:
 
 
 _ABSENT = object()
-_META = layout.WORKFLOWS_DIR.partition("/")[0].encode()  # the root's folder of definitions
 
 
 def _read(tree: pygit2.Tree, path: str) -> bytes | None:

@@ -37,38 +37,15 @@ from itertools import count
 import pygit2
 
 
-def commits_since(
-    repo: pygit2.Repository, tip: str, since: str | None, walker: pygit2.Walker | None = None
-) -> list[pygit2.Commit]:
+def commits_since(repo: pygit2.Repository, tip: str, since: str | None) -> list[pygit2.Commit]:
     """The commits ``tip`` reaches and ``since`` does not (all of them for None),
-    parents first (git's topological order, reversed); ``walker``: as `walk`'s."""
+    parents first (git's topological order, reversed)."""
     modes = pygit2.enums.SortMode
-    found = walk(repo, tip, modes.TOPOLOGICAL | modes.REVERSE, since, walker)
+    walker = repo.walk(tip, modes.TOPOLOGICAL | modes.REVERSE)
     if since is None:
-        return list(found)
-    return _exact(repo, list(found), pygit2.Oid(hex=since))
-
-
-def walk(
-    repo: pygit2.Repository,
-    tip: str | pygit2.Oid,
-    sort: pygit2.enums.SortMode,
-    hidden: str | pygit2.Oid | None = None,
-    walker: pygit2.Walker | None = None,
-) -> pygit2.Walker:
-    """git's walk from ``tip`` with ``hidden`` hidden (dates trusted), on ``walker``
-    reset when one is given: libgit2 keeps the commits a walker has parsed across a
-    reset, and a catch-up walks the same 10,000 commits three times (the replay, and a
-    merge's last touches on each side), each walk parsing them all for its sort."""
-    if walker is None:
-        walker = repo.walk(tip, sort)
-    else:
-        walker.reset()
-        walker.sort(sort)
-        walker.push(tip)
-    if hidden is not None:
-        walker.hide(hidden)
-    return walker
+        return list(walker)
+    walker.hide(since)
+    return _exact(repo, list(walker), pygit2.Oid(hex=since))
 
 
 def commits_since_at_most(

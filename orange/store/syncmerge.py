@@ -22,7 +22,6 @@ from typing import NamedTuple
 import pygit2
 
 from orange.store import layout
-from orange.store.since import walk
 from orange.store.taskmerge import Rules, Side, merge_task
 from orange.store.tree import Content, Subtree
 from orange.store.treediff import Entry, Listings, changes, is_tree, read_at
@@ -230,8 +229,11 @@ def last_touches(
     if not left:
         return found
     sort = pygit2.enums.SortMode.TOPOLOGICAL | pygit2.enums.SortMode.TIME
-    hidden = None if base is None else base.id
-    walker = walk(repo, tip.id, sort, hidden, None if walked is None else walked.walker)
+    # A walker of its own: libgit2 orders commits of the same second by what a walker
+    # parsed before, so one reused from another walk could change the plan.
+    walker = repo.walk(tip.id, sort)
+    if base is not None:
+        walker.hide(base.id)
     listed = Listings(repo, missing_ok=True)
     known = {} if walked is None else walked.tasks
     for commit in walker:
@@ -255,15 +257,10 @@ class Walked:
     first parent (`changed_tasks`'s answer, from the same walk: `folder_tasks`)."""
 
     def __init__(
-        self,
-        listings: Listings,
-        tasks: dict[bytes, tuple[str, ...]] | None = None,
-        walker: pygit2.Walker | None = None,
+        self, listings: Listings, tasks: dict[bytes, tuple[str, ...]] | None = None
     ) -> None:
         self.listings = listings
         self.tasks = {} if tasks is None else tasks  # raw commit id → task ids
-        # The walk's walker, reset for the next (`orange.store.since.walk`).
-        self.walker = walker or listings.repo.walk(None)
 
     def add(self, commit: pygit2.Commit, folders: list[bytes]) -> None:
         """``folders``: what `treediff.changes` collected for ``commit`` against its

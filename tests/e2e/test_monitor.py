@@ -325,7 +325,16 @@ def test_a_stopped_monitor_stays_stopped_until_it_is_started(world: World, tmp_p
     passes = _monitor_log().count("pass (--once) ended")
 
     os.kill(pid, signal.SIGKILL)  # the reviewer dies: tmux's pane-died hook runs a pass
-    wait_for(lambda: _monitor_log().count("pass (--once) ended") > passes, 20, "the hook's pass")
+    try:  # (failed once in a full run, never alone or in loops: say what stood then)
+        wait_for(
+            lambda: _monitor_log().count("pass (--once) ended") > passes, 60, "the hook's pass"
+        )
+    except AssertionError as failed:
+        hooks = world.tmux("show-hooks", "-g")
+        procs = "\n".join(p.cmdline for p in processes_under(tmp_path))
+        raise AssertionError(
+            f"{failed}\nhooks:\n{hooks}\nprocesses:\n{procs}\nlog:\n{_monitor_log()[-3000:]}"
+        ) from None
     assert world.tmux("display-message", "-p", "-t", reviewer, "#{pane_dead}").strip() == "1"
     world.tmux("kill-server")  # tmux may run its hooks as it goes, or not: run them here
     hook = subprocess.run([str(state_dir() / "on-agent-exit.sh")], check=False)  # as tmux's

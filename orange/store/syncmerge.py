@@ -97,7 +97,7 @@ def plan(
     conflicts: dict[str, tuple[str, ...]] = {}
     for path in both:
         old, one, two = (
-            read_at(listings, _raw(base_tree), path),
+            read_at(listings, None if base is None else base.tree_id.raw, path),
             _data(repo, mine_files[path]),
             _data(repo, yours_files[path]),
         )
@@ -207,10 +207,6 @@ def _sha1(data: bytes) -> str:
 
 def _data(repo: pygit2.Repository, blob: pygit2.Oid | None) -> bytes | None:
     return None if blob is None else bytes(repo[blob].read_raw())
-
-
-def _raw(tree: pygit2.Tree | None) -> bytes | None:
-    return None if tree is None else tree.id.raw
 
 
 def last_touches(

@@ -9,7 +9,7 @@ import typer
 
 from orange.cli.output import emit_json
 from orange.errors import OrangeError
-from orange.monitor.loop import LEFT_ALONE, STOPPED_NOTE, PassReport, loop, note_dead, run_pass
+from orange.monitor.loop import LEFT_ALONE, STOPPED_NOTE, PassReport, loop, pass_or_note
 from orange.runtime.watcher import read_status, start, stop, stopped_at
 
 HELP = "Watch agents and apply the workflows' exit rules."
@@ -40,7 +40,7 @@ def monitor(
         coalesced = run_once()
         report = coalesced if coalesced is not None else PassReport()
     else:
-        report = run_pass(task) if stopped_at() is None else note_dead(task)
+        report = pass_or_note(task)
     if json_out:
         emit_json(
             {

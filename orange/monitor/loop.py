@@ -341,6 +341,12 @@ def note_dead(task_filter: str | None = None) -> PassReport:
     return report
 
 
+def pass_or_note(task_filter: str | None = None) -> PassReport:
+    """A pass run on request (tmux's hooks, `orange monitor --once`): `run_pass`, or
+    `note_dead` while a person has the monitor stopped."""
+    return run_pass(task_filter) if stopped_at() is None else note_dead(task_filter)
+
+
 def loop() -> int:
     """The monitor loop.  Returns when another monitor runs, nothing is active, or a
     person stopped the monitor (`orange monitor stop`)."""

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from orange.monitor.loop import PassReport, log, note_dead, run_pass
-from orange.runtime.watcher import state_dir, stopped_at
+from orange.monitor.loop import PassReport, log, pass_or_note
+from orange.runtime.watcher import state_dir
 from orange.store.lock import attempt
 
 
@@ -38,7 +38,7 @@ def run_once() -> PassReport | None:
             while request.exists():
                 request.unlink(missing_ok=True)
                 log("pass (--once) started")
-                report = run_pass() if stopped_at() is None else note_dead()
+                report = pass_or_note()
                 log("pass (--once) ended")
         # Released: a request made after our last look, by a process that found the lock
         # still taken, would be left unserved; look once more.

@@ -44,6 +44,7 @@ from orange.engine.steps import GUARDED, check_created, check_step, guarded, mov
 from orange.engine.workflow import HookSpec, Workflow
 from orange.errors import OrangeError
 from orange.store import events, layout, runfile
+from orange.store.objects import common_dir
 from orange.store.since import commits_since
 from orange.store.syncmerge import Walked, changed_entries, opened
 from orange.store.task import Task
@@ -423,21 +424,10 @@ def default_branches(repo: pygit2.Repository) -> frozenset[str]:
             found.add(pointed.removeprefix(prefix))
     from orange import projects  # the registry: read once a walk, if a branch is judged
 
-    registered = projects.default_branch_at(_common_dir(repo))
+    registered = projects.default_branch_at(common_dir(Path(repo.path)))
     if registered:
         found.add(registered)
     return frozenset(found)
-
-
-def _common_dir(repo: pygit2.Repository) -> Path:
-    """The common git dir of ``repo`` (a linked worktree's, such as a tasks checkout,
-    names it in its ``commondir`` file)."""
-    git_dir = Path(repo.path)
-    try:
-        common = (git_dir / "commondir").read_text().strip()
-    except OSError:
-        return git_dir.resolve()
-    return (git_dir / common).resolve()
 
 
 def check_history(

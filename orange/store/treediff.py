@@ -25,6 +25,8 @@ from operator import itemgetter
 
 import pygit2
 
+from orange.store.objects import Reader
+
 Entry = tuple[bytes, bytes, bytes]  # one tree entry: (octal mode, name, raw object id)
 Change = tuple[bytes, Entry | None, Entry | None]  # (path, before or None, after or None)
 
@@ -172,6 +174,7 @@ class Listings:
         small: int = 0,
     ) -> None:
         self.repo = repo
+        self.reader = Reader(repo)
         self.missing_ok = missing_ok
         self.keep = keep
         self.cache: dict[bytes, Listing] = {}
@@ -189,7 +192,7 @@ class Listings:
         found = self.cache.get(key) or self.smalls.get(key)
         if found is None:
             try:
-                kind, raw = self.repo.odb.read(key.hex())
+                kind, raw = self.reader.read(key)
             except (KeyError, pygit2.GitError):
                 if not self.missing_ok:
                     raise KeyError(key.hex()) from None
@@ -328,8 +331,8 @@ def changed_files(
     for path, before, after in changes(listings, _raw(old), new.id.raw, folders=folders):
         yield (
             os.fsdecode(path),
-            None if before is None else _content(repo, before[2]),
-            None if after is None else _content(repo, after[2]),
+            None if before is None else _content(listings.reader, before[2]),
+            None if after is None else _content(listings.reader, after[2]),
         )
 
 
@@ -366,7 +369,7 @@ def read_at(listings: Listings, root: bytes | None, path: str) -> bytes | None:
     """The content of the object at ``path`` in root tree ``root`` (None: nothing)."""
     entry = entry_at(listings, root, path)
     try:
-        return None if entry is None else _content(listings.repo, entry[2])
+        return None if entry is None else _content(listings.reader, entry[2])
     except KeyError:  # (a gitlink: its commit is not in this repository)
         return None
 
@@ -375,9 +378,9 @@ def _raw(tree: pygit2.Tree | None) -> bytes | None:
     return None if tree is None else tree.id.raw
 
 
-def _content(repo: pygit2.Repository, raw: bytes) -> bytes:
+def _content(reader: Reader, raw: bytes) -> bytes:
     """The object's raw content, read without making a pygit2 object of it."""
     try:
-        return repo.odb.read(pygit2.Oid(raw=raw))[1]
+        return reader.read(raw)[1]
     except KeyError:  # (pygit2's NotFoundError, as `repo[...]` raises it)
         raise KeyError(raw.hex()) from None

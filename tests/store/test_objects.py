@@ -1,0 +1,96 @@
+"""Objects read with Orange's own hash check: what libgit2's object database reads, from
+every place it reads them, and a swapped object refused as libgit2 refuses it."""
+
+from __future__ import annotations
+
+import zlib
+from pathlib import Path
+
+import pygit2
+import pytest
+
+from orange.store.objects import Reader
+from orange.store.treediff import Listings, changed_files
+from tests.conftest import damage, git
+
+
+def _commit(repo: Path, name: str, text: str) -> str:
+    (repo / name).write_text(text)
+    git(repo, "add", name)
+    git(repo, "commit", "-qm", name)
+    return git(repo, "rev-parse", f"HEAD:{name}").strip()
+
+
+def _read(reader: Reader, hex_id: str) -> tuple[int, bytes]:
+    return reader.read(bytes.fromhex(hex_id))
+
+
+def test_objects_are_read_packed_loose_and_from_an_alternate(repo: Path, tmp_path: Path) -> None:
+    packed = _commit(repo, "packed.txt", "in a pack\n")
+    git(repo, "repack", "-adq")
+    loose = _commit(repo, "loose.txt", "loose\n")
+    shared = tmp_path / "shared"
+    git(tmp_path, "clone", "-q", "--shared", str(repo), str(shared))
+    only_there = _commit(repo, "later.txt", "in the source only\n")
+    git(shared, "fetch", "-q", "origin")  # (--shared: the objects stay in the source)
+
+    reader = Reader(pygit2.Repository(str(shared)))
+    blob = pygit2.enums.ObjectType.BLOB
+    assert _read(reader, packed) == (blob, b"in a pack\n")
+    assert _read(reader, loose) == (blob, b"loose\n")
+    assert _read(reader, only_there) == (blob, b"in the source only\n")
+    head = git(shared, "rev-parse", "origin/HEAD").strip()
+    kind, content = _read(reader, head)
+    assert kind == pygit2.enums.ObjectType.COMMIT and content.startswith(b"tree ")
+
+
+def test_a_linked_worktree_reads_the_objects_of_its_repository(repo: Path, tmp_path: Path) -> None:
+    blob = _commit(repo, "a.txt", "shared\n")
+    git(repo, "worktree", "add", "-q", "--detach", str(tmp_path / "linked"))
+    reader = Reader(pygit2.Repository(str(tmp_path / "linked")))
+    assert _read(reader, blob)[1] == b"shared\n"
+
+
+def test_a_pack_written_after_the_reader_was_made_is_read(repo: Path) -> None:
+    _commit(repo, "first.txt", "first\n")
+    reader = Reader(pygit2.Repository(str(repo)))
+    assert _read(reader, git(repo, "rev-parse", "HEAD:first.txt").strip())[1] == b"first\n"
+    later = _commit(repo, "later.txt", "later\n")
+    git(repo, "repack", "-adq")  # the loose copy is gone, the pack is new
+    git(repo, "prune-packed")
+    assert not (repo / ".git" / "objects" / later[:2] / later[2:]).exists()
+    assert _read(reader, later)[1] == b"later\n"
+
+
+def test_a_missing_object_is_a_key_error(repo: Path) -> None:
+    reader = Reader(pygit2.Repository(str(repo)))
+    with pytest.raises(KeyError):
+        reader.read(bytes(range(20)))
+
+
+def test_a_swapped_object_is_refused_as_libgit2_refuses_it(repo: Path) -> None:
+    """A loose object whose content is not its name (valid zlib, other text): refused,
+    by the tree walk too, never read as what it holds."""
+    blob = _commit(repo, "TASK.md", "status: pending\n")
+    forged = b"status: done\n"
+    damage(repo, blob, zlib.compress(b"blob %d\0" % len(forged) + forged))
+    reader = Reader(pygit2.Repository(str(repo)))
+    with pytest.raises(pygit2.GitError, match="hash mismatch"):
+        _read(reader, blob)
+    plain = pygit2.Repository(str(repo))
+    tree = plain.revparse_single("HEAD").peel(pygit2.Commit).tree
+    with pytest.raises(pygit2.GitError, match="hash mismatch"):
+        list(changed_files(plain, None, tree, Listings(plain)))
+
+
+def test_a_swapped_tree_is_refused_by_the_tree_walk(repo: Path) -> None:
+    _commit(repo, "a.txt", "a\n")
+    (repo / "sub").mkdir()
+    _commit(repo, "sub/b.txt", "b\n")
+    sub = git(repo, "rev-parse", "HEAD:sub").strip()
+    other = pygit2.Repository(str(repo)).revparse_single("HEAD^{tree}").read_raw()  # (another tree)
+    damage(repo, sub, zlib.compress(b"tree %d\0" % len(other) + other))
+    plain = pygit2.Repository(str(repo))
+    tree = plain.revparse_single("HEAD").peel(pygit2.Commit).tree
+    with pytest.raises(KeyError):
+        list(changed_files(plain, None, tree, Listings(plain)))

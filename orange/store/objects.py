@@ -18,6 +18,7 @@ database, so libgit2 answers, or refuses, exactly as it did.
 from __future__ import annotations
 
 import hashlib
+import os
 from pathlib import Path
 
 import pygit2
@@ -32,7 +33,7 @@ class Reader:
 
     def __init__(self, repo: pygit2.Repository) -> None:
         self.repo = repo
-        objects = str(common_dir(Path(repo.path)) / "objects")
+        objects = os.path.join(_common(repo.path), "objects")
         # Packed first, as libgit2's own database orders them.
         self._backends = (
             pygit2.OdbBackendPack(objects),
@@ -62,8 +63,13 @@ class Reader:
 def common_dir(git_dir: Path) -> Path:
     """The common git dir of the repository at ``git_dir``, which holds its objects (a
     linked worktree's, such as a tasks checkout, names it in its ``commondir`` file)."""
+    return Path(_common(str(git_dir))).resolve()
+
+
+def _common(git_dir: str) -> str:
+    """`common_dir`, not resolved (a tenth of the time: a `Reader` is made per walk)."""
     try:
-        common = (git_dir / "commondir").read_text().strip()
+        with open(os.path.join(git_dir, "commondir"), encoding="utf-8") as file:
+            return os.path.join(git_dir, file.read().strip())
     except OSError:
-        return git_dir.resolve()
-    return (git_dir / common).resolve()
+        return git_dir

@@ -174,7 +174,7 @@ class Listings:
         small: int = 0,
     ) -> None:
         self.repo = repo
-        self.reader = Reader(repo)
+        self._reader: Reader | None = None
         self.missing_ok = missing_ok
         self.keep = keep
         self.cache: dict[bytes, Listing] = {}
@@ -184,6 +184,14 @@ class Listings:
         self.smalls: dict[bytes, Listing] = {}
         self.at: dict[bytes, tuple[Listing, Listing]] = {}  # path → the last two
         self.held = 0  # bytes of the trees kept by path
+
+    @property
+    def reader(self) -> Reader:
+        """The repository's objects, read with their names checked (made when first
+        read: some walks read nothing, and a reader costs some 35 µs)."""
+        if self._reader is None:
+            self._reader = Reader(self.repo)
+        return self._reader
 
     def of(self, key: bytes | None) -> Listing:
         """The listing of tree ``key`` (empty for None or an object that is no tree)."""

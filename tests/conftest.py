@@ -269,5 +269,6 @@ def damage(repo: Path, object_id: str, content: bytes = b"not an object") -> byt
     if loose.exists():
         held = loose.read_bytes()
         loose.chmod(0o644)
+    loose.parent.mkdir(exist_ok=True)  # (a repack removes the emptied folders)
     loose.write_bytes(content)
     return held

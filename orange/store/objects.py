@@ -3,16 +3,19 @@
 libgit2 checks that every object it reads hashes to its name (its strict hash
 verification stays on: a swapped object must never be shown, `orange.store.cache`'s
 ``_bulk``), with a SHA-1 that also detects collision attacks: over a fifth of the
-instructions of catching up after a large sync went to it.  A `Reader` reads through
-libgit2's pack and loose backends themselves, which leave that check to the layer above
-them, and hashes what it read with hashlib's SHA-1 (about 800 MB/s here, against some
-180 MB/s): a swapped object is refused all the same.  Collision detection is left to
-where a teammate's objects arrive (git's ``index-pack`` and ``unpack-objects`` hash them
-with it) and to the rest of Orange's reads, which go through libgit2.
+instructions of catching up after a large sync went to it.  A `Reader` reads the one
+copy a repository holds of an object (in its packs, or loose) through libgit2's pack or
+loose backend itself, which leaves that check to the database above it, and hashes what
+it read with hashlib's SHA-1 (about 800 MB/s here, against some 180 MB/s): a swapped
+object is refused all the same.  Collision detection is left to where a teammate's
+objects arrive (git's ``index-pack`` and ``unpack-objects``, which git builds with it
+by default) and to the rest of Orange's reads, which go through libgit2.
 
-Anything a backend cannot read (an alternate's object, a pack written since, a damaged
-file) or whose content is not its name is read again through the repository's object
-database, so libgit2 answers, or refuses, exactly as it did.
+Anything else goes to the repository's object database, which chooses a copy and checks
+it as it always has: an object held twice (packed and loose: libgit2 takes the loose
+copy), one a backend cannot read (damaged, or in a pack written since the reader was
+made), one that does not hash to its name, and every object of a repository that
+borrows objects from another (``objects/info/alternates``).
 """
 
 from __future__ import annotations
@@ -25,6 +28,8 @@ import pygit2
 
 # libgit2's object types (git_object_t) and the names git hashes them under.
 _TYPES = {1: b"commit", 2: b"tree", 3: b"blob", 4: b"tag"}
+# libgit2's priorities for the two backends (packed first), as its own database has them.
+_PACKED, _LOOSE = 2, 1
 
 
 class Reader:
@@ -33,31 +38,79 @@ class Reader:
 
     def __init__(self, repo: pygit2.Repository) -> None:
         self.repo = repo
-        objects = os.path.join(_common(repo.path), "objects")
-        # Packed first, as libgit2's own database orders them.
-        self._backends = (
-            pygit2.OdbBackendPack(objects),
-            pygit2.OdbBackendLoose(objects, 0, False),
-        )
+        self._backends = _backends(os.path.normpath(os.path.join(_common(repo.path), "objects")))
 
     def read(self, raw: bytes) -> tuple[int, bytes]:
         """The object's type and content; ``KeyError`` (or libgit2's error) as the
         repository's object database raises them for a missing or damaged object."""
         oid = pygit2.Oid(raw=raw)
-        for backend in self._backends:
-            try:
-                kind, content = backend.read(oid)
-            except (KeyError, pygit2.GitError):
-                continue
+        found = self._only_copy(oid)
+        if found is not None:
+            kind, content = found
             name = _TYPES.get(kind)
             if name is not None:
                 check = hashlib.sha1(b"%s %d\0" % (name, len(content)))
                 check.update(content)
                 if check.digest() == raw:
                     return kind, content
-            break  # what this file holds is not the object: libgit2 says what it is
         kind, content = self.repo.odb.read(oid)
         return int(kind), content
+
+    def _only_copy(self, oid: pygit2.Oid) -> tuple[int, bytes] | None:
+        """The object as the one copy of it read (None: no copy, two, or one that
+        cannot be read, for the repository's database to answer)."""
+        if self._backends is None:
+            return None
+        pack, loose, _ = self._backends
+        try:
+            packed: tuple[int, bytes] | None = pack.read(oid)
+        except KeyError:  # (not in the packs: pygit2's NotFoundError)
+            packed = None
+        except pygit2.GitError:
+            return None
+        try:
+            if packed is None:
+                return loose.read(oid)
+            return None if loose.exists(oid) else packed
+        except (KeyError, pygit2.GitError):
+            return None
+
+
+# The backends of an objects directory: (pack, loose, the database that holds them).
+_Backends = tuple[pygit2.OdbBackend, pygit2.OdbBackend, pygit2.Odb]
+# By objects directory, with what they were made for (the pack directory's modification
+# time, whether alternates were named): shared by the readers of a process, as pygit2 never
+# frees a backend's Python object (some 32 bytes; the monitor makes readers for days).
+_MADE: dict[str, tuple[tuple[int, bool], _Backends | None]] = {}
+_KEEP = 16  # objects directories kept (the monitor's projects)
+
+
+def _backends(objects: str) -> _Backends | None:
+    """The pack and loose backends of ``objects`` (None: it borrows objects from
+    another repository), made again when its packs changed: a pack written since is
+    then read, and one deleted since let go of."""
+    alternates = os.path.exists(os.path.join(objects, "info", "alternates"))
+    try:
+        packs = os.stat(os.path.join(objects, "pack")).st_mtime_ns
+    except OSError:
+        packs = 0
+    made = _MADE.get(objects)
+    if made is not None and made[0] == (packs, alternates):
+        return made[1]
+    found: _Backends | None = None
+    if not alternates:
+        pack = pygit2.OdbBackendPack(objects)
+        loose = pygit2.OdbBackendLoose(objects, 0, False)
+        # Held by a database of their own, which frees their libgit2 parts (and lets go
+        # of the packs they opened) with it: pygit2 frees no backend that is in none.
+        own = pygit2.Odb()
+        own.add_backend(pack, _PACKED)
+        own.add_backend(loose, _LOOSE)
+        found = (pack, loose, own)
+    if objects not in _MADE and len(_MADE) >= _KEEP:
+        del _MADE[next(iter(_MADE))]
+    _MADE[objects] = ((packs, alternates), found)
+    return found
 
 
 def common_dir(git_dir: Path) -> Path:

@@ -3,6 +3,8 @@ every place it reads them, and a swapped object refused as libgit2 refuses it.""
 
 from __future__ import annotations
 
+import gc
+import os
 import zlib
 from pathlib import Path
 
@@ -94,3 +96,91 @@ def test_a_swapped_tree_is_refused_by_the_tree_walk(repo: Path) -> None:
     tree = plain.revparse_single("HEAD").peel(pygit2.Commit).tree
     with pytest.raises(KeyError):
         list(changed_files(plain, None, tree, Listings(plain)))
+
+
+def _packed_offset(repo: Path, object_id: str) -> tuple[Path, int, int]:
+    """The pack holding ``object_id``, where its entry starts and its size there."""
+    (index,) = (repo / ".git" / "objects" / "pack").glob("pack-*.idx")
+    for line in git(repo, "verify-pack", "-v", str(index)).splitlines():
+        fields = line.split()
+        if fields and fields[0] == object_id:
+            return index.with_suffix(".pack"), int(fields[4]), int(fields[3])
+    raise AssertionError(f"{object_id} is not packed")
+
+
+def test_a_good_packed_copy_does_not_hide_a_swapped_loose_one(repo: Path) -> None:
+    """Held twice, an object is libgit2's to choose (it reads the loose copy): a swapped
+    loose copy beside a good packed one is refused, as `task show` refuses it."""
+    blob = _commit(repo, "TASK.md", "status: pending\n")
+    git(repo, "repack", "-adq")
+    forged = b"status: done\n"
+    damage(repo, blob, zlib.compress(b"blob %d\0" % len(forged) + forged))
+    plain = pygit2.Repository(str(repo))
+    with pytest.raises(pygit2.GitError, match="hash mismatch"):
+        plain[blob].read_raw()  # (what `task show` reads)
+    with pytest.raises(pygit2.GitError, match="hash mismatch"):
+        _read(Reader(plain), blob)
+
+
+def test_a_damaged_packed_copy_is_refused_though_a_good_loose_one_exists(repo: Path) -> None:
+    text = "status: pending\n" + "x" * 3000 + "\n"
+    blob = _commit(repo, "TASK.md", text)
+    git(repo, "repack", "-adq")
+    pack, start, size = _packed_offset(repo, blob)
+    data = bytearray(pack.read_bytes())
+    for at in range(start + 8, start + size - 4):  # the entry's compressed bytes
+        data[at] ^= 0x55
+    pack.chmod(0o644)
+    pack.write_bytes(bytes(data))
+    damage(repo, blob, zlib.compress(b"blob %d\0" % len(text) + text.encode()))
+    plain = pygit2.Repository(str(repo))
+    with pytest.raises(pygit2.GitError) as libgit2s:
+        plain.odb.read(blob)
+    with pytest.raises(pygit2.GitError) as ours:
+        _read(Reader(plain), blob)
+    assert str(ours.value) == str(libgit2s.value)
+
+
+def test_an_alternates_swapped_copy_is_refused(repo: Path, tmp_path: Path) -> None:
+    """A repository borrowing objects reads every object as libgit2 does: a swapped copy
+    in the other repository is refused even when its own pack holds a good one."""
+    text = "status: pending\n"
+    _commit(repo, "TASK.md", text)
+    shared = tmp_path / "shared"
+    git(tmp_path, "clone", "-q", "--shared", str(repo), str(shared))
+    git(shared, "repack", "-aq")  # its own pack, of every object (-a: borrowed ones too)
+    blob = git(shared, "rev-parse", "HEAD:TASK.md").strip()
+    assert _packed_offset(shared, blob)
+    forged = b"status: done\n"
+    damage(repo, blob, zlib.compress(b"blob %d\0" % len(forged) + forged))
+    plain = pygit2.Repository(str(shared))
+    with pytest.raises(pygit2.GitError, match="hash mismatch"):
+        plain[blob].read_raw()
+    with pytest.raises(pygit2.GitError, match="hash mismatch"):
+        _read(Reader(plain), blob)
+
+
+def _deleted_packs_open() -> list[str]:
+    """Pack files this process still holds open or mapped after they were deleted."""
+    held = []
+    for fd in Path("/proc/self/fd").iterdir():
+        try:
+            held.append(os.readlink(fd))
+        except OSError:
+            continue
+    held += Path("/proc/self/maps").read_text().splitlines()
+    return [line for line in held if "/objects/pack/" in line and "(deleted)" in line]
+
+
+def test_walks_let_go_of_the_packs_a_repack_deleted(repo: Path) -> None:
+    """A long-running process (the monitor) walks after each repack: the packs the
+    repack deleted are not held open or mapped (their disk space freed)."""
+    for n in range(5):
+        _commit(repo, f"f{n}.txt", f"{n}\n" * 2000)
+        git(repo, "repack", "-adq")
+        plain = pygit2.Repository(str(repo))
+        tree = plain.revparse_single("HEAD").peel(pygit2.Commit).tree
+        assert len(list(changed_files(plain, None, tree, Listings(plain)))) == n + 2
+        del plain, tree
+        gc.collect()
+    assert _deleted_packs_open() == []

@@ -1,4 +1,4 @@
-"""Raw objects read with their names checked by Orange, at a third of libgit2's cost.
+"""Raw objects read with their names checked by Orange, at about half libgit2's cost.
 
 libgit2 checks that every object it reads hashes to its name (its strict hash
 verification stays on: a swapped object must never be shown, `orange.store.cache`'s

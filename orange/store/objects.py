@@ -3,8 +3,8 @@
 libgit2 checks that every object it reads hashes to its name (its strict hash
 verification stays on: a swapped object must never be shown, `orange.store.cache`'s
 ``_bulk``), with a SHA-1 that also detects collision attacks: over a fifth of the
-instructions of catching up after a large sync went to it.  A `Reader` reads the one
-copy a repository holds of an object (in its packs, or loose) through libgit2's pack or
+instructions of catching up after a large sync went to it.  A `Reader` reads an object
+a repository holds either packed or loose, not both, through libgit2's pack or
 loose backend itself, which leaves that check to the database above it, and hashes what
 it read with hashlib's SHA-1 (about 800 MB/s here, against some 180 MB/s): a swapped
 object is refused all the same.  Collision detection is left to where a teammate's
@@ -12,8 +12,8 @@ objects arrive (git's ``index-pack`` and ``unpack-objects``, which git builds wi
 by default) and to the rest of Orange's reads, which go through libgit2.
 
 Anything else goes to the repository's object database, which chooses a copy and checks
-it as it always has: an object held twice (packed and loose: libgit2 takes the loose
-copy), one a backend cannot read (damaged, or in a pack written since the reader was
+it as it always has: an object held both packed and loose (which copy counts is
+libgit2's choice), one a backend cannot read (damaged, or in a pack written since the reader was
 made), one that does not hash to its name, and every object of a repository that
 borrows objects from another (``objects/info/alternates``).
 """
@@ -22,13 +22,14 @@ from __future__ import annotations
 
 import hashlib
 import os
+import threading
 from pathlib import Path
 
 import pygit2
 
 # libgit2's object types (git_object_t) and the names git hashes them under.
 _TYPES = {1: b"commit", 2: b"tree", 3: b"blob", 4: b"tag"}
-# libgit2's priorities for the two backends (packed first), as its own database has them.
+# libgit2's priorities for the two backends, as its own database has them.
 _PACKED, _LOOSE = 2, 1
 
 
@@ -57,8 +58,8 @@ class Reader:
         return int(kind), content
 
     def _only_copy(self, oid: pygit2.Oid) -> tuple[int, bytes] | None:
-        """The object as the one copy of it read (None: no copy, two, or one that
-        cannot be read, for the repository's database to answer)."""
+        """The object as its packs or its loose file hold it, when only one of them
+        does and it can be read (None otherwise, for the repository's database)."""
         if self._backends is None:
             return None
         pack, loose, _ = self._backends
@@ -79,10 +80,13 @@ class Reader:
 # The backends of an objects directory: (pack, loose, the database that holds them).
 _Backends = tuple[pygit2.OdbBackend, pygit2.OdbBackend, pygit2.Odb]
 # By objects directory, with what they were made for (the pack directory's modification
-# time, whether alternates were named): shared by the readers of a process, as pygit2 never
-# frees a backend's Python object (some 32 bytes; the monitor makes readers for days).
+# time, whether alternates were named): shared by the readers of a process (threads too:
+# `orange run`), as pygit2 never frees what a database holds of a backend (some 160
+# bytes a pair; the monitor makes readers for days).  Made again only when packs change
+# or the directory was dropped to keep ``_KEEP`` (more projects than a monitor has).
 _MADE: dict[str, tuple[tuple[int, bool], _Backends | None]] = {}
-_KEEP = 16  # objects directories kept (the monitor's projects)
+_MAKING = threading.Lock()
+_KEEP = 64
 
 
 def _backends(objects: str) -> _Backends | None:
@@ -97,7 +101,17 @@ def _backends(objects: str) -> _Backends | None:
     made = _MADE.get(objects)
     if made is not None and made[0] == (packs, alternates):
         return made[1]
+    with _MAKING:
+        return _make(objects, (packs, alternates))
+
+
+def _make(objects: str, state: tuple[int, bool]) -> _Backends | None:
+    """`_backends`, made and kept (under `_MAKING`)."""
+    made = _MADE.get(objects)
+    if made is not None and made[0] == state:  # (another thread made them meanwhile)
+        return made[1]
     found: _Backends | None = None
+    alternates = state[1]
     if not alternates:
         pack = pygit2.OdbBackendPack(objects)
         loose = pygit2.OdbBackendLoose(objects, 0, False)
@@ -109,7 +123,7 @@ def _backends(objects: str) -> _Backends | None:
         found = (pack, loose, own)
     if objects not in _MADE and len(_MADE) >= _KEEP:
         del _MADE[next(iter(_MADE))]
-    _MADE[objects] = ((packs, alternates), found)
+    _MADE[objects] = (state, found)
     return found
 
 

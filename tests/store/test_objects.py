@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import gc
 import os
+import sys
+import threading
 import zlib
 from pathlib import Path
 
 import pygit2
 import pytest
 
+from orange.store import objects
 from orange.store.objects import Reader
 from orange.store.treediff import Listings, changed_files
 from tests.conftest import damage, git
@@ -184,3 +187,38 @@ def test_walks_let_go_of_the_packs_a_repack_deleted(repo: Path) -> None:
         del plain, tree
         gc.collect()
     assert _deleted_packs_open() == []
+
+
+def test_threads_reading_many_repositories_list_every_tree(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`orange run` reads from several threads: readers of more repositories than the
+    process keeps backends for, made at once, never fail a read (a good tree listed as
+    empty where a missing one may be)."""
+    monkeypatch.setattr(objects, "_KEEP", 3)  # (fewer than the repositories: dropped often)
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # (threads switch as often as they can)
+    repos = []
+    for n in range(8):
+        repo = tmp_path / f"r{n}"
+        git(tmp_path, "init", "-q", str(repo))
+        _commit(repo, "a.txt", f"{n}\n")
+        tree = bytes.fromhex(git(repo, "rev-parse", "HEAD^{tree}").strip())
+        repos.append((pygit2.Repository(str(repo)), tree))
+    listed: list[int] = []
+
+    def read(start: int) -> None:
+        for n in range(1000):
+            plain, tree = repos[(start + n) % len(repos)]
+            listed.append(len(Listings(plain, missing_ok=True).of(tree).entries))
+
+    try:
+        workers = [threading.Thread(target=read, args=(n,)) for n in range(4)]
+        for worker in workers:
+            worker.start()
+        for worker in workers:
+            worker.join()
+    finally:
+        sys.setswitchinterval(interval)
+    assert len(listed) == 4000
+    assert set(listed) == {1}

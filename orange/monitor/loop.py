@@ -90,14 +90,7 @@ class PassReport:
 def run_pass(task_filter: str | None = None) -> PassReport:
     """One pass over every registered project on this host."""
     report = PassReport()
-    stores: list[tuple[projects.Project, TaskStore]] = []
-    for project in projects.load_all():
-        try:
-            stores.append((project, TaskStore(project.repo())))
-        except OrangeError:
-            continue
-    if task_filter:
-        _check_filter(task_filter, [store for _project, store in stores])
+    stores = _open_stores(task_filter)
     tmux = compose.tmux()
     panes = {(p.session, p.window): p for p in tmux.panes()}
     polls: list[int] = []
@@ -119,6 +112,20 @@ def run_pass(task_filter: str | None = None) -> PassReport:
     busy = report.busy or bool(report.unverified)
     report.poll = TICK if busy else min(polls, default=DEFAULT_POLL)
     return report
+
+
+def _open_stores(task_filter: str | None) -> list[tuple[projects.Project, TaskStore]]:
+    """Each registered project whose repository opens, with its store; a ``--task``
+    that names no task of any of them is refused (`_check_filter`)."""
+    stores: list[tuple[projects.Project, TaskStore]] = []
+    for project in projects.load_all():
+        try:
+            stores.append((project, TaskStore(project.repo())))
+        except OrangeError:
+            continue
+    if task_filter:
+        _check_filter(task_filter, [store for _project, store in stores])
+    return stores
 
 
 def _check_filter(task_filter: str, stores: list[TaskStore]) -> None:
@@ -311,16 +318,10 @@ def note_dead(task_filter: str | None = None) -> PassReport:
     task written, no agent respawned, no monitor started): `orange monitor start`
     handles them.  One tmux call and each project's cached snapshot."""
     report = PassReport(stopped=True)
-    stores: list[tuple[str, TaskStore]] = []
-    for project in projects.load_all():
-        try:
-            stores.append((project.name, TaskStore(project.repo())))
-        except OrangeError:
-            continue
-    if task_filter:
-        _check_filter(task_filter, [store for _name, store in stores])
+    stores = _open_stores(task_filter)
     panes = {(p.session, p.window): p for p in compose.tmux().panes()}
-    for name, store in stores:
+    for project, store in stores:
+        name = project.name
         snap = store.snapshot()
         known = Definitions(snap)
         for task, session in _local_active(snap, known, name):

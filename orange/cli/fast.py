@@ -116,9 +116,9 @@ def _once() -> None:
     for line in report.actions if report is not None else ():
         print(line)
     if report is not None and report.stopped:
-        from orange.monitor.loop import STOPPED_NOTE
+        from orange.runtime.watcher import STOPPED_SAID
 
-        print(f"orange: {STOPPED_NOTE}", file=sys.stderr)
+        print(STOPPED_SAID, file=sys.stderr)
 
 
 def fast_command(args: list[str]) -> Callable[[], int | None] | None:

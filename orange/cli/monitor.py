@@ -9,8 +9,8 @@ import typer
 
 from orange.cli.output import emit_json
 from orange.errors import OrangeError
-from orange.monitor.loop import LEFT_ALONE, STOPPED_NOTE, PassReport, loop, pass_or_note
-from orange.runtime.watcher import read_status, start, stop, stopped_at
+from orange.monitor.loop import PassReport, loop, pass_or_note
+from orange.runtime.watcher import LEFT_ALONE, STOPPED_SAID, read_status, start, stop, stopped_at
 
 HELP = "Watch agents and apply the workflows' exit rules."
 
@@ -54,7 +54,7 @@ def monitor(
     for line in report.actions:
         typer.echo(line)
     if report.stopped:
-        typer.echo(f"orange: {STOPPED_NOTE}", err=True)
+        typer.echo(STOPPED_SAID, err=True)
 
 
 def start_cmd(

@@ -306,10 +306,8 @@ def _wake_stamp() -> float:
     return newest
 
 
-# What a stopped monitor says (`note_dead`, `orange monitor stop|status|--once`).
+# What a stopped monitor's pass says of each dead agent (`note_dead`).
 STOPPED = "left alone, the monitor is stopped (`orange monitor start` handles it)"
-LEFT_ALONE = "agents that die are left alone (no task written, nothing respawned)"
-STOPPED_NOTE = f"the monitor is stopped: {LEFT_ALONE} until `orange monitor start`"
 
 
 def note_dead(task_filter: str | None = None) -> PassReport:

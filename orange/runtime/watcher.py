@@ -173,10 +173,10 @@ def ensure_running() -> bool:
     return True
 
 
-STOPPED_SAID = (
-    "orange: the monitor is stopped (`orange monitor stop`): agents that die are left "
-    "alone until `orange monitor start`"
-)
+# What a stopped monitor means, said by `orange monitor stop|status|--once` and to a
+# person who starts an agent meanwhile.
+LEFT_ALONE = "agents that die are left alone (no task written, nothing respawned)"
+STOPPED_SAID = f"orange: the monitor is stopped: {LEFT_ALONE} until `orange monitor start`"
 _said: list[bool] = []  # said in this process already
 
 
